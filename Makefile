@@ -1,0 +1,34 @@
+# admpo build, setup and test entry points.
+GO      ?= go
+BIN     := bin/admpo
+PKGS    := ./...
+# Tests stay well under CI's limit on 2 cores; -p 1 keeps cgo-heavy packages
+# from fighting over the cores.
+TESTFLAGS ?= -count=1 -timeout 25m -p 1
+
+.PHONY: all build setup test vet fmt bench demo clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/admpo
+
+setup:
+	bash scripts/setup.sh
+	$(GO) mod download
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt: files above need formatting"; exit 1)
+
+test: fmt vet build
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+demo: build
+	./$(BIN) envs list
+	./$(BIN) envs run --env hopper --episodes 3 --seed 1
+
+clean:
+	rm -rf bin

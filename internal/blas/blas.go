@@ -1,0 +1,94 @@
+// Package blas routes Gorgonia's matrix products through OpenBLAS (cgo) and
+// reports which OpenBLAS kernel set is active.
+//
+// OpenBLAS picks its kernels when the library loads. Debian's OpenBLAS 0.3.21
+// does not recognise CPUs whose model id a VM hides and falls back to slow
+// generic kernels; OPENBLAS_CORETYPE (e.g. SkylakeX on AVX-512 machines,
+// Haswell on AVX2) forces a choice, but only if it is set before the process
+// starts. EnsureCoreType re-executes the current binary with a value chosen
+// from /proc/cpuinfo when the variable is unset; a value already set is never
+// changed.
+package blas
+
+// #cgo LDFLAGS: -lopenblas
+// char* openblas_get_corename(void);
+// int openblas_get_num_threads(void);
+import "C"
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+
+	G "gorgonia.org/gorgonia"
+	"gonum.org/v1/netlib/blas/netlib"
+)
+
+var once sync.Once
+
+// Use makes Gorgonia multiply through OpenBLAS. It is safe to call many times.
+func Use() {
+	once.Do(func() { G.Use(netlib.Implementation{}) })
+}
+
+// CoreName is the OpenBLAS kernel set in use, e.g. "SkylakeX" or "Prescott".
+func CoreName() string { return C.GoString(C.openblas_get_corename()) }
+
+// Threads is the number of threads OpenBLAS uses.
+func Threads() int { return int(C.openblas_get_num_threads()) }
+
+// Describe is a one-line summary for benchmark headers.
+func Describe() string {
+	env := os.Getenv("OPENBLAS_CORETYPE")
+	if env == "" {
+		env = "unset"
+	}
+	return "OpenBLAS core " + CoreName() + " (OPENBLAS_CORETYPE=" + env + ")"
+}
+
+// SuggestedCoreType reads /proc/cpuinfo and returns "SkylakeX" for AVX-512
+// CPUs, "Haswell" for AVX2 ones and "" otherwise (let OpenBLAS decide).
+func SuggestedCoreType() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	return coreTypeFromFlags(string(b))
+}
+
+func coreTypeFromFlags(cpuinfo string) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		if !strings.HasPrefix(line, "flags") {
+			continue
+		}
+		flags := " " + line + " "
+		switch {
+		case strings.Contains(flags, " avx512f ") && strings.Contains(flags, " avx512bw "):
+			return "SkylakeX"
+		case strings.Contains(flags, " avx2 "):
+			return "Haswell"
+		}
+		return ""
+	}
+	return ""
+}
+
+// EnsureCoreType re-executes the running binary with OPENBLAS_CORETYPE set to
+// SuggestedCoreType when the variable is unset. It returns only if nothing
+// needed to change or the re-exec failed (then the slower default stays).
+func EnsureCoreType() {
+	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); set {
+		return
+	}
+	ct := SuggestedCoreType()
+	if ct == "" {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	env := append(os.Environ(), "OPENBLAS_CORETYPE="+ct)
+	_ = syscall.Exec(exe, os.Args, env)
+}
