@@ -44,7 +44,7 @@ func CacheDir() string {
 func LibraryPath() (string, error) {
 	if p := os.Getenv("ADMPO_ORT_LIB"); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w: ADMPO_ORT_LIB=%s: %v", ErrORTMissing, p, err)
+			return "", fmt.Errorf("%w: ADMPO_ORT_LIB=%s: %v (point it at a libonnxruntime.so, or unset it to use the copy `make setup` installs)", ErrORTMissing, p, err)
 		}
 		return p, nil
 	}
@@ -75,4 +75,13 @@ func Init() error {
 		}
 	})
 	return initErr
+}
+
+// RuntimeVersion is the version string reported by the loaded ONNX Runtime,
+// or "" before Init succeeds.
+func RuntimeVersion() string {
+	if initErr != nil || !ort.IsInitialized() {
+		return ""
+	}
+	return ort.GetVersion()
 }

@@ -21,8 +21,8 @@ import (
 	"sync"
 	"syscall"
 
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
 )
 
 var once sync.Once

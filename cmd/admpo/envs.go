@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/admpo/admpo/envs"
+)
+
+func init() {
+	register(&command{name: "envs", summary: "list the MuJoCo tasks or run a random policy in one", run: runEnvs})
+}
+
+func runEnvs(args []string) error {
+	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n\n" +
+		"list  prints every task with its observation/action sizes and control step dt.\n" +
+		"run   runs a uniform random policy and prints each episode's return and length, then steps/s.\n"
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+		fmt.Fprint(os.Stderr, help)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: envs needs a sub-command: list or run", errUsage)
+		}
+		return nil
+	}
+	switch args[0] {
+	case "list":
+		return envsList(args[1:])
+	case "run":
+		return envsRun(args[1:])
+	}
+	return fmt.Errorf("%w: envs: unknown sub-command %q (list, run)", errUsage, args[0])
+}
+
+func envsList(args []string) error {
+	fs := newFlags("envs list", "envs list", "Lists the MuJoCo tasks with Gymnasium v4 semantics.")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "TASK\tOBS\tACT\tDT\tACTION RANGE\tDESCRIPTION")
+	for _, n := range envs.Names() {
+		e, err := envs.Make(n)
+		if err != nil {
+			return err
+		}
+		lo, hi := e.ActionLow(), e.ActionHigh()
+		fmt.Fprintf(w, "%s\t%d\t%d\t%g\t[%g, %g]\t%s\n", n, e.Task.ObsDim, e.Task.ActDim, e.Dt(), lo[0], hi[0], e.Task.Summary)
+		e.Close()
+	}
+	fmt.Fprintf(w, "\nMuJoCo %s; episodes are truncated after %d steps.\n", envs.MuJoCoVersion(), envs.MaxEpisodeSteps)
+	return w.Flush()
+}
+
+func envsRun(args []string) error {
+	fs := newFlags("envs run", "envs run --env NAME [--episodes N] [--seed S]",
+		"Runs a uniform random policy in a task and prints each episode's return and length, then the\n"+
+			"simulation speed. The same seed gives the same episodes.")
+	name := fs.String("env", "hopper", "task name (see: admpo envs list)")
+	episodes := fs.Int("episodes", 3, "number of episodes")
+	seed := fs.Int64("seed", 0, "random seed for the initial states and the actions")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *episodes <= 0 {
+		return fmt.Errorf("%w: --episodes must be positive, got %d", errUsage, *episodes)
+	}
+	e, err := envs.Make(*name)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewSource(*seed))
+	lo, hi := e.ActionLow(), e.ActionHigh()
+	act := make([]float64, e.Task.ActDim)
+	e.Seed(*seed)
+	total := 0
+	start := time.Now()
+	for ep := 0; ep < *episodes; ep++ {
+		e.ResetNext()
+		ret, n := 0.0, 0
+		for {
+			for i := range act {
+				act[i] = lo[i] + rng.Float64()*(hi[i]-lo[i])
+			}
+			st, err := e.Step(act)
+			if err != nil {
+				return err
+			}
+			ret += st.Reward
+			n++
+			if st.Terminated || st.Truncated {
+				break
+			}
+		}
+		total += n
+		fmt.Printf("episode %d: return %.3f, length %d\n", ep+1, ret, n)
+	}
+	el := time.Since(start).Seconds()
+	fmt.Printf("%d env steps in %.3fs: %.0f env steps/s (%.0f physics steps/s)\n",
+		total, el, float64(total)/el, float64(total*e.Task.FrameSkip)/el)
+	return nil
+}

@@ -1,0 +1,105 @@
+// Command admpo trains, exports, benchmarks and serves Any-step Dynamics
+// Model policies. Run `admpo help` for the list of commands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/admpo/admpo/internal/blas"
+)
+
+// command is one `admpo <name>` sub-command.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// errUsage marks an error whose message is a usage problem (exit code 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	blas.EnsureCoreType() // re-execs with OPENBLAS_CORETYPE when it is unset
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return exitCode(c.run([]string{"--help"}))
+			}
+		}
+		usage(os.Stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "admpo: unknown command %q\n\n", args[0])
+		usage(os.Stderr)
+		return 2
+	}
+	return exitCode(c.run(args[1:]))
+}
+
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "admpo:", err)
+		return 2
+	default:
+		fmt.Fprintln(os.Stderr, "admpo: error:", err)
+		return 1
+	}
+}
+
+func usage(w *os.File) {
+	fmt.Fprintln(w, "admpo: model-based RL with the Any-step Dynamics Model (ADM)")
+	fmt.Fprintln(w, "\nUsage: admpo <command> [flags]\n\nCommands:")
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun `admpo <command> --help` for the flags of a command.")
+}
+
+// newFlags returns a flag set whose --help prints a description and the flags.
+func newFlags(name, synopsis, description string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "Usage: admpo %s\n\n%s\n\nFlags:\n%s", synopsis,
+			strings.TrimSpace(description), fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses args and rejects stray positional arguments.
+func parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %s: %v (see `admpo %s --help`)", errUsage, fs.Name(), err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: %s: unexpected argument %q (see `admpo %s --help`)", errUsage, fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return nil
+}

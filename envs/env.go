@@ -1,0 +1,202 @@
+// Package envs provides admpo's MuJoCo tasks (hopper, walker2d, halfcheetah,
+// ant, humanoid, inverted-pendulum) with Gymnasium v4 semantics, through a
+// small cgo layer over MuJoCo 2.2.2. The MJCF models are admpo's own files,
+// embedded in the binary. Physics runs in float64.
+package envs
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"math/rand"
+)
+
+//go:embed assets/*.xml
+var assets embed.FS
+
+// Info carries the reward terms and positions of one step.
+type Info struct {
+	XBefore, XAfter float64 // x position used for the forward reward
+	XVelocity       float64 // (XAfter - XBefore) / Dt
+	ForwardReward   float64
+	HealthyReward   float64
+	CtrlCost        float64
+}
+
+// Step is the result of Env.Step.
+type Step struct {
+	Obs        []float64 // owned by the caller (a fresh slice per step)
+	Reward     float64
+	Terminated bool // the task's termination rule fired
+	Truncated  bool // the MaxEpisodeSteps limit was reached
+	Info       Info
+}
+
+// Env is one running instance of a Task. It is not safe for concurrent use.
+type Env struct {
+	Task *Task
+	sim  *sim
+	rng  *rand.Rand
+
+	low, high []float64
+	steps     int
+	needReset bool
+}
+
+// Make loads the task called name. Call Reset before the first Step.
+func Make(name string) (*Env, error) {
+	t, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	xml, err := assets.ReadFile("assets/" + t.Model)
+	if err != nil {
+		return nil, fmt.Errorf("envs: reading embedded model %s: %w", t.Model, err)
+	}
+	s, err := loadSim(t.Model, xml)
+	if err != nil {
+		return nil, err
+	}
+	if s.nu != t.ActDim {
+		s.close()
+		return nil, fmt.Errorf("envs: %s model has %d actuators, task expects %d", t.Name, s.nu, t.ActDim)
+	}
+	e := &Env{Task: t, sim: s, rng: rand.New(rand.NewSource(0)), needReset: true,
+		low: make([]float64, s.nu), high: make([]float64, s.nu)}
+	for i := 0; i < s.nu; i++ {
+		if s.ctrlLimited[i] != 0 {
+			e.low[i], e.high[i] = s.ctrlRange[2*i], s.ctrlRange[2*i+1]
+		} else {
+			e.low[i], e.high[i] = math.Inf(-1), math.Inf(1)
+		}
+	}
+	if got := len(s.qpos) - t.obsSkip + len(s.qvel); got != t.ObsDim {
+		s.close()
+		return nil, fmt.Errorf("envs: %s model gives %d observation values, task expects %d", t.Name, got, t.ObsDim)
+	}
+	return e, nil
+}
+
+// Close frees the simulator. The Env must not be used afterwards.
+func (e *Env) Close() {
+	if e.sim != nil {
+		e.sim.close()
+		e.sim = nil
+	}
+}
+
+// Dt is the duration of one env step: timestep x frame skip.
+func (e *Env) Dt() float64 { return e.sim.timestep * float64(e.Task.FrameSkip) }
+
+// ActionLow returns the lower action bounds (a copy).
+func (e *Env) ActionLow() []float64 { return append([]float64(nil), e.low...) }
+
+// ActionHigh returns the upper action bounds (a copy).
+func (e *Env) ActionHigh() []float64 { return append([]float64(nil), e.high...) }
+
+// Steps is the number of steps taken in the current episode.
+func (e *Env) Steps() int { return e.steps }
+
+// Seed reseeds the env's random source (used by Reset for the initial-state noise).
+func (e *Env) Seed(seed int64) { e.rng.Seed(seed) }
+
+// Reset reseeds the env with seed and starts an episode.
+func (e *Env) Reset(seed int64) []float64 {
+	e.Seed(seed)
+	return e.ResetNext()
+}
+
+// ResetNext starts a new episode drawing its noise from the env's random
+// source, without reseeding: successive episodes differ but the sequence is
+// reproducible from the last Seed.
+func (e *Env) ResetNext() []float64 {
+	if e.sim == nil {
+		return nil
+	}
+	e.sim.reset()
+	e.Task.resetNoise(e.sim, e.rng)
+	e.sim.forward()
+	e.steps = 0
+	e.needReset = false
+	return e.Observation()
+}
+
+// Observation returns the current observation (a fresh slice).
+func (e *Env) Observation() []float64 {
+	obs := make([]float64, e.Task.ObsDim)
+	e.Task.observe(e.sim, obs)
+	return obs
+}
+
+// QPos returns a copy of the generalised positions.
+func (e *Env) QPos() []float64 { return append([]float64(nil), e.sim.qpos...) }
+
+// QVel returns a copy of the generalised velocities.
+func (e *Env) QVel() []float64 { return append([]float64(nil), e.sim.qvel...) }
+
+// SetState sets qpos and qvel (full, including the x position the
+// observation leaves out) and recomputes derived quantities. The episode's
+// step counter is kept.
+func (e *Env) SetState(qpos, qvel []float64) error {
+	if e.sim == nil {
+		return errClosed
+	}
+	if len(qpos) != len(e.sim.qpos) || len(qvel) != len(e.sim.qvel) {
+		return fmt.Errorf("envs: %s SetState: got %d qpos and %d qvel, want %d and %d",
+			e.Task.Name, len(qpos), len(qvel), len(e.sim.qpos), len(e.sim.qvel))
+	}
+	if !allFinite64(qpos) || !allFinite64(qvel) {
+		return fmt.Errorf("envs: %s SetState: non-finite state", e.Task.Name)
+	}
+	copy(e.sim.qpos, qpos)
+	copy(e.sim.qvel, qvel)
+	e.sim.forward()
+	e.needReset = false
+	return nil
+}
+
+// Healthy reports whether the current state satisfies the task's health rule.
+func (e *Env) Healthy() bool { return e.Task.isHealthy(e.sim.qpos, e.sim.qvel) }
+
+// Step applies action (clipped to the action bounds) for FrameSkip physics
+// steps. It fails on a wrong action length, NaN or Inf in the action, or a
+// step after the episode ended.
+func (e *Env) Step(action []float64) (Step, error) {
+	if e.sim == nil {
+		return Step{}, errClosed
+	}
+	if e.needReset {
+		return Step{}, fmt.Errorf("envs: %s: Step called before Reset or after the episode ended", e.Task.Name)
+	}
+	if len(action) != e.Task.ActDim {
+		return Step{}, fmt.Errorf("envs: %s: action has %d values, want %d", e.Task.Name, len(action), e.Task.ActDim)
+	}
+	var sq float64
+	for i, a := range action {
+		if math.IsNaN(a) || math.IsInf(a, 0) {
+			return Step{}, fmt.Errorf("envs: %s: action[%d] is %v", e.Task.Name, i, a)
+		}
+		a = math.Max(e.low[i], math.Min(e.high[i], a))
+		e.sim.ctrl[i] = a
+		sq += a * a
+	}
+	t := e.Task
+	xBefore := t.xPosition(e.sim)
+	e.sim.step(t.FrameSkip)
+	xAfter := t.xPosition(e.sim)
+	e.steps++
+
+	dt := e.Dt()
+	info := Info{XBefore: xBefore, XAfter: xAfter, XVelocity: (xAfter - xBefore) / dt}
+	info.ForwardReward = t.Forward * info.XVelocity
+	info.HealthyReward = t.Healthy
+	info.CtrlCost = t.CtrlCost * sq
+	st := Step{Obs: e.Observation(), Info: info}
+	st.Reward = info.ForwardReward + info.HealthyReward - info.CtrlCost + t.constant
+	st.Terminated = !t.isHealthy(e.sim.qpos, e.sim.qvel) || e.sim.badState()
+	st.Truncated = e.steps >= MaxEpisodeSteps
+	if st.Terminated || st.Truncated {
+		e.needReset = true
+	}
+	return st, nil
+}
