@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+
+	"github.com/admpo/admpo/internal/rng"
 )
 
 //go:embed assets/*.xml
@@ -37,6 +39,7 @@ type Env struct {
 	Task *Task
 	sim  *sim
 	rng  *rand.Rand
+	src  *rng.Source
 
 	low, high []float64
 	steps     int
@@ -61,7 +64,8 @@ func Make(name string) (*Env, error) {
 		s.close()
 		return nil, fmt.Errorf("envs: %s model has %d actuators, task expects %d", t.Name, s.nu, t.ActDim)
 	}
-	e := &Env{Task: t, sim: s, rng: rand.New(rand.NewSource(0)), needReset: true,
+	r, src := rng.New(0)
+	e := &Env{Task: t, sim: s, rng: r, src: src, needReset: true,
 		low: make([]float64, s.nu), high: make([]float64, s.nu)}
 	for i := 0; i < s.nu; i++ {
 		if s.ctrlLimited[i] != 0 {
@@ -152,6 +156,48 @@ func (e *Env) SetState(qpos, qvel []float64) error {
 	copy(e.sim.qvel, qvel)
 	e.sim.forward()
 	e.needReset = false
+	return nil
+}
+
+// Snapshot is everything needed to continue an episode exactly: the
+// physical state, the step counter and the random source.
+type Snapshot struct {
+	QPos, QVel []float64
+	QAccWarm   []float64 // the solver's warm start
+	Ctrl       []float64
+	Steps      int
+	NeedReset  bool
+	RNG        []byte
+}
+
+// Snapshot captures the env's state for a checkpoint.
+func (e *Env) Snapshot() (Snapshot, error) {
+	if e.sim == nil {
+		return Snapshot{}, errClosed
+	}
+	b, err := e.src.MarshalBinary()
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{QPos: e.QPos(), QVel: e.QVel(), QAccWarm: append([]float64(nil), e.sim.qaccWarm...),
+		Ctrl: append([]float64(nil), e.sim.ctrl...), Steps: e.steps, NeedReset: e.needReset, RNG: b}, nil
+}
+
+// Restore puts the env back into a Snapshot's state.
+func (e *Env) Restore(s Snapshot) error {
+	if len(s.QAccWarm) != len(e.sim.qaccWarm) || len(s.Ctrl) != len(e.sim.ctrl) {
+		return fmt.Errorf("envs: %s restore: snapshot has %d warm-start and %d ctrl values, want %d and %d",
+			e.Task.Name, len(s.QAccWarm), len(s.Ctrl), len(e.sim.qaccWarm), len(e.sim.ctrl))
+	}
+	copy(e.sim.ctrl, s.Ctrl)
+	if err := e.SetState(s.QPos, s.QVel); err != nil {
+		return err
+	}
+	copy(e.sim.qaccWarm, s.QAccWarm)
+	if err := e.src.UnmarshalBinary(s.RNG); err != nil {
+		return fmt.Errorf("envs: %s restore: %w", e.Task.Name, err)
+	}
+	e.steps, e.needReset = s.Steps, s.NeedReset
 	return nil
 }
 

@@ -69,6 +69,7 @@ type sim struct {
 	d *C.mjData
 
 	qpos, qvel, ctrl []float64 // views into mjData
+	qaccWarm         []float64 // solver warm start, part of the exact state
 	xipos            []float64 // body centre-of-mass positions, [nbody*3]
 	qpos0            []float64 // view into mjModel
 	bodyMass         []float64
@@ -105,6 +106,7 @@ func loadSim(name string, xml []byte) (*sim, error) {
 	s.qpos = unsafe.Slice((*float64)(unsafe.Pointer(d.qpos)), s.nq)
 	s.qvel = unsafe.Slice((*float64)(unsafe.Pointer(d.qvel)), s.nv)
 	s.ctrl = unsafe.Slice((*float64)(unsafe.Pointer(d.ctrl)), s.nu)
+	s.qaccWarm = unsafe.Slice((*float64)(unsafe.Pointer(d.qacc_warmstart)), s.nv)
 	s.xipos = unsafe.Slice((*float64)(unsafe.Pointer(d.xipos)), 3*s.nbody)
 	s.qpos0 = unsafe.Slice((*float64)(unsafe.Pointer(m.qpos0)), s.nq)
 	s.bodyMass = unsafe.Slice((*float64)(unsafe.Pointer(m.body_mass)), s.nbody)
@@ -124,7 +126,7 @@ func (s *sim) close() {
 		C.mj_deleteModel(s.m)
 		s.m = nil
 	}
-	s.qpos, s.qvel, s.ctrl, s.xipos, s.qpos0 = nil, nil, nil, nil, nil
+	s.qpos, s.qvel, s.ctrl, s.qaccWarm, s.xipos, s.qpos0 = nil, nil, nil, nil, nil, nil
 }
 
 // reset restores the model's initial state (qpos0, zero velocity).
