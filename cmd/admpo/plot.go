@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/admpo/admpo/report"
+)
+
+func init() {
+	register(&command{name: "plot", summary: "draw learning curves of run directories and print a summary", run: runPlot})
+}
+
+func runPlot(args []string) error {
+	fs := newFlags("plot", "plot --runs 'runs/hopper-*' --out hopper.png",
+		"Reads config.json and progress.csv of every run directory matching --runs (quote the pattern),\n"+
+			"groups the runs by algorithm, and draws the mean evaluation return over seeds with a band of\n"+
+			"one standard error (PNG or SVG by --out's extension). Prints a summary table.")
+	runs := fs.String("runs", "runs/*", "glob pattern of run directories")
+	out := fs.String("out", "curves.png", "output image (.png or .svg)")
+	title := fs.String("title", "", "plot title (default: the task name)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if ext := strings.ToLower(filepath.Ext(*out)); ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("%w: --out must end in .png or .svg, got %q", errUsage, *out)
+	}
+	rs, err := report.LoadRuns(*runs)
+	if err != nil {
+		return err
+	}
+	t := *title
+	if t == "" {
+		t = rs[0].Env
+	}
+	curves := report.Curves(rs)
+	if err := report.Plot(curves, t, *out); err != nil {
+		return err
+	}
+	if err := report.Summary(os.Stdout, curves); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s (%d runs)\n", *out, len(rs))
+	return nil
+}

@@ -1,0 +1,198 @@
+// Package report turns run directories into learning curves: it groups runs
+// by algorithm, averages their evaluation returns over seeds with standard
+// errors, draws the curves with gonum/plot and prints a summary table.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/admpo/admpo/train"
+)
+
+// Run is one run directory's identity and evaluations.
+type Run struct {
+	Dir, Algo, Env string
+	Seed           int64
+	Steps          []int     // env steps with an evaluation
+	Returns        []float64 // mean evaluation return at those steps
+}
+
+// LoadRuns reads every run directory matching pattern (a filepath.Glob
+// pattern). Directories without config.json or progress.csv are errors.
+func LoadRuns(pattern string) ([]Run, error) {
+	dirs, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("report: bad pattern %q: %w", pattern, err)
+	}
+	var runs []Run
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, "config.json"))
+		if err != nil {
+			return nil, fmt.Errorf("report: %s is not a run directory: %w", d, err)
+		}
+		var cfg struct {
+			Algo, Env string
+			Seed      int64
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return nil, fmt.Errorf("report: %s/config.json: %w", d, err)
+		}
+		recs, err := train.ReadProgressCSV(filepath.Join(d, "progress.csv"))
+		if err != nil {
+			return nil, err
+		}
+		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed}
+		for _, rec := range recs {
+			if !math.IsNaN(rec.EvalMean) {
+				r.Steps = append(r.Steps, rec.Step)
+				r.Returns = append(r.Returns, rec.EvalMean)
+			}
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("report: no run directories match %q", pattern)
+	}
+	return runs, nil
+}
+
+// Curve is one algorithm's mean evaluation return over seeds.
+type Curve struct {
+	Algo  string
+	Seeds int
+	Steps []int
+	Mean  []float64
+	SE    []float64 // standard error of the mean over seeds (0 for one seed)
+}
+
+// Curves groups runs by algorithm and averages, at every env step, the runs
+// that evaluated there.
+func Curves(runs []Run) []Curve {
+	by := map[string][]Run{}
+	for _, r := range runs {
+		by[r.Algo] = append(by[r.Algo], r)
+	}
+	var out []Curve
+	for algo, rs := range by {
+		vals := map[int][]float64{}
+		for _, r := range rs {
+			for i, s := range r.Steps {
+				vals[s] = append(vals[s], r.Returns[i])
+			}
+		}
+		c := Curve{Algo: algo, Seeds: len(rs)}
+		for s := range vals {
+			c.Steps = append(c.Steps, s)
+		}
+		sort.Ints(c.Steps)
+		for _, s := range c.Steps {
+			m, se := MeanSE(vals[s])
+			c.Mean = append(c.Mean, m)
+			c.SE = append(c.SE, se)
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Algo < out[j].Algo })
+	return out
+}
+
+// MeanSE is the mean and the standard error (sample std / sqrt(n)).
+func MeanSE(v []float64) (mean, se float64) {
+	n := float64(len(v))
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range v {
+		mean += x
+	}
+	mean /= n
+	if n < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+var palette = []color.RGBA{{31, 119, 180, 255}, {214, 39, 40, 255}, {44, 160, 44, 255}, {255, 127, 14, 255}, {148, 103, 189, 255}, {140, 86, 75, 255}}
+
+// Plot draws the curves (mean line, ±1 standard error band) to out (.png
+// or .svg by extension).
+func Plot(curves []Curve, title, out string) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "env steps"
+	p.Y.Label.Text = "evaluation return"
+	p.Legend.Top = true
+	p.Legend.Left = true
+	for i, c := range curves {
+		col := palette[i%len(palette)]
+		line := make(plotter.XYs, len(c.Steps))
+		band := make(plotter.XYs, 0, 2*len(c.Steps))
+		for j, s := range c.Steps {
+			line[j] = plotter.XY{X: float64(s), Y: c.Mean[j]}
+			band = append(band, plotter.XY{X: float64(s), Y: c.Mean[j] + c.SE[j]})
+		}
+		for j := len(c.Steps) - 1; j >= 0; j-- {
+			band = append(band, plotter.XY{X: float64(c.Steps[j]), Y: c.Mean[j] - c.SE[j]})
+		}
+		if len(band) >= 3 {
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			poly.Color = color.RGBA{col.R, col.G, col.B, 60}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		l.Color = col
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (%d seeds)", c.Algo, c.Seeds), l)
+	}
+	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, out); err != nil {
+		return fmt.Errorf("report: saving %s: %w", out, err)
+	}
+	return nil
+}
+
+// Summary prints, per algorithm, the seeds, the last common evaluation step,
+// the mean ± standard error there, and the best mean along the curve.
+func Summary(w io.Writer, curves []Curve) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ALGO\tSEEDS\tLAST STEP\tRETURN (MEAN ± SE)\tBEST MEAN")
+	for _, c := range curves {
+		if len(c.Steps) == 0 {
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\n", c.Algo, c.Seeds)
+			continue
+		}
+		last := len(c.Steps) - 1
+		best := math.Inf(-1)
+		for _, m := range c.Mean {
+			best = math.Max(best, m)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f ± %.1f\t%.1f\n", c.Algo, c.Seeds, c.Steps[last], c.Mean[last], c.SE[last], best)
+	}
+	return tw.Flush()
+}

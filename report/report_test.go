@@ -1,0 +1,70 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/train"
+)
+
+func writeRun(t *testing.T, dir, algo string, seed int, returns []float64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"algo":"` + algo + `","env":"hopper","seed":` + string(rune('0'+seed)) + `}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := train.OpenProgress(dir, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range returns {
+		p.Log(train.Record{Step: (i + 1) * 1000, EvalMean: r, EvalStd: 0})
+		p.Log(train.Record{Step: (i+1)*1000 + 500, EvalMean: math.NaN()}) // a row without evaluation
+	}
+	p.Close()
+}
+
+func TestCurvesMeanAndStandardError(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, filepath.Join(root, "hopper-admpo-0"), "admpo", 0, []float64{10, 20})
+	writeRun(t, filepath.Join(root, "hopper-admpo-1"), "admpo", 1, []float64{14, 40})
+	writeRun(t, filepath.Join(root, "hopper-sac-0"), "sac", 0, []float64{5, 6})
+	runs, err := LoadRuns(filepath.Join(root, "hopper-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := Curves(runs)
+	if len(cs) != 2 || cs[0].Algo != "admpo" || cs[0].Seeds != 2 || len(cs[0].Steps) != 2 {
+		t.Fatalf("curves: %+v", cs)
+	}
+	// Two seeds 20 and 40: mean 30, sample std 14.142, SE = 14.142/sqrt(2) = 10.
+	if cs[0].Mean[1] != 30 || math.Abs(cs[0].SE[1]-10) > 1e-12 || cs[0].Mean[0] != 12 || math.Abs(cs[0].SE[0]-2) > 1e-12 {
+		t.Fatalf("admpo mean %v se %v, want [12 30] and [2 10]", cs[0].Mean, cs[0].SE)
+	}
+	if cs[1].SE[0] != 0 {
+		t.Errorf("one seed must have SE 0, got %v", cs[1].SE)
+	}
+	var buf bytes.Buffer
+	Summary(&buf, cs)
+	if !strings.Contains(buf.String(), "30.0 ± 10.0") || !strings.Contains(buf.String(), "sac") {
+		t.Errorf("summary:\n%s", buf.String())
+	}
+	out := filepath.Join(root, "curves.png")
+	if err := Plot(cs, "hopper", out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || len(b) < 1000 || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Fatalf("no PNG written (%d bytes, %v)", len(b), err)
+	}
+	if _, err := LoadRuns(filepath.Join(root, "nothing-*")); err == nil {
+		t.Error("an empty match was accepted")
+	}
+}

@@ -1,0 +1,231 @@
+package train
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/admpo/admpo/internal/atomicfile"
+)
+
+// Record is one row of a run's progress log (progress.csv and progress.jsonl).
+// NaN marks a value that was not measured at that row (e.g. no evaluation).
+type Record struct {
+	Step             int       `json:"env_step"`
+	Wall             float64   `json:"wall_s"`
+	EvalMean         float64   `json:"eval_return_mean"`
+	EvalStd          float64   `json:"eval_return_std"`
+	TrainReturn      float64   `json:"train_return"` // last finished training episode
+	ModelTrainLoss   float64   `json:"model_train_loss"`
+	ModelHoldoutLoss float64   `json:"model_holdout_loss"`
+	ModelHoldoutPerK []float64 `json:"model_holdout_mse_per_k,omitempty"`
+	RolloutLen       int       `json:"rollout_len"`
+	ModelBuffer      int       `json:"model_buffer"`
+	Alpha            float64   `json:"alpha"`
+	CriticLoss       float64   `json:"critic_loss"`
+	ActorLoss        float64   `json:"actor_loss"`
+}
+
+// csvHeader lists the CSV columns; the per-k holdout errors are in the JSONL only.
+var csvHeader = []string{"env_step", "wall_s", "eval_return_mean", "eval_return_std", "train_return",
+	"model_train_loss", "model_holdout_loss", "rollout_len", "model_buffer", "alpha", "critic_loss", "actor_loss"}
+
+func (r Record) csvRow() []string {
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 7, 64)
+	}
+	return []string{strconv.Itoa(r.Step), f(r.Wall), f(r.EvalMean), f(r.EvalStd), f(r.TrainReturn),
+		f(r.ModelTrainLoss), f(r.ModelHoldoutLoss), strconv.Itoa(r.RolloutLen), strconv.Itoa(r.ModelBuffer),
+		f(r.Alpha), f(r.CriticLoss), f(r.ActorLoss)}
+}
+
+// Progress appends Records to DIR/progress.csv and DIR/progress.jsonl.
+type Progress struct {
+	csvF, jsonF *os.File
+	csv         *csv.Writer
+	json        *bufio.Writer
+}
+
+// OpenProgress opens the run's progress logs for appending. Rows with an env
+// step after keepUpTo (a resumed checkpoint's step) are dropped first, so a
+// resumed run never logs a step twice; keepUpTo < 0 starts fresh logs.
+func OpenProgress(dir string, keepUpTo int) (*Progress, error) {
+	cp, jp := filepath.Join(dir, "progress.csv"), filepath.Join(dir, "progress.jsonl")
+	if keepUpTo < 0 {
+		if err := atomicfile.WriteFile(cp, []byte(joinCSV(csvHeader)), 0o644); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.WriteFile(jp, nil, 0o644); err != nil {
+			return nil, err
+		}
+	} else if err := trimProgress(cp, jp, keepUpTo); err != nil {
+		return nil, err
+	}
+	cf, err := os.OpenFile(cp, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("train: progress: %w", err)
+	}
+	jf, err := os.OpenFile(jp, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		cf.Close()
+		return nil, fmt.Errorf("train: progress: %w", err)
+	}
+	return &Progress{csvF: cf, jsonF: jf, csv: csv.NewWriter(cf), json: bufio.NewWriter(jf)}, nil
+}
+
+func joinCSV(row []string) string {
+	var b []byte
+	for i, c := range row {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c...)
+	}
+	return string(append(b, '\n'))
+}
+
+// trimProgress rewrites both logs keeping the rows with env_step <= keep.
+func trimProgress(cp, jp string, keep int) error {
+	rows, err := ReadProgressCSV(cp)
+	if err != nil {
+		return err
+	}
+	err = atomicfile.Write(cp, 0o644, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(csvHeader)
+		for _, r := range rows {
+			if r.Step <= keep {
+				cw.Write(r.csvRow())
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(jp)
+	if err != nil {
+		return fmt.Errorf("train: progress: %w", err)
+	}
+	defer f.Close()
+	var kept []byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r struct {
+			Step int `json:"env_step"`
+		}
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Step <= keep {
+			kept = append(append(kept, sc.Bytes()...), '\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("train: progress: reading %s: %w", jp, err)
+	}
+	return atomicfile.WriteFile(jp, kept, 0o644)
+}
+
+// Log appends one record to both files and flushes them.
+func (p *Progress) Log(r Record) error {
+	p.csv.Write(r.csvRow())
+	p.csv.Flush()
+	if err := p.csv.Error(); err != nil {
+		return fmt.Errorf("train: progress: %w", err)
+	}
+	b, err := json.Marshal(jsonRecord(r))
+	if err != nil {
+		return fmt.Errorf("train: progress: %w", err)
+	}
+	p.json.Write(append(b, '\n'))
+	if err := p.json.Flush(); err != nil {
+		return fmt.Errorf("train: progress: %w", err)
+	}
+	return nil
+}
+
+// Close flushes and closes the files.
+func (p *Progress) Close() error {
+	p.csv.Flush()
+	p.json.Flush()
+	e1, e2 := p.csvF.Close(), p.jsonF.Close()
+	if e1 != nil {
+		return e1
+	}
+	return e2
+}
+
+// jsonRecord converts r into a map with NaNs as nulls (encoding/json rejects NaN).
+func jsonRecord(r Record) map[string]any {
+	n := func(v float64) any {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return v
+	}
+	m := map[string]any{
+		"env_step": r.Step, "wall_s": n(r.Wall), "eval_return_mean": n(r.EvalMean), "eval_return_std": n(r.EvalStd),
+		"train_return": n(r.TrainReturn), "model_train_loss": n(r.ModelTrainLoss), "model_holdout_loss": n(r.ModelHoldoutLoss),
+		"rollout_len": r.RolloutLen, "model_buffer": r.ModelBuffer, "alpha": n(r.Alpha),
+		"critic_loss": n(r.CriticLoss), "actor_loss": n(r.ActorLoss),
+	}
+	if len(r.ModelHoldoutPerK) > 0 {
+		k := make([]any, len(r.ModelHoldoutPerK))
+		for i, v := range r.ModelHoldoutPerK {
+			k[i] = n(v)
+		}
+		m["model_holdout_mse_per_k"] = k
+	}
+	return m
+}
+
+// ReadProgressCSV reads a progress.csv; empty cells become NaN.
+func ReadProgressCSV(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("train: progress: %w", err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("train: progress: reading %s: %w", path, err)
+	}
+	if len(rows) == 0 || len(rows[0]) != len(csvHeader) || rows[0][0] != csvHeader[0] {
+		return nil, fmt.Errorf("train: progress: %s has no admpo progress header", path)
+	}
+	var out []Record
+	for i, row := range rows[1:] {
+		if len(row) != len(csvHeader) {
+			return nil, fmt.Errorf("train: progress: %s line %d has %d columns, want %d", path, i+2, len(row), len(csvHeader))
+		}
+		fl := func(s string) float64 {
+			if s == "" {
+				return math.NaN()
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return v
+		}
+		step, err := strconv.Atoi(row[0])
+		if err != nil {
+			return nil, fmt.Errorf("train: progress: %s line %d: env_step %q", path, i+2, row[0])
+		}
+		rl, _ := strconv.Atoi(row[7])
+		mb, _ := strconv.Atoi(row[8])
+		out = append(out, Record{Step: step, Wall: fl(row[1]), EvalMean: fl(row[2]), EvalStd: fl(row[3]),
+			TrainReturn: fl(row[4]), ModelTrainLoss: fl(row[5]), ModelHoldoutLoss: fl(row[6]),
+			RolloutLen: rl, ModelBuffer: mb, Alpha: fl(row[9]), CriticLoss: fl(row[10]), ActorLoss: fl(row[11])})
+	}
+	return out, nil
+}
