@@ -1,0 +1,306 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"gonum.org/v1/hdf5"
+)
+
+// ReadD4RL reads a D4RL HDF5 file: observations, actions, rewards,
+// terminals, timeouts and next_observations (required), infos/qpos,
+// infos/qvel and infos/action_log_probs (optional) and string or scalar
+// metadata (attributes of the file and of metadata/, and datasets below
+// metadata/). Float arrays of any float or integer type are converted to
+// float32; terminals and timeouts may be h5py bools (one-byte enums),
+// integers or floats holding 0 and 1. The result is checked for consistent
+// lengths and finite values; check it against a task with Validate.
+func ReadD4RL(path string) (*Dataset, error) {
+	d, err := readD4RL(path)
+	if err != nil {
+		return nil, fmt.Errorf("datasets: D4RL file %s: %w", path, err)
+	}
+	return d, nil
+}
+
+func readD4RL(path string) (*Dataset, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory")
+	}
+	unlock := h5lock()
+	defer unlock()
+
+	f, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
+	if err != nil {
+		detail := h5detail()
+		if !hdf5.IsHDF5(path) {
+			return nil, fmt.Errorf("not an HDF5 file (no HDF5 signature; %d bytes)", st.Size())
+		}
+		return nil, fmt.Errorf("cannot open, the file is corrupt or truncated (%d bytes): %s", st.Size(), detail)
+	}
+	defer f.Close()
+
+	d := &Dataset{}
+	obs, err := readMatrix(f, "observations")
+	if err != nil {
+		return nil, err
+	}
+	d.N, d.ObsDim, d.Obs = obs.rows, obs.cols, obs.data
+	next, err := readMatrix(f, "next_observations")
+	if err != nil {
+		return nil, err
+	}
+	act, err := readMatrix(f, "actions")
+	if err != nil {
+		return nil, err
+	}
+	rew, err := readVector(f, "rewards")
+	if err != nil {
+		return nil, err
+	}
+	if err := sameRows(d.N, next, act, rew); err != nil {
+		return nil, err
+	}
+	if next.cols != d.ObsDim {
+		return nil, fmt.Errorf("next_observations are %d wide, observations %d", next.cols, d.ObsDim)
+	}
+	d.NextObs, d.Act, d.ActDim, d.Rew = next.data, act.data, act.cols, rew.data
+
+	if d.Terminal, err = readFlags(f, "terminals", d.N); err != nil {
+		return nil, err
+	}
+	if d.Timeout, err = readFlags(f, "timeouts", d.N); err != nil {
+		return nil, err
+	}
+
+	if ok, err := h5linkExists(f, "infos/qpos"); err != nil {
+		return nil, err
+	} else if ok {
+		m, err := readMatrix(f, "infos/qpos")
+		if err != nil {
+			return nil, err
+		}
+		if err := sameRows(d.N, m); err != nil {
+			return nil, err
+		}
+		d.QPos, d.QPosDim = m.data, m.cols
+	}
+	if ok, err := h5linkExists(f, "infos/qvel"); err != nil {
+		return nil, err
+	} else if ok {
+		m, err := readMatrix(f, "infos/qvel")
+		if err != nil {
+			return nil, err
+		}
+		if err := sameRows(d.N, m); err != nil {
+			return nil, err
+		}
+		d.QVel, d.QVelDim = m.data, m.cols
+	}
+	if ok, err := h5linkExists(f, "infos/action_log_probs"); err != nil {
+		return nil, err
+	} else if ok {
+		m, err := readVector(f, "infos/action_log_probs")
+		if err != nil {
+			return nil, err
+		}
+		if err := sameRows(d.N, m); err != nil {
+			return nil, err
+		}
+		d.LogProb = m.data
+	}
+
+	if d.Meta, err = readMeta(f); err != nil {
+		return nil, err
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// array is a float32 array read from a file with its row and column counts.
+type array struct {
+	name       string
+	data       []float32
+	rows, cols int
+}
+
+// sameRows checks that every array has n rows.
+func sameRows(n int, arrs ...array) error {
+	for _, a := range arrs {
+		if a.rows != n {
+			return fmt.Errorf("length mismatch: %s has %d rows, observations has %d", a.name, a.rows, n)
+		}
+	}
+	return nil
+}
+
+// openData opens a required dataset, with a clear error when it is missing.
+func openData(f *hdf5.File, name string) (*hdf5.Dataset, []uint, typeInfo, error) {
+	ok, err := h5linkExists(f, name)
+	if err != nil {
+		return nil, nil, typeInfo{}, err
+	}
+	if !ok {
+		return nil, nil, typeInfo{}, fmt.Errorf("missing dataset %q", name)
+	}
+	ds, err := f.OpenDataset(name)
+	if err != nil {
+		return nil, nil, typeInfo{}, h5wrap(fmt.Errorf("%s is not a readable dataset: %w", name, err))
+	}
+	info, err := h5typeInfo(ds, false)
+	if err != nil {
+		ds.Close()
+		return nil, nil, typeInfo{}, fmt.Errorf("%s: %w", name, err)
+	}
+	space := ds.Space()
+	if space == nil {
+		ds.Close()
+		return nil, nil, typeInfo{}, h5wrap(fmt.Errorf("%s: cannot get its shape", name))
+	}
+	dims, _, err := space.SimpleExtentDims()
+	space.Close()
+	if err != nil {
+		ds.Close()
+		return nil, nil, typeInfo{}, h5wrap(fmt.Errorf("%s: cannot get its shape: %w", name, err))
+	}
+	return ds, dims, info, nil
+}
+
+// readFloats reads a float or integer dataset as float32.
+func readFloats(f *hdf5.File, name string) ([]float32, []uint, error) {
+	ds, dims, info, err := openData(f, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ds.Close()
+	if info.class != hdf5.T_FLOAT && info.class != hdf5.T_INTEGER {
+		return nil, nil, fmt.Errorf("%s is stored as %s, want a float array", name, className(info.class))
+	}
+	buf := make([]float32, product(dims))
+	if err := h5read(ds, false, memF32, buf); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return buf, dims, nil
+}
+
+// readMatrix reads a 2-D float dataset.
+func readMatrix(f *hdf5.File, name string) (array, error) {
+	data, dims, err := readFloats(f, name)
+	if err != nil {
+		return array{}, err
+	}
+	if len(dims) != 2 {
+		return array{}, fmt.Errorf("%s has shape %v, want (N, width)", name, dims)
+	}
+	return array{name: name, data: data, rows: int(dims[0]), cols: int(dims[1])}, nil
+}
+
+// readVector reads a float dataset of shape (N,) or (N, 1).
+func readVector(f *hdf5.File, name string) (array, error) {
+	data, dims, err := readFloats(f, name)
+	if err != nil {
+		return array{}, err
+	}
+	if !isVector(dims) {
+		return array{}, fmt.Errorf("%s has shape %v, want (N,) or (N, 1)", name, dims)
+	}
+	return array{name: name, data: data, rows: int(dims[0]), cols: 1}, nil
+}
+
+// readFlags reads a flag dataset of shape (N,) or (N, 1) holding 0 and 1:
+// h5py's enum bool, any integer, or a float.
+func readFlags(f *hdf5.File, name string, n int) ([]bool, error) {
+	ds, dims, info, err := openData(f, name)
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	if !isVector(dims) {
+		return nil, fmt.Errorf("%s has shape %v, want (N,) or (N, 1)", name, dims)
+	}
+	if int(dims[0]) != n {
+		return nil, fmt.Errorf("length mismatch: %s has %d rows, observations has %d", name, dims[0], n)
+	}
+	vals := make([]float64, n)
+	switch {
+	case (info.class == hdf5.T_ENUM || info.class == hdf5.T_INTEGER) && info.size == 1:
+		raw := make([]uint8, n)
+		if err := h5read(ds, false, memNativeOfFile, raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for i, b := range raw {
+			vals[i] = float64(b)
+		}
+	case info.class == hdf5.T_INTEGER:
+		raw := make([]int64, n)
+		if err := h5read(ds, false, memI64, raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for i, b := range raw {
+			vals[i] = float64(b)
+		}
+	case info.class == hdf5.T_FLOAT:
+		if err := h5read(ds, false, memF64, vals); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s is stored as %s (%d bytes), want bool", name, className(info.class), info.size)
+	}
+	flags := make([]bool, n)
+	for i, v := range vals {
+		switch v {
+		case 0:
+		case 1:
+			flags[i] = true
+		default:
+			return nil, fmt.Errorf("%s[%d] = %v, want 0 or 1", name, i, v)
+		}
+	}
+	return flags, nil
+}
+
+func isVector(dims []uint) bool {
+	return len(dims) == 1 || (len(dims) == 2 && dims[1] == 1)
+}
+
+func product(dims []uint) int {
+	n := 1
+	for _, d := range dims {
+		n *= int(d)
+	}
+	return n
+}
+
+// className names an HDF5 type class.
+func className(c hdf5.TypeClass) string {
+	switch c {
+	case hdf5.T_INTEGER:
+		return "integer"
+	case hdf5.T_FLOAT:
+		return "float"
+	case hdf5.T_STRING:
+		return "string"
+	case hdf5.T_BITFIELD:
+		return "bitfield"
+	case hdf5.T_OPAQUE:
+		return "opaque"
+	case hdf5.T_COMPOUND:
+		return "compound"
+	case hdf5.T_REFERENCE:
+		return "reference"
+	case hdf5.T_ENUM:
+		return "enum"
+	case hdf5.T_VLEN:
+		return "variable-length"
+	case hdf5.T_ARRAY:
+		return "array"
+	}
+	return fmt.Sprintf("type class %d", int(c))
+}

@@ -1,0 +1,139 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Dataset is an offline data set of N transitions (s, a, r, s', terminal,
+// timeout), stored as flat row-major float32 arrays: Obs and NextObs are
+// [N*ObsDim], Act is [N*ActDim], Rew, Terminal and Timeout are [N].
+type Dataset struct {
+	Obs, Act, Rew, NextObs []float32
+	Terminal, Timeout      []bool
+	ObsDim, ActDim, N      int
+
+	// QPos and QVel are D4RL's optional infos/qpos and infos/qvel,
+	// [N*QPosDim] and [N*QVelDim]; nil when absent.
+	QPos, QVel       []float32
+	QPosDim, QVelDim int
+	// LogProb is D4RL's optional infos/action_log_probs, [N]; nil when absent.
+	LogProb []float32
+
+	// Meta holds string (and scalar numeric, formatted) metadata, keyed by
+	// the path below metadata/ or by the attribute name.
+	Meta map[string]string
+}
+
+// Episode is the half-open row range [Start, End) of one episode.
+// Terminal and Timeout tell how its last row ended; both are false for a
+// final tail that the data set cuts off without either flag.
+type Episode struct {
+	Start, End        int
+	Terminal, Timeout bool
+}
+
+// Len returns the number of transitions in the episode.
+func (e Episode) Len() int { return e.End - e.Start }
+
+// Episodes splits the rows into episodes: each ends after a row whose
+// Terminal or Timeout flag is set, and rows after the last such flag form a
+// final unterminated episode.
+func (d *Dataset) Episodes() []Episode {
+	var eps []Episode
+	start := 0
+	for i := 0; i < d.N; i++ {
+		term := i < len(d.Terminal) && d.Terminal[i]
+		tout := i < len(d.Timeout) && d.Timeout[i]
+		if term || tout {
+			eps = append(eps, Episode{Start: start, End: i + 1, Terminal: term, Timeout: tout})
+			start = i + 1
+		}
+	}
+	if start < d.N {
+		eps = append(eps, Episode{Start: start, End: d.N})
+	}
+	return eps
+}
+
+// Validate checks that the data set fits a task with the given observation
+// and action sizes: the widths match, every array has the length N implies,
+// and every value is finite.
+func (d *Dataset) Validate(obsDim, actDim int) error {
+	if d == nil {
+		return errors.New("datasets: nil dataset")
+	}
+	if d.ObsDim != obsDim {
+		hint := ""
+		if d.ObsDim == obsDim+1 {
+			hint = " (one extra column: a NeoRL layout with the x position as obs[0]? use DropXPos)"
+		}
+		return fmt.Errorf("datasets: observations are %d wide, the task wants %d%s", d.ObsDim, obsDim, hint)
+	}
+	if d.ActDim != actDim {
+		return fmt.Errorf("datasets: actions are %d wide, the task wants %d", d.ActDim, actDim)
+	}
+	return d.check()
+}
+
+// check verifies lengths and finiteness against the data set's own widths.
+func (d *Dataset) check() error {
+	if d.N <= 0 {
+		return fmt.Errorf("datasets: no transitions (N = %d)", d.N)
+	}
+	if d.ObsDim <= 0 || d.ActDim <= 0 {
+		return fmt.Errorf("datasets: widths must be positive (obs %d, act %d)", d.ObsDim, d.ActDim)
+	}
+	type arr struct {
+		name  string
+		v     []float32
+		width int
+	}
+	arrs := []arr{
+		{"observations", d.Obs, d.ObsDim},
+		{"next_observations", d.NextObs, d.ObsDim},
+		{"actions", d.Act, d.ActDim},
+		{"rewards", d.Rew, 1},
+	}
+	if d.QPos != nil {
+		arrs = append(arrs, arr{"infos/qpos", d.QPos, d.QPosDim})
+	}
+	if d.QVel != nil {
+		arrs = append(arrs, arr{"infos/qvel", d.QVel, d.QVelDim})
+	}
+	if d.LogProb != nil {
+		arrs = append(arrs, arr{"infos/action_log_probs", d.LogProb, 1})
+	}
+	for _, a := range arrs {
+		if a.width <= 0 {
+			return fmt.Errorf("datasets: %s has width %d", a.name, a.width)
+		}
+		if len(a.v) != d.N*a.width {
+			return fmt.Errorf("datasets: %s has %d values, want N*%d = %d", a.name, len(a.v), a.width, d.N*a.width)
+		}
+	}
+	if len(d.Terminal) != d.N {
+		return fmt.Errorf("datasets: terminals has %d rows, want N = %d", len(d.Terminal), d.N)
+	}
+	if len(d.Timeout) != d.N {
+		return fmt.Errorf("datasets: timeouts has %d rows, want N = %d", len(d.Timeout), d.N)
+	}
+	for _, a := range arrs {
+		if i := firstNonFinite(a.v); i >= 0 {
+			return fmt.Errorf("datasets: %s[row %d, col %d] is %v", a.name, i/a.width, i%a.width, a.v[i])
+		}
+	}
+	return nil
+}
+
+// firstNonFinite returns the index of the first NaN or Inf in v, or -1.
+func firstNonFinite(v []float32) int {
+	for i, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return i
+		}
+	}
+	return -1
+}

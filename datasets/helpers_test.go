@@ -1,0 +1,76 @@
+package datasets
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// python is Debian's interpreter, the one that sees python3-h5py and numpy.
+const python = "/usr/bin/python3"
+
+// needPython skips the test unless /usr/bin/python3 can import every module.
+func needPython(t *testing.T, modules ...string) {
+	t.Helper()
+	code := "import " + strings.Join(modules, ", ")
+	if out, err := exec.Command(python, "-c", code).CombinedOutput(); err != nil {
+		t.Skipf("skipping: %s -c %q failed (%v): %s", python, code, err, bytes.TrimSpace(out))
+	}
+}
+
+// runPython runs script with args and returns its standard output.
+func runPython(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python failed: %v\n%s", err, stderr.String())
+	}
+	return string(out)
+}
+
+// wantErr fails unless err is non-nil and its text contains every part.
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; want one containing %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("error %q does not contain %q", err, p)
+		}
+	}
+}
+
+// truncateHalf cuts a file to half its size.
+func truncateHalf(t *testing.T, path string) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// onlyFiles fails unless dir holds exactly the named files (no temporaries).
+func onlyFiles(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, ",") != strings.Join(names, ",") {
+		t.Fatalf("%s holds %v, want %v", filepath.Base(dir), got, names)
+	}
+}
