@@ -1,0 +1,242 @@
+package models
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// This file holds the fused dense-layer op y = x·W + b used by LinearNodes.
+// Compared with G.Mul plus a bias add it runs one OpenBLAS call forward and
+// one per gradient backward, keeps its output buffers between runs (no large
+// allocations per run), and forms no weight gradients for frozen layers (see
+// LinearNodes.Frozen). Like every Gorgonia op it forms the gradient with
+// respect to x even when x is an input nobody differentiates by; for first
+// layers that costs little.
+
+var linearBLAS netlib.Implementation
+
+// linearOp computes x·W + b for x [batch, in], W [in, out], b [out].
+type linearOp struct {
+	needX, needW bool
+	out          outBuf
+}
+
+// outBuf is an op's output tensor, kept between runs. A Gorgonia op instance
+// belongs to one node, so its previous output is dead when it runs again.
+type outBuf struct{ t *tensor.Dense }
+
+func (b *outBuf) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
+	if b.t == nil || b.t.Dtype() != dt || !b.t.Shape().Eq(tensor.Shape(shape)) {
+		b.t = tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
+	}
+	return b.t
+}
+
+// dense32 returns v's float32 values in row-major order, copying views that
+// are not contiguous.
+func dense32(v G.Value) ([]float32, error) {
+	if d, ok := v.(*tensor.Dense); ok && d.RequiresIterator() {
+		v = d.Materialize().(*tensor.Dense)
+	}
+	s, ok := v.Data().([]float32)
+	if !ok {
+		return nil, fmt.Errorf("want float32 data, got %T", v.Data())
+	}
+	return s, nil
+}
+
+// sgemm32 is C = alpha·op(A)·op(B) + beta·C on row-major matrices, op(A)
+// [m,k], op(B) [k,n].
+func sgemm32(transA, transB bool, m, n, k int, a, b []float32, beta float32, c []float32) {
+	if m == 0 || n == 0 || k == 0 {
+		if beta == 0 {
+			clear(c[:m*n])
+		}
+		return
+	}
+	ta, tb, lda, ldb := blas.NoTrans, blas.NoTrans, k, n
+	if transA {
+		ta, lda = blas.Trans, m
+	}
+	if transB {
+		tb, ldb = blas.Trans, k
+	}
+	linearBLAS.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, n)
+}
+
+// applyLinear adds the fused op on x, w, b.
+func applyLinear(x, w, b *G.Node, frozen bool) (*G.Node, error) {
+	if x.Dims() != 2 || w.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != w.Shape()[0] || w.Shape()[1] != b.Shape()[0] {
+		return nil, fmt.Errorf("shapes x %v, W %v, b %v do not fit [batch,in]·[in,out] + [out]", x.Shape(), w.Shape(), b.Shape())
+	}
+	if x.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("x is %v, want float32", x.Dtype())
+	}
+	op := &linearOp{needX: true, needW: !frozen}
+	return G.ApplyOp(op, x, w, b)
+}
+
+func (op *linearOp) Arity() int { return 3 }
+func (op *linearOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}, G.TensorType{Dims: 2, Of: a})
+}
+func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	x, w := in[0].(tensor.Shape), in[1].(tensor.Shape)
+	return tensor.Shape{x[0], w[1]}, nil
+}
+func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
+	x, w := in[0].Shape(), in[1].Shape()
+	y := op.out.get(tensor.Float32, x[0], w[1])
+	return y, linearForward(in[0], in[1], in[2], y)
+}
+func (op *linearOp) ReturnsPtr() bool      { return false }
+func (op *linearOp) CallsExtern() bool     { return false }
+func (op *linearOp) OverwritesInput() int  { return -1 }
+func (op *linearOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
+func (op *linearOp) Hashcode() uint32      { return opHash(op) }
+func (op *linearOp) String() string        { return fmt.Sprintf("Linear{dx:%v,dw:%v}", op.needX, op.needW) }
+func (op *linearOp) DiffWRT(inputs int) []bool {
+	return []bool{op.needX, op.needW, op.needW}
+}
+
+func linearForward(xv, wv, bv G.Value, y *tensor.Dense) error {
+	x, err := dense32(xv)
+	if err != nil {
+		return fmt.Errorf("linear: x: %w", err)
+	}
+	w, err := dense32(wv)
+	if err != nil {
+		return fmt.Errorf("linear: W: %w", err)
+	}
+	b, err := dense32(bv)
+	if err != nil {
+		return fmt.Errorf("linear: b: %w", err)
+	}
+	n, in, out := xv.Shape()[0], wv.Shape()[0], wv.Shape()[1]
+	ys := y.Data().([]float32)
+	for r := 0; r < n; r++ {
+		copy(ys[r*out:(r+1)*out], b)
+	}
+	sgemm32(false, false, n, out, in, x, w, 1, ys)
+	return nil
+}
+
+func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	res := make(G.Nodes, 3)
+	var err error
+	if op.needX {
+		if res[0], err = G.ApplyOp(&linearGradOp{wrtX: true}, grad, inputs[1]); err != nil {
+			return nil, fmt.Errorf("linear: dx: %w", err)
+		}
+	}
+	if op.needW {
+		if res[1], err = G.ApplyOp(&linearGradOp{}, inputs[0], grad); err != nil {
+			return nil, fmt.Errorf("linear: dW: %w", err)
+		}
+		if res[2], err = G.ApplyOp(&colSumOp{}, grad); err != nil {
+			return nil, fmt.Errorf("linear: db: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// DoDiff adds the gradients into the inputs' dual values (LispMachine).
+func (op *linearOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Node) error {
+	gv, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("linear: dodiff: %w", err)
+	}
+	g, err := dense32(gv)
+	if err != nil {
+		return fmt.Errorf("linear: dodiff: %w", err)
+	}
+	x, err := dense32(inputs[0].Value())
+	if err != nil {
+		return fmt.Errorf("linear: dodiff: %w", err)
+	}
+	w, err := dense32(inputs[1].Value())
+	if err != nil {
+		return fmt.Errorf("linear: dodiff: %w", err)
+	}
+	n, in, out := inputs[0].Shape()[0], inputs[1].Shape()[0], inputs[1].Shape()[1]
+	if op.needX {
+		xd, err := inputs[0].Grad()
+		if err != nil {
+			return fmt.Errorf("linear: dodiff: %w", err)
+		}
+		sgemm32(false, true, n, in, out, g, w, 1, xd.Data().([]float32))
+	}
+	if op.needW {
+		wd, err := inputs[1].Grad()
+		if err != nil {
+			return fmt.Errorf("linear: dodiff: %w", err)
+		}
+		sgemm32(true, false, in, out, n, x, g, 1, wd.Data().([]float32))
+		bd, err := inputs[2].Grad()
+		if err != nil {
+			return fmt.Errorf("linear: dodiff: %w", err)
+		}
+		return colSum(gv, bd, true)
+	}
+	return nil
+}
+
+// linearGradOp computes dx = g·Wᵀ from (g, W) when wrtX, else dW = xᵀ·g
+// from (x, g).
+type linearGradOp struct {
+	wrtX bool
+	out  outBuf
+}
+
+func (op *linearGradOp) Arity() int { return 2 }
+func (op *linearGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := G.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, m, m)
+}
+func (op *linearGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	a, b := in[0].(tensor.Shape), in[1].(tensor.Shape)
+	if op.wrtX { // g [n,out], W [in,out] -> [n,in]
+		return tensor.Shape{a[0], b[0]}, nil
+	}
+	return tensor.Shape{a[1], b[1]}, nil // x [n,in], g [n,out] -> [in,out]
+}
+func (op *linearGradOp) Do(in ...G.Value) (G.Value, error) {
+	a, err := dense32(in[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", op, err)
+	}
+	b, err := dense32(in[1])
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", op, err)
+	}
+	as, bs := in[0].Shape(), in[1].Shape()
+	if op.wrtX {
+		n, nIn, nOut := as[0], bs[0], bs[1]
+		d := op.out.get(tensor.Float32, n, nIn)
+		sgemm32(false, true, n, nIn, nOut, a, b, 0, d.Data().([]float32))
+		return d, nil
+	}
+	n, nIn, nOut := as[0], as[1], bs[1]
+	d := op.out.get(tensor.Float32, nIn, nOut)
+	sgemm32(true, false, nIn, nOut, n, a, b, 0, d.Data().([]float32))
+	return d, nil
+}
+func (op *linearGradOp) ReturnsPtr() bool      { return false }
+func (op *linearGradOp) CallsExtern() bool     { return false }
+func (op *linearGradOp) OverwritesInput() int  { return -1 }
+func (op *linearGradOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
+func (op *linearGradOp) Hashcode() uint32      { return opHash(op) }
+func (op *linearGradOp) String() string {
+	if op.wrtX {
+		return "LinearGradX"
+	}
+	return "LinearGradW"
+}

@@ -1,0 +1,489 @@
+package models
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// This file holds custom Gorgonia ops that loop over float32 (or float64)
+// slices directly: ReLU, Swish and a row-broadcast bias add. Gorgonia's own
+// Rectify and float32 Sigmoid go through scalar float64 loops and its
+// broadcast add builds Reshape/Repeat nodes; these are several times faster.
+// Each op supports symbolic differentiation (SymDiff, used by G.Grad with a
+// TapeMachine) and automatic differentiation (DoDiff, used by LispMachine).
+
+// Relu returns max(x, 0) elementwise.
+func Relu(x *G.Node) (n *G.Node, err error) {
+	defer recoverNode("relu", &n, &err)
+	n, err = G.ApplyOp(&actOp{kind: actRelu}, x)
+	if err != nil {
+		return nil, fmt.Errorf("models: relu: %w", err)
+	}
+	return n, nil
+}
+
+// Swish returns x·sigmoid(x) elementwise.
+func Swish(x *G.Node) (n *G.Node, err error) {
+	defer recoverNode("swish", &n, &err)
+	n, err = G.ApplyOp(&actOp{kind: actSwish}, x)
+	if err != nil {
+		return nil, fmt.Errorf("models: swish: %w", err)
+	}
+	return n, nil
+}
+
+// Activate applies the named activation: "relu", "swish", or "" / "identity"
+// (x itself).
+func Activate(name string, x *G.Node) (*G.Node, error) {
+	switch name {
+	case "relu":
+		return Relu(x)
+	case "swish":
+		return Swish(x)
+	case "", "identity":
+		return x, nil
+	}
+	return nil, fmt.Errorf("models: unknown activation %q", name)
+}
+
+// AddBias returns x + b with x of shape [batch, n] and b of shape [n],
+// broadcasting b over the rows.
+func AddBias(x, b *G.Node) (n *G.Node, err error) {
+	defer recoverNode("add bias", &n, &err)
+	if x.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != b.Shape()[0] {
+		return nil, fmt.Errorf("models: add bias: shapes %v and %v do not fit [batch,n] + [n]", x.Shape(), b.Shape())
+	}
+	n, err = G.ApplyOp(&biasAddOp{}, x, b)
+	if err != nil {
+		return nil, fmt.Errorf("models: add bias: %w", err)
+	}
+	return n, nil
+}
+
+type actKind int
+
+const (
+	actRelu actKind = iota
+	actSwish
+)
+
+func (k actKind) String() string {
+	if k == actRelu {
+		return "Relu32"
+	}
+	return "Swish32"
+}
+
+// sigmoid32 is 1/(1+e^-x) in float32 (relative error below 1e-6).
+func sigmoid32(x float32) float32 { return 1 / (1 + actExp32(-x)) }
+
+// actExp32 is a float32 e^x with relative error below 5e-7: x = n·ln2 + r,
+// |r| ≤ ln2/2, e^r by a degree-7 Taylor polynomial, 2^n from the exponent bits.
+func actExp32(x float32) float32 {
+	if !(x > -87.3 && x < 88) { // also catches NaN
+		if x <= -87.3 {
+			return 0 // avoids subnormal results; sigmoid and swish only need 0 here
+		}
+		return float32(math.Exp(float64(x)))
+	}
+	const magic = 12582912 // 1.5·2^23: adding it rounds a float32 to an integer
+	n := x*1.44269504088896341 + magic
+	n -= magic
+	r := x - n*0.693359375 - n*(-2.12194440e-4) // ln2 split in two for accuracy
+	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
+}
+
+// reluMask32 is all ones when v > 0 and zero otherwise (also for -0 and
+// negative NaNs), computed without a branch: the signs of ReLU inputs are
+// random, so a branch mispredicts half the time.
+func reluMask32(v float32) uint32 {
+	t := int32(math.Float32bits(v))
+	return uint32(((-t) & ^t) >> 31)
+}
+
+// actForward writes f(x) into y.
+func actForward(k actKind, x, y G.Value) error {
+	switch xs := denseData(x).(type) {
+	case []float32:
+		ys := y.Data().([]float32)[:len(xs)]
+		if k == actRelu {
+			for i, v := range xs {
+				ys[i] = max(v, 0) // branch-free: signs are random
+			}
+			return nil
+		}
+		for i, v := range xs {
+			ys[i] = v * sigmoid32(v)
+		}
+	case []float64:
+		ys := y.Data().([]float64)[:len(xs)]
+		for i, v := range xs {
+			if k == actRelu {
+				ys[i] = max(v, 0)
+			} else {
+				ys[i] = v / (1 + math.Exp(-v))
+			}
+		}
+	default:
+		return fmt.Errorf("%v: unsupported data %T", k, x.Data())
+	}
+	return nil
+}
+
+// actBackward computes dst = g·f'(x) (accumulate false) or dst += g·f'(x).
+func actBackward(k actKind, x, g, dst G.Value, accumulate bool) error {
+	switch xs := denseData(x).(type) {
+	case []float32:
+		gs, ds := denseData(g).([]float32)[:len(xs)], dst.Data().([]float32)[:len(xs)]
+		switch {
+		case k == actRelu && !accumulate:
+			for i, v := range xs {
+				ds[i] = math.Float32frombits(math.Float32bits(gs[i]) & reluMask32(v))
+			}
+		case k == actRelu:
+			for i, v := range xs {
+				ds[i] += math.Float32frombits(math.Float32bits(gs[i]) & reluMask32(v))
+			}
+		case !accumulate:
+			for i, v := range xs {
+				s := sigmoid32(v)
+				ds[i] = gs[i] * s * (1 + v*(1-s))
+			}
+		default:
+			for i, v := range xs {
+				s := sigmoid32(v)
+				ds[i] += gs[i] * s * (1 + v*(1-s))
+			}
+		}
+	case []float64:
+		gs, ds := denseData(g).([]float64)[:len(xs)], dst.Data().([]float64)[:len(xs)]
+		for i, v := range xs {
+			var d float64
+			if k == actRelu {
+				if v > 0 {
+					d = gs[i]
+				}
+			} else {
+				s := 1 / (1 + math.Exp(-v))
+				d = gs[i] * s * (1 + v*(1-s))
+			}
+			if accumulate {
+				ds[i] += d
+			} else {
+				ds[i] = d
+			}
+		}
+	default:
+		return fmt.Errorf("%v: unsupported data %T", k, x.Data())
+	}
+	return nil
+}
+
+// like returns the kept buffer with v's shape and type.
+func (b *outBuf) like(v G.Value) *tensor.Dense { return b.get(v.Dtype(), v.Shape()...) }
+
+// denseData returns v's values in row-major order, copying views that are
+// not contiguous (e.g. column slices).
+func denseData(v G.Value) any {
+	if d, ok := v.(*tensor.Dense); ok && d.RequiresIterator() {
+		return d.Materialize().Data()
+	}
+	return v.Data()
+}
+
+// recoverNode, deferred by the exported node builders, turns a panic inside
+// Gorgonia (which panics on some shape errors instead of returning them) into
+// an error in *err and clears *n.
+func recoverNode(what string, n **G.Node, err *error) {
+	if r := recover(); r != nil {
+		*n, *err = nil, fmt.Errorf("models: %s: graph construction panicked: %v", what, r)
+	}
+}
+
+func opHash(op fmt.Stringer) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(op.String()))
+	return h.Sum32()
+}
+
+// actOp is an elementwise activation y = f(x).
+type actOp struct {
+	kind actKind
+	out  outBuf
+}
+
+func (op *actOp) Arity() int { return 1 }
+func (op *actOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (op *actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (op *actOp) Do(in ...G.Value) (G.Value, error) {
+	y := op.out.like(in[0])
+	return y, actForward(op.kind, in[0], y)
+}
+func (op *actOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	return prealloc, actForward(op.kind, in[0], prealloc)
+}
+func (op *actOp) ReturnsPtr() bool          { return false }
+func (op *actOp) CallsExtern() bool         { return false }
+func (op *actOp) OverwritesInput() int      { return -1 }
+func (op *actOp) WriteHash(h hash.Hash)     { _, _ = h.Write([]byte(op.String())) }
+func (op *actOp) Hashcode() uint32          { return opHash(op) }
+func (op *actOp) String() string            { return op.kind.String() }
+func (op *actOp) DiffWRT(inputs int) []bool { return []bool{true} }
+
+func (op *actOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	d, err := G.ApplyOp(&actGradOp{kind: op.kind}, inputs[0], grad)
+	if err != nil {
+		return nil, fmt.Errorf("%v: symdiff: %w", op, err)
+	}
+	return G.Nodes{d}, nil
+}
+
+func (op *actOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Node) error {
+	xd, err := inputs[0].Grad()
+	if err != nil {
+		return fmt.Errorf("%v: dodiff: %w", op, err)
+	}
+	yd, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("%v: dodiff: %w", op, err)
+	}
+	return actBackward(op.kind, inputs[0].Value(), yd, xd, true)
+}
+
+// actGradOp computes g·f'(x) from (x, g).
+type actGradOp struct {
+	kind actKind
+	out  outBuf
+}
+
+func (op *actGradOp) Arity() int { return 2 }
+func (op *actGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a)
+}
+func (op *actGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (op *actGradOp) Do(in ...G.Value) (G.Value, error) {
+	d := op.out.like(in[0])
+	return d, actBackward(op.kind, in[0], in[1], d, false)
+}
+func (op *actGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	return prealloc, actBackward(op.kind, in[0], in[1], prealloc, false)
+}
+func (op *actGradOp) ReturnsPtr() bool      { return false }
+func (op *actGradOp) CallsExtern() bool     { return false }
+func (op *actGradOp) OverwritesInput() int  { return -1 }
+func (op *actGradOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
+func (op *actGradOp) Hashcode() uint32      { return opHash(op) }
+func (op *actGradOp) String() string        { return op.kind.String() + "Grad" }
+
+// biasAddOp is y = x + b, x [batch, n], b [n].
+type biasAddOp struct{ out outBuf }
+
+func (op *biasAddOp) Arity() int { return 2 }
+func (op *biasAddOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}, G.TensorType{Dims: 2, Of: a})
+}
+func (op *biasAddOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (op *biasAddOp) Do(in ...G.Value) (G.Value, error) {
+	y := op.out.like(in[0])
+	return y, biasAdd(in[0], in[1], y)
+}
+func (op *biasAddOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	return prealloc, biasAdd(in[0], in[1], prealloc)
+}
+func (op *biasAddOp) ReturnsPtr() bool          { return false }
+func (op *biasAddOp) CallsExtern() bool         { return false }
+func (op *biasAddOp) OverwritesInput() int      { return -1 }
+func (op *biasAddOp) WriteHash(h hash.Hash)     { _, _ = h.Write([]byte(op.String())) }
+func (op *biasAddOp) Hashcode() uint32          { return opHash(op) }
+func (op *biasAddOp) String() string            { return "AddBias" }
+func (op *biasAddOp) DiffWRT(inputs int) []bool { return []bool{true, true} }
+
+func (op *biasAddOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	db, err := G.ApplyOp(&colSumOp{}, grad)
+	if err != nil {
+		return nil, fmt.Errorf("add bias: symdiff: %w", err)
+	}
+	return G.Nodes{grad, db}, nil
+}
+
+func (op *biasAddOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Node) error {
+	yd, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("add bias: dodiff: %w", err)
+	}
+	xd, err := inputs[0].Grad()
+	if err != nil {
+		return fmt.Errorf("add bias: dodiff: %w", err)
+	}
+	bd, err := inputs[1].Grad()
+	if err != nil {
+		return fmt.Errorf("add bias: dodiff: %w", err)
+	}
+	switch ys := yd.Data().(type) {
+	case []float32:
+		xs := xd.Data().([]float32)
+		for i, v := range ys {
+			xs[i] += v
+		}
+	case []float64:
+		xs := xd.Data().([]float64)
+		for i, v := range ys {
+			xs[i] += v
+		}
+	}
+	return colSum(yd, bd, true)
+}
+
+func biasAdd(x, b, y G.Value) error {
+	if x.Shape().Dims() != 2 || b.Shape().Dims() != 1 || x.Shape()[1] != b.Shape()[0] {
+		return fmt.Errorf("add bias: shapes %v and %v do not fit [batch,n] + [n]", x.Shape(), b.Shape())
+	}
+	n := x.Shape()[1]
+	switch xs := denseData(x).(type) {
+	case []float32:
+		bs, ys := denseData(b).([]float32), y.Data().([]float32)
+		for r := 0; r < len(xs); r += n {
+			xr, yr := xs[r:r+n], ys[r:r+n]
+			for j, v := range bs {
+				yr[j] = xr[j] + v
+			}
+		}
+	case []float64:
+		bs, ys := denseData(b).([]float64), y.Data().([]float64)
+		for r := 0; r < len(xs); r += n {
+			xr, yr := xs[r:r+n], ys[r:r+n]
+			for j, v := range bs {
+				yr[j] = xr[j] + v
+			}
+		}
+	default:
+		return fmt.Errorf("add bias: unsupported data %T", x.Data())
+	}
+	return nil
+}
+
+// colSumOp sums a [batch, n] matrix over its rows, giving [n].
+type colSumOp struct{ out outBuf }
+
+func (op *colSumOp) Arity() int { return 1 }
+func (op *colSumOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a})
+}
+func (op *colSumOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s := in[0].(tensor.Shape)
+	if len(s) != 2 {
+		return nil, fmt.Errorf("column sum: want a matrix, got shape %v", s)
+	}
+	return tensor.Shape{s[1]}, nil
+}
+func (op *colSumOp) Do(in ...G.Value) (G.Value, error) {
+	y := op.out.get(in[0].Dtype(), in[0].Shape()[1])
+	return y, colSum(in[0], y, false)
+}
+func (op *colSumOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	return prealloc, colSum(in[0], prealloc, false)
+}
+func (op *colSumOp) ReturnsPtr() bool      { return false }
+func (op *colSumOp) CallsExtern() bool     { return false }
+func (op *colSumOp) OverwritesInput() int  { return -1 }
+func (op *colSumOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
+func (op *colSumOp) Hashcode() uint32      { return opHash(op) }
+func (op *colSumOp) String() string        { return "ColSum" }
+
+// colSum writes (or adds, when accumulate) the row sum of x into y.
+func colSum(x, y G.Value, accumulate bool) error {
+	if x.Shape().Dims() != 2 {
+		return fmt.Errorf("column sum: want a matrix, got shape %v", x.Shape())
+	}
+	n := x.Shape()[1]
+	switch xs := denseData(x).(type) {
+	case []float32:
+		ys := y.Data().([]float32)
+		if !accumulate {
+			clear(ys)
+		}
+		for r := 0; r < len(xs); r += n {
+			for j, v := range xs[r : r+n] {
+				ys[j] += v
+			}
+		}
+	case []float64:
+		ys := y.Data().([]float64)
+		if !accumulate {
+			clear(ys)
+		}
+		for r := 0; r < len(xs); r += n {
+			for j, v := range xs[r : r+n] {
+				ys[j] += v
+			}
+		}
+	default:
+		return fmt.Errorf("column sum: unsupported data %T", x.Data())
+	}
+	return nil
+}
+
+// KeepValue returns a copy of x's value made when x is computed. A tape
+// machine reuses the memory of intermediate nodes for later in-place ops, so
+// an intermediate node's Value() is garbage after a run; a KeepValue node has
+// no consumers and keeps its copy until the next run. It is not
+// differentiable.
+func KeepValue(x *G.Node) (n *G.Node, err error) {
+	defer recoverNode("keep value", &n, &err)
+	n, err = G.ApplyOp(&keepOp{}, x)
+	if err != nil {
+		return nil, fmt.Errorf("models: keep value of %s: %w", x.Name(), err)
+	}
+	return n, nil
+}
+
+// keepOp copies its input.
+type keepOp struct{ out outBuf }
+
+func (op *keepOp) Arity() int { return 1 }
+func (op *keepOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (op *keepOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (op *keepOp) Do(in ...G.Value) (G.Value, error) {
+	return op.UsePreallocDo(op.out.like(in[0]), in...)
+}
+func (op *keepOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	switch x := denseData(in[0]).(type) {
+	case []float32:
+		copy(prealloc.Data().([]float32), x)
+	case []float64:
+		copy(prealloc.Data().([]float64), x)
+	default:
+		return nil, fmt.Errorf("keep value: unsupported data %T", x)
+	}
+	return prealloc, nil
+}
+func (op *keepOp) ReturnsPtr() bool      { return false }
+func (op *keepOp) CallsExtern() bool     { return false }
+func (op *keepOp) OverwritesInput() int  { return -1 }
+func (op *keepOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
+func (op *keepOp) Hashcode() uint32      { return opHash(op) }
+func (op *keepOp) String() string        { return "KeepValue" }

@@ -1,0 +1,584 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/tensor"
+)
+
+// Hand-written kernels (forward and backward) for the fused ops of
+// graph_rnn.go: a GRU layer unrolled over time, LayerNorm, the tail of a
+// ResBlock, the log-variance soft clamp, a column split and the Gaussian
+// negative log-likelihood. Gradients are checked against finite differences
+// in graph_rnn_test.go.
+
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func wantShape(what string, got tensor.Shape, want ...int) error {
+	if !got.Eq(tensor.Shape(want)) {
+		return fmt.Errorf("%s has shape %v, want %v", what, got, tensor.Shape(want))
+	}
+	return nil
+}
+
+// gruKernel runs one GRU layer (PyTorch equations, gate order r, z, n) over
+// steps time-major steps from a zero initial state.
+// Inputs: X [steps·B, In], Wi [In,3H], Bi [3H], Wh [H,3H], Bh [3H].
+// Output: every step's hidden state, [steps·B, H] (row t·B+b).
+// The gradient with respect to X is computed only when needDX is set (X is
+// the output of another layer rather than data).
+type gruKernel struct {
+	steps  int
+	needDX bool
+	gi     []float32 // [rows,3H] X·Wi
+	gates  []float32 // [rows,3H] r, z, n
+	ghn    []float32 // [rows,H] h·Wh_n + Bh_n
+	gh     []float32 // [B,3H] scratch
+	dgi    []float32 // [rows,3H]
+	dgh    []float32 // [rows,3H]
+	dh     []float32 // [B,H]
+	ones   []float32 // [rows] for column sums through BLAS
+}
+
+func (k *gruKernel) name() string { return "GRULayer" }
+func (k *gruKernel) diffWRT() []bool {
+	return []bool{k.needDX, true, true, true, true}
+}
+
+func (k *gruKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 5 || in[0].Dims() != 2 || in[1].Dims() != 2 {
+		return nil, fmt.Errorf("want X [T·B,In], Wi [In,3H], Bi, Wh, Bh; got %v", in)
+	}
+	rows, inDim := in[0][0], in[0][1]
+	if k.steps <= 0 || rows%k.steps != 0 {
+		return nil, fmt.Errorf("%d input rows are not %d steps of a batch", rows, k.steps)
+	}
+	h3 := in[1][1]
+	if h3%3 != 0 {
+		return nil, fmt.Errorf("Wi has %d columns, not 3·hidden", h3)
+	}
+	h := h3 / 3
+	for _, c := range []struct {
+		what string
+		s    tensor.Shape
+		want []int
+	}{{"Wi", in[1], []int{inDim, h3}}, {"Bi", in[2], []int{h3}}, {"Wh", in[3], []int{h, h3}}, {"Bh", in[4], []int{h3}}} {
+		if err := wantShape(c.what, c.s, c.want...); err != nil {
+			return nil, err
+		}
+	}
+	return tensor.Shape{rows, h}, nil
+}
+
+// rowGrain is the number of rows below which elementwise loops stay on one
+// goroutine.
+const rowGrain = 16
+
+func (k *gruKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	x, wi, bi, wh, bh := in[0], in[1], in[2], in[3], in[4]
+	rows, inDim := shapes[0][0], shapes[0][1]
+	h := shapes[3][0]
+	h3 := 3 * h
+	b := rows / k.steps
+	k.gi = growF32(k.gi, rows*h3)
+	k.gates = growF32(k.gates, rows*h3)
+	k.ghn = growF32(k.ghn, rows*h)
+	k.gh = growF32(k.gh, b*h3)
+	blasSgemm(false, false, rows, h3, inDim, 1, x, inDim, wi, h3, 0, k.gi, h3)
+	for t := 0; t < k.steps; t++ {
+		for r := 0; r < b; r++ {
+			copy(k.gh[r*h3:(r+1)*h3], bh)
+		}
+		var prev []float32
+		if t > 0 {
+			prev = y[(t-1)*b*h : t*b*h]
+			blasSgemm(false, false, b, h3, h, 1, prev, h, wh, h3, 1, k.gh, h3)
+		}
+		base := t * b
+		parallelFor(b, rowGrain, func(lo, hi int) {
+			var pr []float32
+			if prev != nil {
+				pr = prev[lo*h : hi*h]
+			}
+			row := base + lo
+			n := hi - lo
+			gruCellRows(n, h, k.gi[row*h3:(row+n)*h3], bi, k.gh[lo*h3:hi*h3], pr,
+				k.gates[row*h3:(row+n)*h3], k.ghn[row*h:(row+n)*h], y[row*h:(row+n)*h])
+		})
+	}
+	return nil
+}
+
+func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	x, wi, wh := in[0], in[1], in[3]
+	rows, inDim := shapes[0][0], shapes[0][1]
+	h := shapes[3][0]
+	h3 := 3 * h
+	b := rows / k.steps
+	if len(k.gates) != rows*h3 {
+		return fmt.Errorf("backward before forward")
+	}
+	k.dgi = growF32(k.dgi, rows*h3)
+	k.dgh = growF32(k.dgh, rows*h3)
+	k.dh = growF32(k.dh, b*h)
+	clear(k.dh)
+	for t := k.steps - 1; t >= 0; t-- {
+		base := t * b
+		parallelFor(b, rowGrain, func(lo, hi int) {
+			row := base + lo
+			n := hi - lo
+			var prev []float32
+			if t > 0 {
+				prev = y[(row-b)*h : (row-b+n)*h]
+			}
+			gruCellBackRows(n, h, k.gates[row*h3:(row+n)*h3], k.ghn[row*h:(row+n)*h], prev, gy[row*h:(row+n)*h],
+				k.dh[lo*h:hi*h], k.dgi[row*h3:(row+n)*h3], k.dgh[row*h3:(row+n)*h3])
+		})
+		if t > 0 {
+			blasSgemm(false, true, b, h, h3, 1, k.dgh[t*b*h3:(t+1)*b*h3], h3, wh, h3, 1, k.dh, h)
+		}
+	}
+	if dx := gin[0]; dx != nil {
+		blasSgemm(false, true, rows, inDim, h3, 1, k.dgi, h3, wi, h3, 0, dx, inDim)
+	}
+	if dwi := gin[1]; dwi != nil {
+		blasSgemm(true, false, inDim, h3, rows, 1, x, inDim, k.dgi, h3, 0, dwi, h3)
+	}
+	k.ones = onesF32(k.ones, rows)
+	if dbi := gin[2]; dbi != nil {
+		colSumBLAS(dbi, k.dgi, rows, h3, k.ones)
+	}
+	if dwh := gin[3]; dwh != nil {
+		// Only steps t ≥ 1 see a non-zero previous state.
+		blasSgemm(true, false, h, h3, rows-b, 1, y, h, k.dgh[b*h3:], h3, 0, dwh, h3)
+	}
+	if dbh := gin[4]; dbh != nil {
+		colSumBLAS(dbh, k.dgh, rows, h3, k.ones)
+	}
+	return nil
+}
+
+// onesF32 returns a slice of n ones, reusing s when it is long enough.
+func onesF32(s []float32, n int) []float32 {
+	if len(s) >= n && (n == 0 || s[n-1] == 1) {
+		return s[:n]
+	}
+	s = make([]float32, n)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
+}
+
+// colSumBLAS writes the column sums of m [rows, n] into dst as onesᵀ·m.
+func colSumBLAS(dst, m []float32, rows, n int, ones []float32) {
+	blasSgemm(false, false, 1, n, rows, 1, ones, rows, m, n, 0, dst, n)
+}
+
+// layerNormRows normalises every row of w (c columns) into y with gamma and
+// beta, keeping xhat and the inverse standard deviations for the backward
+// pass; y may alias w.
+func layerNormRows(w, gamma, beta, y, xhat, inv []float32, c int, eps float32) {
+	parallelFor(len(w)/c, rowGrain, func(lo, hi int) {
+		layerNormChunk(hi-lo, c, w[lo*c:hi*c], gamma, beta, y[lo*c:hi*c], xhat[lo*c:hi*c], inv[lo:hi], eps)
+	})
+}
+
+// lnBack holds the scratch of a LayerNorm backward pass.
+type lnBack struct {
+	prod []float32 // gy ⊙ xhat
+	ones []float32
+}
+
+// run turns the output gradient gy into the input gradient dw and writes
+// dgamma and dbeta (nil to skip); dw may alias gy.
+func (s *lnBack) run(gy, gamma, xhat, inv, dw, dgamma, dbeta []float32, c int) {
+	rows := len(gy) / c
+	s.prod = growF32(s.prod, len(gy))
+	prod := s.prod
+	parallelFor(rows, rowGrain, func(lo, hi int) {
+		layerNormBackChunk(hi-lo, c, gy[lo*c:hi*c], gamma, xhat[lo*c:hi*c], inv[lo:hi], dw[lo*c:hi*c], prod[lo*c:hi*c])
+	})
+	s.ones = onesF32(s.ones, rows)
+	if dgamma != nil {
+		colSumBLAS(dgamma, prod, rows, c, s.ones)
+	}
+	if dbeta != nil {
+		colSumBLAS(dbeta, gy, rows, c, s.ones)
+	}
+}
+
+// layerNormKernel is LayerNorm over the last dimension.
+// Inputs: X [R,C], Gamma [C], Beta [C]. Output [R,C].
+type layerNormKernel struct {
+	eps  float32
+	xhat []float32
+	inv  []float32
+	back lnBack
+}
+
+func (k *layerNormKernel) name() string    { return "LayerNorm" }
+func (k *layerNormKernel) diffWRT() []bool { return []bool{true, true, true} }
+func (k *layerNormKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 3 || in[0].Dims() != 2 {
+		return nil, fmt.Errorf("want X [R,C], Gamma [C], Beta [C]; got %v", in)
+	}
+	c := in[0][1]
+	if err := wantShape("Gamma", in[1], c); err != nil {
+		return nil, err
+	}
+	if err := wantShape("Beta", in[2], c); err != nil {
+		return nil, err
+	}
+	return in[0].Clone(), nil
+}
+func (k *layerNormKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	rows, c := shapes[0][0], shapes[0][1]
+	k.xhat = growF32(k.xhat, rows*c)
+	k.inv = growF32(k.inv, rows)
+	layerNormRows(in[0], in[1], in[2], y, k.xhat, k.inv, c, k.eps)
+	return nil
+}
+func (k *layerNormKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	c := shapes[0][1]
+	if len(k.xhat) != len(in[0]) {
+		return fmt.Errorf("backward before forward")
+	}
+	dx := gin[0]
+	if dx == nil {
+		dx = make([]float32, len(gy))
+	}
+	k.back.run(gy, in[1], k.xhat, k.inv, dx, gin[1], gin[2], c)
+	return nil
+}
+
+// resTailKernel is the part of a ResBlock after its Linear layer:
+// y = LayerNorm(x + mask ⊙ swish(u)).
+// Inputs: U [R,C], X [R,C], Gamma [C], Beta [C] and, with dropout, Mask
+// [R,C] (0 or 1/(1-p); not differentiated). Output [R,C].
+type resTailKernel struct {
+	eps     float32
+	hasMask bool
+	sig     []float32
+	w       []float32
+	xhat    []float32
+	inv     []float32
+	dw      []float32
+	back    lnBack
+}
+
+func (k *resTailKernel) name() string { return "ResBlockTail" }
+func (k *resTailKernel) diffWRT() []bool {
+	return []bool{true, true, true, true, false}
+}
+func (k *resTailKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	want := 4
+	if k.hasMask {
+		want = 5
+	}
+	if len(in) != want || in[0].Dims() != 2 {
+		return nil, fmt.Errorf("want U [R,C], X [R,C], Gamma [C], Beta [C] (+ Mask [R,C]); got %v", in)
+	}
+	r, c := in[0][0], in[0][1]
+	if err := wantShape("X", in[1], r, c); err != nil {
+		return nil, err
+	}
+	if err := wantShape("Gamma", in[2], c); err != nil {
+		return nil, err
+	}
+	if err := wantShape("Beta", in[3], c); err != nil {
+		return nil, err
+	}
+	if k.hasMask {
+		if err := wantShape("Mask", in[4], r, c); err != nil {
+			return nil, err
+		}
+	}
+	return in[0].Clone(), nil
+}
+func (k *resTailKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	u, x := in[0], in[1]
+	rows, c := shapes[0][0], shapes[0][1]
+	n := rows * c
+	k.sig = growF32(k.sig, n)
+	k.w = growF32(k.w, n)
+	k.xhat = growF32(k.xhat, n)
+	k.inv = growF32(k.inv, rows)
+	var mask []float32
+	if k.hasMask {
+		mask = in[4]
+	}
+	sig, w := k.sig, k.w
+	parallelFor(rows, rowGrain, func(lo, hi int) {
+		a, b := lo*c, hi*c
+		var ms []float32
+		if mask != nil {
+			ms = mask[a:b]
+		}
+		swishResidual(u[a:b], x[a:b], ms, sig[a:b], w[a:b])
+		layerNormChunk(hi-lo, c, w[a:b], in[2], in[3], y[a:b], k.xhat[a:b], k.inv[lo:hi], k.eps)
+	})
+	return nil
+}
+func (k *resTailKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	u := in[0]
+	rows, c := shapes[0][0], shapes[0][1]
+	n := len(u)
+	if len(k.sig) != n {
+		return fmt.Errorf("backward before forward")
+	}
+	k.dw = growF32(k.dw, n)
+	dw := k.dw
+	k.back.run(gy, in[2], k.xhat, k.inv, dw, gin[2], gin[3], c)
+	if dx := gin[1]; dx != nil {
+		copy(dx, dw)
+	}
+	if du := gin[0]; du != nil {
+		var mask []float32
+		if k.hasMask {
+			mask = in[4]
+		}
+		sig := k.sig
+		parallelFor(rows, rowGrain, func(lo, hi int) {
+			a, b := lo*c, hi*c
+			var ms []float32
+			if mask != nil {
+				ms = mask[a:b]
+			}
+			swishBack(u[a:b], sig[a:b], dw[a:b], ms, du[a:b])
+		})
+	}
+	return nil
+}
+
+// softClampKernel bounds a log-variance softly between learnable limits:
+// a = max - softplus(max - lv); out = min + softplus(a - min).
+// Inputs: LV [R,D], Max [D], Min [D]. Output [R,D].
+type softClampKernel struct{}
+
+func (softClampKernel) name() string    { return "SoftClamp" }
+func (softClampKernel) diffWRT() []bool { return []bool{true, true, true} }
+func (softClampKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 3 || in[0].Dims() != 2 {
+		return nil, fmt.Errorf("want LV [R,D], Max [D], Min [D]; got %v", in)
+	}
+	d := in[0][1]
+	if err := wantShape("Max", in[1], d); err != nil {
+		return nil, err
+	}
+	if err := wantShape("Min", in[2], d); err != nil {
+		return nil, err
+	}
+	return in[0].Clone(), nil
+}
+func (softClampKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	lv, mx, mn := in[0], in[1], in[2]
+	d := shapes[0][1]
+	for i, v := range lv {
+		j := i % d
+		a := float64(mx[j]) - softplus64(float64(mx[j])-float64(v))
+		y[i] = float32(float64(mn[j]) + softplus64(a-float64(mn[j])))
+	}
+	return nil
+}
+func (softClampKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	lv, mx, mn := in[0], in[1], in[2]
+	d := shapes[0][1]
+	dmax := make([]float64, d)
+	dmin := make([]float64, d)
+	for i, v := range lv {
+		j := i % d
+		s1 := logistic64(float64(mx[j]) - float64(v))
+		a := float64(mx[j]) - softplus64(float64(mx[j])-float64(v))
+		s2 := logistic64(a - float64(mn[j]))
+		g := float64(gy[i])
+		if gin[0] != nil {
+			gin[0][i] = float32(g * s2 * s1)
+		}
+		dmax[j] += g * s2 * (1 - s1)
+		dmin[j] += g * (1 - s2)
+	}
+	for j := 0; j < d; j++ {
+		if gin[1] != nil {
+			gin[1][j] = float32(dmax[j])
+		}
+		if gin[2] != nil {
+			gin[2][j] = float32(dmin[j])
+		}
+	}
+	return nil
+}
+
+// splitColsKernel takes columns [from, to) of a matrix.
+type splitColsKernel struct{ from, to int }
+
+func (k splitColsKernel) name() string    { return fmt.Sprintf("Columns[%d:%d]", k.from, k.to) }
+func (k splitColsKernel) diffWRT() []bool { return []bool{true} }
+func (k splitColsKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 1 || in[0].Dims() != 2 || k.from < 0 || k.to <= k.from || k.to > in[0][1] {
+		return nil, fmt.Errorf("columns [%d,%d) of shape %v", k.from, k.to, in)
+	}
+	return tensor.Shape{in[0][0], k.to - k.from}, nil
+}
+func (k splitColsKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	rows, c := shapes[0][0], shapes[0][1]
+	w := k.to - k.from
+	for r := 0; r < rows; r++ {
+		copy(y[r*w:(r+1)*w], in[0][r*c+k.from:r*c+k.to])
+	}
+	return nil
+}
+func (k splitColsKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	rows, c := shapes[0][0], shapes[0][1]
+	w := k.to - k.from
+	dx := gin[0]
+	clear(dx)
+	for r := 0; r < rows; r++ {
+		copy(dx[r*c+k.from:r*c+k.to], gy[r*w:(r+1)*w])
+	}
+	return nil
+}
+
+// gaussNLLKernel is the Gaussian negative log-likelihood (without constants)
+// averaged over the valid entries:
+//
+//	L = Σ_r w_r Σ_d [(μ-y)² e^{-lv} + lv] / (D · Σ_r w_r)
+//
+// Inputs: Mu [R,D], LV [R,D], Y [R,D], W [R] (row weights, 0 for padding;
+// Y and W are not differentiated). Output: a scalar (0 when Σw = 0).
+type gaussNLLKernel struct{}
+
+func (gaussNLLKernel) name() string    { return "GaussianNLL" }
+func (gaussNLLKernel) diffWRT() []bool { return []bool{true, true, false, false} }
+func (gaussNLLKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 4 || in[0].Dims() != 2 {
+		return nil, fmt.Errorf("want Mu [R,D], LV [R,D], Y [R,D], W [R]; got %v", in)
+	}
+	r, d := in[0][0], in[0][1]
+	if err := wantShape("LV", in[1], r, d); err != nil {
+		return nil, err
+	}
+	if err := wantShape("Y", in[2], r, d); err != nil {
+		return nil, err
+	}
+	if err := wantShape("W", in[3], r); err != nil {
+		return nil, err
+	}
+	return tensor.Shape{}, nil
+}
+
+func nllNorm(w []float32, d int) float64 {
+	var s float64
+	for _, v := range w {
+		s += float64(v)
+	}
+	return s * float64(d)
+}
+
+func (gaussNLLKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	mu, lv, tg, w := in[0], in[1], in[2], in[3]
+	d := shapes[0][1]
+	norm := nllNorm(w, d)
+	if norm == 0 {
+		y[0] = 0
+		return nil
+	}
+	var s float64
+	for r, wr := range w {
+		if wr == 0 {
+			continue
+		}
+		var rs float64
+		for j := r * d; j < (r+1)*d; j++ {
+			e := float64(mu[j]) - float64(tg[j])
+			rs += e*e*math.Exp(-float64(lv[j])) + float64(lv[j])
+		}
+		s += float64(wr) * rs
+	}
+	y[0] = float32(s / norm)
+	return nil
+}
+
+func (gaussNLLKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	mu, lv, tg, w := in[0], in[1], in[2], in[3]
+	d := shapes[0][1]
+	norm := nllNorm(w, d)
+	dmu, dlv := gin[0], gin[1]
+	for r, wr := range w {
+		c := 0.0
+		if norm != 0 {
+			c = float64(gy[0]) * float64(wr) / norm
+		}
+		for j := r * d; j < (r+1)*d; j++ {
+			e := float64(mu[j]) - float64(tg[j])
+			iv := math.Exp(-float64(lv[j]))
+			if dmu != nil {
+				dmu[j] = float32(c * 2 * e * iv)
+			}
+			if dlv != nil {
+				dlv[j] = float32(c * (1 - e*e*iv))
+			}
+		}
+	}
+	return nil
+}
+
+// sumSquaresKernel is Coef · Σ x² (a weight-decay term). Input X of any
+// shape; output a scalar.
+type sumSquaresKernel struct{ coef float32 }
+
+func (sumSquaresKernel) name() string    { return "SumSquares" }
+func (sumSquaresKernel) diffWRT() []bool { return []bool{true} }
+func (sumSquaresKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("want one input, got %d", len(in))
+	}
+	return tensor.Shape{}, nil
+}
+func (k sumSquaresKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	var s float64
+	for _, v := range in[0] {
+		s += float64(v) * float64(v)
+	}
+	y[0] = float32(float64(k.coef) * s)
+	return nil
+}
+func (k sumSquaresKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	c := 2 * k.coef * gy[0]
+	for i, v := range in[0] {
+		gin[0][i] = c * v
+	}
+	return nil
+}
+
+// linearSumKernel is Coef · Σ x. Input X of any shape; output a scalar.
+type linearSumKernel struct{ coef float32 }
+
+func (linearSumKernel) name() string    { return "ScaledSum" }
+func (linearSumKernel) diffWRT() []bool { return []bool{true} }
+func (linearSumKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("want one input, got %d", len(in))
+	}
+	return tensor.Shape{}, nil
+}
+func (k linearSumKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	var s float64
+	for _, v := range in[0] {
+		s += float64(v)
+	}
+	y[0] = float32(float64(k.coef) * s)
+	return nil
+}
+func (k linearSumKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	for i := range gin[0] {
+		gin[0][i] = k.coef * gy[0]
+	}
+	return nil
+}
