@@ -1,0 +1,62 @@
+package onnx
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/admpo/admpo/models"
+)
+
+// ExportActor writes a SAC actor as an ONNX model with inputs obs
+// [batch, obs_dim] and noise [batch, act_dim] and outputs
+//
+//	action      = Scale·tanh(u + exp(logstd)·noise) + Bias
+//	mean_action = Scale·tanh(u) + Bias
+//
+// where u and the raw log-std t are the two halves of Net's output and
+// logstd = LogStdMin + 0.5·(LogStdMax-LogStdMin)·(tanh(t)+1). Zero noise gives
+// the deterministic action. The graph uses only Gemm, Relu, Tanh, Exp, Mul
+// and Add, so onnx-go can run it too.
+func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
+	if err := checkActor(a); err != nil {
+		return nil, fmt.Errorf("onnx: export actor: %w", err)
+	}
+	g := NewGraph("admpo_actor", "SAC tanh-squashed Gaussian policy")
+	obs := g.Input(NameObs, Float, Batch, Fixed(a.ObsDim))
+	noise := g.Input(NameNoise, Float, Batch, Fixed(a.ActDim))
+
+	h := mlpHidden(g, obs, "actor", &a.Net)
+	last := &a.Net.Layers[len(a.Net.Layers)-1]
+	u := linearCols(g, h, "actor_mean", last, 0, a.ActDim)
+	t := linearCols(g, h, "actor_logstd", last, a.ActDim, 2*a.ActDim)
+
+	half := 0.5 * (float64(a.LogStdMax) - float64(a.LogStdMin))
+	logstd := g.Op("Add", []string{
+		g.Scalar("logstd_mid", float32(float64(a.LogStdMin)+half)),
+		g.Op("Mul", []string{g.Scalar("logstd_half", float32(half)), g.Op("Tanh", []string{t})}),
+	})
+	pre := g.Op("Add", []string{u, g.Op("Mul", []string{g.Op("Exp", []string{logstd}), noise})})
+
+	d := []int64{int64(a.ActDim)}
+	scale := g.Float("action_scale", d, a.Scale)
+	bias := g.Float("action_bias", d, a.Bias)
+	squash := func(x string) string {
+		return g.Op("Add", []string{g.Op("Mul", []string{scale, g.Op("Tanh", []string{x})}), bias})
+	}
+	g.Output(squash(pre), NameAction, Float, Batch, Fixed(a.ActDim))
+	g.Output(squash(u), NameMeanAction, Float, Batch, Fixed(a.ActDim))
+
+	md, err := mergeMeta(meta, map[string]string{
+		MetaModel:     "actor",
+		MetaObsDim:    strconv.Itoa(a.ObsDim),
+		MetaActDim:    strconv.Itoa(a.ActDim),
+		MetaScale:     JoinFloats(a.Scale),
+		MetaBias:      JoinFloats(a.Bias),
+		MetaLogStdMin: JoinFloats([]float32{a.LogStdMin}),
+		MetaLogStdMax: JoinFloats([]float32{a.LogStdMax}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export actor: %w", err)
+	}
+	return g.Model(md)
+}

@@ -1,0 +1,123 @@
+package onnx
+
+import (
+	"github.com/admpo/admpo/models"
+)
+
+// PyTorch gate indices in a GRULayer's 3H columns.
+const (
+	gateR = 0
+	gateZ = 1
+	gateN = 2
+)
+
+// unrolledLayer holds one GRU layer's initializers for the unrolled form.
+// The r and z biases fold Bi and Bh together; n keeps Bh inside r ⊙ (·).
+type unrolledLayer struct {
+	l      *models.GRULayer
+	split  int       // layer 0: input rows [0, split) are the start state's
+	wiLo   [3]string // Wi rows [0, split) per gate (all rows above layer 0)
+	wiHi   [3]string // layer 0: Wi rows [split, In) per gate
+	bias   [3]string // input-side bias per gate
+	wh     [3]string // Wh per gate
+	bhN    string    // Bh of gate n
+	hidden int
+}
+
+func newUnrolledLayer(g *Graph, l *models.GRULayer, split int) *unrolledLayer {
+	h := l.Hidden
+	u := &unrolledLayer{l: l, split: split, hidden: h}
+	for gate := 0; gate < 3; gate++ {
+		wc := cols(l.Wi, l.In, 3*h, gate*h, (gate+1)*h)
+		u.wiLo[gate] = g.Float("gru_Wi", []int64{int64(split), int64(h)}, rows(wc, h, 0, split))
+		if split < l.In {
+			u.wiHi[gate] = g.Float("gru_Wi", []int64{int64(l.In - split), int64(h)}, rows(wc, h, split, l.In))
+		}
+		b := make([]float32, h)
+		for i := range b {
+			v := float64(l.Bi[gate*h+i])
+			if gate != gateN {
+				v += float64(l.Bh[gate*h+i])
+			}
+			b[i] = float32(v)
+		}
+		u.bias[gate] = g.Float("gru_b", []int64{int64(h)}, b)
+		u.wh[gate] = g.Float("gru_Wh", []int64{int64(h), int64(h)}, cols(l.Wh, h, 3*h, gate*h, (gate+1)*h))
+	}
+	u.bhN = g.Float("gru_bhn", []int64{int64(h)}, l.Bh[gateN*h:(gateN+1)*h])
+	return u
+}
+
+// project returns the input-side pre-activations x·Wi[:, gate] + bias for
+// one step of a layer above the first.
+func (u *unrolledLayer) project(g *Graph, x string) [3]string {
+	var gi [3]string
+	for gate := range gi {
+		gi[gate] = g.Op("Gemm", []string{x, u.wiLo[gate], u.bias[gate]})
+	}
+	return gi
+}
+
+// projectStart returns the first layer's start-state part obsN·Wi_obs + bias
+// per gate, computed once for all steps.
+func (u *unrolledLayer) projectStart(g *Graph, obsN string) [3]string {
+	return u.project(g, obsN)
+}
+
+// projectAction adds one step's action part to the start-state part.
+func (u *unrolledLayer) projectAction(g *Graph, start [3]string, actN string) [3]string {
+	var gi [3]string
+	for gate := range gi {
+		gi[gate] = g.Op("Gemm", []string{actN, u.wiHi[gate], start[gate]})
+	}
+	return gi
+}
+
+// cell returns the next hidden state from the input-side pre-activations and
+// the previous state h ("" for the zero initial state).
+func (u *unrolledLayer) cell(g *Graph, gi [3]string, h string) string {
+	if h == "" {
+		r := g.Op("Sigmoid", []string{gi[gateR]})
+		z := g.Op("Sigmoid", []string{gi[gateZ]})
+		n := g.Op("Tanh", []string{g.Op("Add", []string{gi[gateN], g.Op("Mul", []string{r, u.bhN})})})
+		return g.Op("Sub", []string{n, g.Op("Mul", []string{z, n})}) // (1-z)·n
+	}
+	r := g.Op("Sigmoid", []string{g.Op("Gemm", []string{h, u.wh[gateR], gi[gateR]})})
+	z := g.Op("Sigmoid", []string{g.Op("Gemm", []string{h, u.wh[gateZ], gi[gateZ]})})
+	ghn := g.Op("Gemm", []string{h, u.wh[gateN], u.bhN})
+	n := g.Op("Tanh", []string{g.Op("Add", []string{gi[gateN], g.Op("Mul", []string{r, ghn})})})
+	return g.Op("Add", []string{n, g.Op("Mul", []string{z, g.Op("Sub", []string{h, n})})}) // n + z·(h-n)
+}
+
+// unrolledStack runs the m steps of every layer from zero initial states and
+// returns the top layer's output after each step ([batch, H] each).
+func unrolledStack(g *Graph, m *models.ADM, obsN, actN string) []string {
+	c := m.Cfg
+	var xs []string
+	for li := range m.GRU {
+		l := &m.GRU[li]
+		var u *unrolledLayer
+		var start [3]string
+		if li == 0 {
+			u = newUnrolledLayer(g, l, c.ObsDim)
+			start = u.projectStart(g, obsN)
+		} else {
+			u = newUnrolledLayer(g, l, l.In)
+		}
+		h := ""
+		next := make([]string, c.M)
+		for j := 0; j < c.M; j++ {
+			var gi [3]string
+			if li == 0 {
+				a := g.Op("Gather", []string{actN, g.Int64s("step", nil, []int64{int64(j)})}, AttrInt("axis", 0))
+				gi = u.projectAction(g, start, a)
+			} else {
+				gi = u.project(g, xs[j])
+			}
+			h = u.cell(g, gi, h)
+			next[j] = h
+		}
+		xs = next
+	}
+	return xs
+}

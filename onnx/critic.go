@@ -1,0 +1,34 @@
+package onnx
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/admpo/admpo/models"
+)
+
+// ExportCritic writes a Q-network as an ONNX model with inputs obs
+// [batch, obs_dim] and act [batch, act_dim] and output q [batch, 1] =
+// Net([obs, act]).
+func ExportCritic(c *models.Critic, meta map[string]string) ([]byte, error) {
+	if err := checkCritic(c); err != nil {
+		return nil, fmt.Errorf("onnx: export critic: %w", err)
+	}
+	g := NewGraph("admpo_critic", "SAC Q-network")
+	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
+	act := g.Input(NameAct, Float, Batch, Fixed(c.ActDim))
+	x := g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
+	h := mlpHidden(g, x, "critic", &c.Net)
+	q := linear(g, h, "critic_out", &c.Net.Layers[len(c.Net.Layers)-1])
+	g.Output(q, NameQ, Float, Batch, Fixed(1))
+
+	md, err := mergeMeta(meta, map[string]string{
+		MetaModel:  "critic",
+		MetaObsDim: strconv.Itoa(c.ObsDim),
+		MetaActDim: strconv.Itoa(c.ActDim),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export critic: %w", err)
+	}
+	return g.Model(md)
+}

@@ -1,0 +1,72 @@
+package onnx
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/admpo/admpo/models"
+)
+
+// ExportEnsemble writes all members of a probabilistic ensemble into one
+// ONNX graph: inputs obs [batch, obs_dim] and act [batch, act_dim]; outputs
+// mean [members, batch, obs_dim+1] (of [s'-s, r]) and logvar (soft-clamped by
+// each member's bounds), computed with MatMuls batched over the member axis.
+func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) {
+	if err := checkEnsemble(e); err != nil {
+		return nil, fmt.Errorf("onnx: export ensemble: %w", err)
+	}
+	n := len(e.Members)
+	d := e.ObsDim + 1
+	g := NewGraph("admpo_ensemble", "probabilistic dynamics ensemble (MBPO/MOPO)")
+	obs := g.Input(NameObs, Float, Batch, Fixed(e.ObsDim))
+	act := g.Input(NameAct, Float, Batch, Fixed(e.ActDim))
+	x := g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
+	x = normalize(g, x, e.Norm.Mean, e.Norm.Std)
+
+	// member-stacked dense layer on columns [from, to): x [members or 1, batch, in]
+	dense := func(x string, j, from, to int) string {
+		in := e.Members[0].Layers[j].In
+		w := make([]float32, 0, n*in*(to-from))
+		b := make([]float32, 0, n*(to-from))
+		for i := range e.Members {
+			l := &e.Members[i].Layers[j]
+			w = append(w, cols(l.W, l.In, l.Out, from, to)...)
+			b = append(b, l.B[from:to]...)
+		}
+		wn := g.Float("ens_W", []int64{int64(n), int64(in), int64(to - from)}, w)
+		bn := g.Float("ens_B", []int64{int64(n), 1, int64(to - from)}, b)
+		return g.Op("Add", []string{g.Op("MatMul", []string{x, wn}), bn})
+	}
+	layers := len(e.Members[0].Layers)
+	var widths []int
+	for j := 0; j+1 < layers; j++ {
+		x = activate(g, dense(x, j, 0, e.Members[0].Layers[j].Out), e.Members[0].Activation)
+		widths = append(widths, e.Members[0].Layers[j].Out)
+	}
+	mean := dense(x, layers-1, 0, d)
+	lv := dense(x, layers-1, d, 2*d)
+	maxs := make([]float32, 0, n*d)
+	mins := make([]float32, 0, n*d)
+	for i := range e.Bounds {
+		maxs = append(maxs, e.Bounds[i].Max...)
+		mins = append(mins, e.Bounds[i].Min...)
+	}
+	lv = softClamp(g, lv, []int64{int64(n), 1, int64(d)}, maxs, mins)
+	g.Output(mean, NameMean, Float, Fixed(n), Batch, Fixed(d))
+	g.Output(lv, NameLogVar, Float, Fixed(n), Batch, Fixed(d))
+
+	md, err := mergeMeta(meta, map[string]string{
+		MetaModel:    "ensemble",
+		MetaObsDim:   strconv.Itoa(e.ObsDim),
+		MetaActDim:   strconv.Itoa(e.ActDim),
+		MetaMembers:  strconv.Itoa(n),
+		MetaElites:   joinInts(e.Elites),
+		MetaHidden:   joinInts(widths),
+		MetaNormMean: JoinFloats(e.Norm.Mean),
+		MetaNormStd:  JoinFloats(e.Norm.Std),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export ensemble: %w", err)
+	}
+	return g.Model(md)
+}

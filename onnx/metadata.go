@@ -1,0 +1,85 @@
+package onnx
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Metadata keys written by the exporters. Caller-supplied metadata may add
+// any other key (e.g. "task"); it may repeat one of these only with the same
+// value.
+const (
+	MetaModel     = "admpo_model"   // "actor", "critic", "adm", "adm_step" or "ensemble"
+	MetaVersion   = "admpo_version" // Version
+	MetaObsDim    = "obs_dim"
+	MetaActDim    = "act_dim"
+	MetaM         = "m"            // ADM: maximum backtracking length
+	MetaHidden    = "hidden"       // ADM: GRU width; ensemble: hidden widths
+	MetaLayers    = "layers"       // ADM: GRU layers
+	MetaResBlocks = "res_blocks"   // ADM: head ResBlocks
+	MetaADMForm   = "adm_form"     // ADM: "gru" or "unrolled"
+	MetaAllSteps  = "all_steps"    // ADM: "true" when all_mean is an output
+	MetaNormMean  = "norm_mean"    // ADM, ensemble: input normaliser mean over [obs, act]
+	MetaNormStd   = "norm_std"     // ADM, ensemble: input normaliser std
+	MetaMembers   = "members"      // ensemble: member count
+	MetaElites    = "elites"       // ensemble: elite member indices
+	MetaScale     = "action_scale" // actor
+	MetaBias      = "action_bias"  // actor
+	MetaLogStdMin = "log_std_min"  // actor
+	MetaLogStdMax = "log_std_max"  // actor
+)
+
+// JoinFloats writes v as comma-separated shortest float32 decimals, the
+// format of the norm_mean/norm_std/action_* metadata values.
+func JoinFloats(v []float32) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatFloat(float64(x), 'g', -1, 32)
+	}
+	return strings.Join(s, ",")
+}
+
+// ParseFloats reads a JoinFloats string.
+func ParseFloats(s string) ([]float32, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	v := make([]float32, len(parts))
+	for i, p := range parts {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
+		if err != nil {
+			return nil, fmt.Errorf("onnx: metadata float %d: %w", i, err)
+		}
+		v[i] = float32(x)
+	}
+	return v, nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// mergeMeta combines the caller's metadata with the exporter's own keys.
+func mergeMeta(user, own map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(user)+len(own)+2)
+	for k, v := range user {
+		if k == "" {
+			return nil, fmt.Errorf("empty metadata key")
+		}
+		out[k] = v
+	}
+	own[MetaVersion] = Version
+	for k, v := range own {
+		if u, ok := user[k]; ok && u != v {
+			return nil, fmt.Errorf("metadata key %q: caller gives %q but the model has %q", k, u, v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
