@@ -1,0 +1,165 @@
+package infer
+
+import (
+	"fmt"
+	"math/rand"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// admDims reads the ADM metadata every admpo ADM graph carries.
+func admDims(meta map[string]string) (m, od, ad int, err error) {
+	if m, err = metaInt(meta, "m"); err != nil {
+		return
+	}
+	if od, err = metaInt(meta, "obs_dim"); err != nil {
+		return
+	}
+	ad, err = metaInt(meta, "act_dim")
+	return
+}
+
+// ADMDirect is the direct ADM-Roll engine: every prediction runs the GRU
+// over the whole k-step plan from its start state (the exported "adm"
+// graph with per-row sequence lengths). With U^ADM it evaluates all
+// k = 1..min(history, m) plans of every row.
+type ADMDirect struct {
+	sess           *Session
+	m, obsDim, act int
+
+	k                        []int
+	obs, acts, next, rew, lv []float32
+	lens                     []int32
+}
+
+// OpenADMDirect loads an ADM exported by admpo's onnx.ExportADM.
+func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
+	s, err := Open(model, []string{"obs", "actions", "lengths"}, []string{"next_obs_mean", "reward_mean", "logvar"}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w (opening the ADM)", err)
+	}
+	m, od, ad, err := admDims(s.meta)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("infer: ADM metadata: %w", err)
+	}
+	return &ADMDirect{sess: s, m: m, obsDim: od, act: ad}, nil
+}
+
+// M is the model's maximum backtracking length.
+func (e *ADMDirect) M() int { return e.m }
+
+// Rollout runs ADM-Roll from the start sequences.
+func (e *ADMDirect) Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
+	return rollout(e, p, start, cfg, rng)
+}
+
+// Close frees the session.
+func (e *ADMDirect) Close() { e.sess.Close() }
+
+func (e *ADMDirect) dims() (int, int, int) { return e.m, e.obsDim, e.act }
+
+func (e *ADMDirect) begin(w *window) error { return nil }
+
+func (e *ADMDirect) advance(w *window, alive []int, cont []bool) {}
+
+// Predict evaluates plans: obs [n, obsDim] start states, acts [m, n, act]
+// sequence-first, lens [n] in 1..m; it fills next, rew, lv.
+func (e *ADMDirect) Predict(obs, acts []float32, lens []int32, next, rew, lv []float32) error {
+	n := len(lens)
+	var ts tensors
+	defer ts.destroy()
+	vals := make([]ort.Value, 0, 6)
+	for _, x := range []struct {
+		d    []float32
+		dims []int
+	}{{obs, []int{n, e.obsDim}}, {acts, []int{e.m, n, e.act}}} {
+		t, err := wrap(&ts, x.d, x.dims...)
+		if err != nil {
+			return err
+		}
+		vals = append(vals, t)
+	}
+	lt, err := wrap(&ts, lens, n)
+	if err != nil {
+		return err
+	}
+	vals = append(vals, lt)
+	for _, x := range []struct {
+		d    []float32
+		dims []int
+	}{{next, []int{n, e.obsDim}}, {rew, []int{n, 1}}, {lv, []int{n, e.obsDim + 1}}} {
+		t, err := wrap(&ts, x.d, x.dims...)
+		if err != nil {
+			return err
+		}
+		vals = append(vals, t)
+	}
+	return e.sess.Run(vals[:3], vals[3:])
+}
+
+func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
+	e.k = drawK(w, alive, rng, e.k)
+	od, ad := e.obsDim, e.act
+	// One plan per row (the drawn k), or every k = 1..l per row for U^ADM.
+	n := 0
+	for _, r := range alive {
+		if wantU {
+			n += w.l[r]
+		} else {
+			n++
+		}
+	}
+	e.obs = grow(e.obs, n*od)
+	e.acts = grow(e.acts, e.m*n*ad)
+	clear(e.acts)
+	if cap(e.lens) < n {
+		e.lens = make([]int32, n)
+	}
+	e.lens = e.lens[:n]
+	i := 0
+	add := func(r, k int) {
+		l := w.l[r]
+		copy(e.obs[i*od:], w.state(r, l-k))
+		for j := 0; j < k; j++ {
+			copy(e.acts[(j*n+i)*ad:], w.action(r, l-k+j))
+		}
+		e.lens[i] = int32(k)
+		i++
+	}
+	for q, r := range alive {
+		if wantU {
+			for k := 1; k <= w.l[r]; k++ {
+				add(r, k)
+			}
+		} else {
+			add(r, e.k[q])
+		}
+	}
+	e.next = grow(e.next, n*od)
+	e.rew = grow(e.rew, n)
+	e.lv = grow(e.lv, n*(od+1))
+	if err := e.Predict(e.obs, e.acts, e.lens, e.next, e.rew, e.lv); err != nil {
+		return err
+	}
+	if !wantU {
+		p.next, p.rew, p.lv = e.next, e.rew, e.lv
+		return nil
+	}
+	na := len(alive)
+	p.next = grow(p.next, na*od)
+	p.rew = grow(p.rew, na)
+	p.lv = grow(p.lv, na*(od+1))
+	p.u = grow(p.u, na)
+	i = 0
+	for q, r := range alive {
+		l := w.l[r]
+		c := i + e.k[q] - 1 // plans were added for k = 1..l
+		copy(p.next[q*od:(q+1)*od], e.next[c*od:])
+		p.rew[q] = e.rew[c]
+		copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
+		p.u[q] = uADM(e.next[i*od:(i+l)*od], l, od)
+		i += l
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package infer_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/onnx"
+)
+
+// TestADMIncrementalMatchesDirect checks that the incremental engine (cached
+// GRU states advanced one step at a time) gives ADMDirect's transitions for
+// the same seed, for several m, with and without U^ADM, with rows ending
+// early and with chunking; and, for m = 4, that both match the reference.
+func TestADMIncrementalMatchesDirect(t *testing.T) {
+	const n, horizon = 20, 7
+	for _, m := range []int{1, 2, 4, 5} {
+		f := newADMFixture(t, int64(40+m), smallADMConfig(m), onnx.ADMGRUOp)
+		for _, c := range []struct {
+			name    string
+			penalty float32
+			chunk   int
+		}{{"plain", 0, 0}, {"penalty", 1.3, 0}, {"penalty-chunk6", 1.3, 6}} {
+			t.Run(fmt.Sprintf("m%d/%s", m, c.name), func(t *testing.T) {
+				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
+				cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+				dir, err := f.direct.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				inc, err := f.inc.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := diffTransitions(inc, dir, f.obsDim, f.actDim, 1e-5); d != "" {
+					t.Fatalf("incremental vs direct: %s", d)
+				}
+				if m == 4 {
+					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(11)), refADMModel(f.adm))
+					if d := diffTransitions(inc, want, f.obsDim, f.actDim, 1e-4); d != "" {
+						t.Fatalf("incremental vs reference: %s", d)
+					}
+				}
+				if nd := countDone(dir); nd == 0 || nd == n {
+					t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
+				}
+			})
+		}
+	}
+}
+
+// TestADMIncrementalReuse runs one engine twice: the hidden-state cache of
+// the first roll-out (different batch size) must not leak into the second.
+func TestADMIncrementalReuse(t *testing.T) {
+	const m = 3
+	f := newADMFixture(t, 51, smallADMConfig(m), onnx.ADMUnrolled)
+	cfg := infer.RollConfig{Horizon: 4, Penalty: 0.2}
+	big := randStart(rand.New(rand.NewSource(1)), 17, m, f.obsDim, f.actDim, func(i int) int { return m })
+	small := randStart(rand.New(rand.NewSource(2)), 6, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+	if _, err := f.inc.Rollout(f.pol, big, cfg, rand.New(rand.NewSource(4))); err != nil {
+		t.Fatal(err)
+	}
+	inc, err := f.inc.Rollout(f.pol, small, cfg, rand.New(rand.NewSource(5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refRollout(t, f.pol, small, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(5)), refADMModel(f.adm))
+	if d := diffTransitions(inc, want, f.obsDim, f.actDim, 1e-4); d != "" {
+		t.Fatalf("second roll-out vs reference: %s", d)
+	}
+}

@@ -1,0 +1,137 @@
+package infer
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"time"
+)
+
+// BenchConfig describes a roll-out throughput measurement. The models are
+// given as exported ONNX bytes (infer does not build models itself).
+type BenchConfig struct {
+	Actor   []byte // exported SAC actor (onnx.ExportActor)
+	ADM     []byte // exported ADM (onnx.ExportADM) for the direct engine; nil skips it
+	ADMStep []byte // exported ADM step (onnx.ExportADMStep) for the incremental engine; nil skips it
+	Rows    int    // start rows rolled out together (e.g. 10000)
+	Horizon int    // model steps per row (H)
+	// Penalty computes U^ADM and subtracts it from the reward (ADMPO-OFF
+	// style); false is the ADMPO-ON roll-out without uncertainty.
+	Penalty bool
+	Threads int // ONNX Runtime intra-op threads; 0 lets ONNX Runtime decide
+	// Provider is the execution provider ("cpu" when empty, or "cuda").
+	Provider string
+	// ChunkRows is RollConfig.ChunkRows (0: the default).
+	ChunkRows int
+	// Repeats is how many timed roll-outs each engine runs; the fastest
+	// counts. 0 means 1.
+	Repeats int
+	// Seed seeds the start batch and the roll-outs.
+	Seed int64
+}
+
+// BenchResult is one engine's measured throughput.
+type BenchResult struct {
+	Engine      string  // "direct" or "incremental"
+	Transitions int     // transitions produced by one roll-out (Rows·Horizon)
+	Seconds     float64 // wall time of the fastest roll-out
+	PerSecond   float64 // Transitions / Seconds
+}
+
+// BenchRollout measures the transitions per second of the direct and the
+// incremental ADM-Roll engines on the given models. Every start row holds a
+// full window of m random states (N(0, 0.5²)) and actions (uniform in
+// [-1, 1]); no row terminates, so each roll-out yields Rows·Horizon
+// transitions. A small untimed roll-out warms each engine up first.
+func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
+	if cfg.Rows <= 0 || cfg.Horizon <= 0 {
+		return nil, fmt.Errorf("infer: bench: rows (%d) and horizon (%d) must be positive", cfg.Rows, cfg.Horizon)
+	}
+	if cfg.ADM == nil && cfg.ADMStep == nil {
+		return nil, errors.New("infer: bench: no ADM model given")
+	}
+	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads}
+	p, err := OpenPolicy(cfg.Actor, opts)
+	if err != nil {
+		return nil, fmt.Errorf("infer: bench: %w", err)
+	}
+	defer p.Close()
+	type engine struct {
+		name string
+		r    stepper
+		roll Roller
+	}
+	var engines []engine
+	defer func() {
+		for _, e := range engines {
+			e.roll.Close()
+		}
+	}()
+	if cfg.ADM != nil {
+		d, err := OpenADMDirect(cfg.ADM, opts)
+		if err != nil {
+			return nil, fmt.Errorf("infer: bench: %w", err)
+		}
+		engines = append(engines, engine{"direct", d, d})
+	}
+	if cfg.ADMStep != nil {
+		s, err := OpenADMIncremental(cfg.ADMStep, opts)
+		if err != nil {
+			return nil, fmt.Errorf("infer: bench: %w", err)
+		}
+		engines = append(engines, engine{"incremental", s, s})
+	}
+	m, od, ad := engines[0].r.dims()
+	for _, e := range engines[1:] {
+		if m2, od2, ad2 := e.r.dims(); m2 != m || od2 != od || ad2 != ad {
+			return nil, fmt.Errorf("infer: bench: the ADM (m %d, %dx%d) and ADM step (m %d, %dx%d) models differ", m, od, ad, m2, od2, ad2)
+		}
+	}
+	start := benchStart(cfg.Rows, m, od, ad, rand.New(rand.NewSource(cfg.Seed)))
+	rc := RollConfig{Horizon: cfg.Horizon, ChunkRows: cfg.ChunkRows}
+	if cfg.Penalty {
+		rc.Penalty = 1
+	}
+	repeats := max(cfg.Repeats, 1)
+	var out []BenchResult
+	for _, e := range engines {
+		warm := *start
+		warm.N = min(start.N, 256)
+		warm.Len = start.Len[:warm.N]
+		warm.Obs = start.Obs[:warm.N*m*od]
+		warm.Act = start.Act[:warm.N*(m-1)*ad]
+		if _, err := e.roll.Rollout(p, &warm, RollConfig{Horizon: 1, Penalty: rc.Penalty}, rand.New(rand.NewSource(cfg.Seed))); err != nil {
+			return nil, fmt.Errorf("infer: bench: %s warm-up: %w", e.name, err)
+		}
+		best := -1.0
+		var n int
+		for i := 0; i < repeats; i++ {
+			t0 := time.Now()
+			tr, err := e.roll.Rollout(p, start, rc, rand.New(rand.NewSource(cfg.Seed+1)))
+			if err != nil {
+				return nil, fmt.Errorf("infer: bench: %s: %w", e.name, err)
+			}
+			if s := time.Since(t0).Seconds(); best < 0 || s < best {
+				best = s
+			}
+			n = tr.N
+		}
+		out = append(out, BenchResult{Engine: e.name, Transitions: n, Seconds: best, PerSecond: float64(n) / best})
+	}
+	return out, nil
+}
+
+// benchStart is a batch of full windows of random states and actions.
+func benchStart(rows, m, od, ad int, rng *rand.Rand) *Start {
+	s := &Start{N: rows, M: m, Len: make([]int, rows), Obs: make([]float32, rows*m*od), Act: make([]float32, rows*(m-1)*ad)}
+	for i := range s.Len {
+		s.Len[i] = m
+	}
+	for i := range s.Obs {
+		s.Obs[i] = float32(0.5 * rng.NormFloat64())
+	}
+	for i := range s.Act {
+		s.Act[i] = float32(2*rng.Float64() - 1)
+	}
+	return s
+}

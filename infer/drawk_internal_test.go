@@ -1,0 +1,119 @@
+package infer
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// chi2Crit999 is the 0.999 quantile of the chi-square distribution with
+// 1..5 degrees of freedom (statistical tables).
+var chi2Crit999 = []float64{0, 10.828, 13.816, 16.266, 18.467, 20.515}
+
+// TestDrawKUniform checks that each row's backtracking length is uniform
+// over 1..min(history, m) (chi-square at the 0.1% level, per history
+// length) and that the draws consume the RNG in alive-row order, one
+// Intn(len) per row.
+func TestDrawKUniform(t *testing.T) {
+	const m, draws = 5, 30000
+	w := &window{m: m, l: []int{3, 1, 5, 2, 4, 5, 1}}
+	alive := []int{0, 1, 2, 3, 4, 6} // row 5 has ended
+	rng := rand.New(rand.NewSource(17))
+	counts := map[int][]int{}
+	var k []int
+	for it := 0; it < draws; it++ {
+		k = drawK(w, alive, rng, k)
+		if len(k) != len(alive) {
+			t.Fatalf("%d draws for %d alive rows", len(k), len(alive))
+		}
+		for q, r := range alive {
+			l := w.l[r]
+			if k[q] < 1 || k[q] > l {
+				t.Fatalf("row %d with %d states drew k=%d", r, l, k[q])
+			}
+			if counts[l] == nil {
+				counts[l] = make([]int, l+1)
+			}
+			counts[l][k[q]]++
+		}
+	}
+	for l, c := range counts {
+		var total int
+		for _, v := range c[1:] {
+			total += v
+		}
+		exp := float64(total) / float64(l)
+		var chi2 float64
+		for _, v := range c[1:] {
+			chi2 += (float64(v) - exp) * (float64(v) - exp) / exp
+		}
+		if l > 1 && chi2 > chi2Crit999[l-1] {
+			t.Errorf("history %d: counts %v, chi-square %.2f > %.2f", l, c[1:], chi2, chi2Crit999[l-1])
+		}
+	}
+	if len(counts) != 5 {
+		t.Fatalf("saw history lengths %v, want 1..5", counts)
+	}
+
+	// RNG order: one Intn(len) per alive row, in row order.
+	a, b := rand.New(rand.NewSource(3)), rand.New(rand.NewSource(3))
+	for it := 0; it < 50; it++ {
+		k = drawK(w, alive, a, k)
+		for q, r := range alive {
+			if want := 1 + b.Intn(w.l[r]); k[q] != want {
+				t.Fatalf("draw %d row %d: k=%d, the contract gives %d", it, r, k[q], want)
+			}
+		}
+	}
+}
+
+// TestUADMClosedForm checks uADM on hand-computed cases.
+func TestUADMClosedForm(t *testing.T) {
+	cases := []struct {
+		preds  []float32
+		kn, od int
+		want   float64
+	}{
+		{[]float32{1, 2, 3}, 1, 3, 0},
+		// dims: var{0,2} = 1, var{0,4} = 4 -> sqrt(2.5)
+		{[]float32{0, 0, 2, 4}, 2, 2, math.Sqrt(2.5)},
+		// one dim, values 1, 2, 6: mean 3, var (4+1+9)/3
+		{[]float32{1, 2, 6}, 3, 1, math.Sqrt(14.0 / 3)},
+		{[]float32{5, -1, 5, -1, 5, -1}, 3, 2, 0},
+	}
+	for i, c := range cases {
+		if got := uADM(c.preds, c.kn, c.od); math.Abs(float64(got)-c.want) > 1e-6 {
+			t.Errorf("case %d: uADM = %g, want %g", i, got, c.want)
+		}
+	}
+}
+
+// TestWindowPush checks the sliding window against explicit histories.
+func TestWindowPush(t *testing.T) {
+	const m = 3
+	w := &window{m: m, obsDim: 1, actDim: 1, l: []int{1}, s: make([]float32, m), a: make([]float32, m)}
+	w.s[0] = 0
+	var states, acts []float32
+	states = append(states, 0)
+	for step := 1; step <= 6; step++ {
+		a := float32(100 + step)
+		copy(w.action(0, w.l[0]-1), []float32{a})
+		acts = append(acts, a)
+		w.push(0, []float32{float32(step)})
+		states = append(states, float32(step))
+		l := min(len(states), m)
+		if w.l[0] != l {
+			t.Fatalf("step %d: window holds %d states, want %d", step, w.l[0], l)
+		}
+		for j := 0; j < l; j++ {
+			if got, want := w.state(0, j)[0], states[len(states)-l+j]; got != want {
+				t.Fatalf("step %d: state %d = %g, want %g", step, j, got, want)
+			}
+		}
+		for j := 0; j+1 < l; j++ {
+			if got, want := w.action(0, j)[0], acts[len(acts)-l+1+j]; got != want {
+				t.Fatalf("step %d: action %d = %g, want %g", step, j, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package infer
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+)
+
+// Start holds the start sequences of a roll-out batch, taken from real data:
+// row i has Len[i] states (1..M; the last is the current state) and
+// Len[i]-1 actions between them, none crossing an episode end.
+type Start struct {
+	N, M int
+	Len  []int
+	Obs  []float32 // [N, M, ObsDim]; row i's states in slots 0..Len[i]-1
+	Act  []float32 // [N, M-1, ActDim]; row i's actions in slots 0..Len[i]-2 (nil when M = 1)
+}
+
+// Transitions are the roll-out's output, one row per model step taken.
+type Transitions struct {
+	N                      int
+	Obs, Act, Rew, NextObs []float32
+	Done                   []bool
+	// Uncertainty is U^ADM (or the ensemble's max-std) of each transition,
+	// before it is multiplied by the penalty coefficient; zeros when the
+	// roll-out computes no uncertainty.
+	Uncertainty []float32
+	// Step is the roll-out step (0..H-1) that produced the transition.
+	Step []int32
+}
+
+// RollConfig controls a roll-out.
+type RollConfig struct {
+	Horizon int     // H: model steps per start sequence
+	Penalty float32 // beta: reward -= beta·U; 0 computes no uncertainty unless WantU
+	WantU   bool    // compute U even when Penalty is 0
+	// Done tells whether a predicted next observation ends the episode
+	// (e.g. envs.Task.Done); nil means never.
+	Done func(obs []float32) bool
+	// ChunkRows bounds the rows rolled out together (memory); default 8192.
+	ChunkRows int
+	// DeterministicPolicy uses the policy's mean action instead of sampling.
+	DeterministicPolicy bool
+}
+
+// Roller rolls a policy out in a learned dynamics model.
+type Roller interface {
+	Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error)
+	Close()
+}
+
+// window is the recent history of every row of a chunk: up to M states and
+// the actions between them, oldest first.
+type window struct {
+	m, obsDim, actDim int
+	l                 []int     // states per row
+	s                 []float32 // [rows, M, obsDim]
+	a                 []float32 // [rows, M, actDim]; a[l-1] is the action being taken
+}
+
+func (w *window) state(r, j int) []float32 {
+	o := (r*w.m + j) * w.obsDim
+	return w.s[o : o+w.obsDim]
+}
+
+func (w *window) action(r, j int) []float32 {
+	o := (r*w.m + j) * w.actDim
+	return w.a[o : o+w.actDim]
+}
+
+// push appends row r's new current state, dropping the oldest state and
+// action when the window is full.
+func (w *window) push(r int, next []float32) {
+	if w.l[r] == w.m {
+		rs := w.s[r*w.m*w.obsDim : (r+1)*w.m*w.obsDim]
+		copy(rs, rs[w.obsDim:])
+		ra := w.a[r*w.m*w.actDim : (r+1)*w.m*w.actDim]
+		copy(ra, ra[w.actDim:])
+		w.l[r]--
+	}
+	copy(w.state(r, w.l[r]), next)
+	w.l[r]++
+}
+
+// prediction is what a stepper returns for the alive rows.
+type prediction struct {
+	next []float32 // mean next observation [n, obsDim]
+	rew  []float32 // mean reward [n]
+	lv   []float32 // log-variance of [next obs, reward] [n, obsDim+1]
+	u    []float32 // uncertainty [n] (when asked)
+}
+
+// stepper is the model-specific part of a roll-out.
+type stepper interface {
+	dims() (m, obsDim, actDim int)
+	// begin prepares the model state for a chunk's windows.
+	begin(w *window) error
+	// predict draws each alive row's model choice (backtracking length or
+	// ensemble member) from rng in row order and fills p.
+	predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error
+	// advance is told, for each alive row in order, whether it continues;
+	// it runs after the windows' push.
+	advance(w *window, alive []int, cont []bool)
+}
+
+// rollout is the loop shared by every engine: policy action, model
+// prediction, Gaussian sample, penalty, termination, history update.
+func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
+	m, od, ad := st.dims()
+	if err := checkStart(start, m, od, ad); err != nil {
+		return nil, err
+	}
+	if p.ObsDim != od || p.ActDim != ad {
+		return nil, fmt.Errorf("infer: policy is %dx%d but the model is %dx%d (obs x act)", p.ObsDim, p.ActDim, od, ad)
+	}
+	if cfg.Horizon <= 0 {
+		return nil, fmt.Errorf("infer: roll-out horizon must be positive, got %d", cfg.Horizon)
+	}
+	chunk := cfg.ChunkRows
+	if chunk <= 0 {
+		chunk = 8192
+	}
+	wantU := cfg.WantU || cfg.Penalty != 0
+	out := &Transitions{}
+	for lo := 0; lo < start.N; lo += chunk {
+		hi := min(lo+chunk, start.N)
+		if err := rollChunk(st, p, start, lo, hi, cfg, wantU, rng, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, wantU bool, rng *rand.Rand, out *Transitions) error {
+	m, od, ad := st.dims()
+	rows := hi - lo
+	w := &window{m: m, obsDim: od, actDim: ad, l: make([]int, rows),
+		s: make([]float32, rows*m*od), a: make([]float32, rows*m*ad)}
+	for r := 0; r < rows; r++ {
+		i := lo + r
+		w.l[r] = start.Len[i]
+		copy(w.s[r*m*od:], start.Obs[i*m*od:(i*m+start.Len[i])*od])
+		if m > 1 {
+			copy(w.a[r*m*ad:], start.Act[i*(m-1)*ad:(i*(m-1)+start.Len[i]-1)*ad])
+		}
+	}
+	if err := st.begin(w); err != nil {
+		return err
+	}
+	alive := make([]int, rows)
+	for r := range alive {
+		alive[r] = r
+	}
+	obs := make([]float32, rows*od)
+	act := make([]float32, rows*ad)
+	noise := make([]float32, rows*ad)
+	next := make([]float32, od)
+	cont := make([]bool, rows)
+	var pr prediction
+	for step := 0; step < cfg.Horizon && len(alive) > 0; step++ {
+		n := len(alive)
+		for q, r := range alive {
+			copy(obs[q*od:], w.state(r, w.l[r]-1))
+		}
+		var nz []float32
+		if !cfg.DeterministicPolicy {
+			nz = noise[:n*ad]
+			for i := range nz {
+				nz[i] = float32(rng.NormFloat64())
+			}
+		}
+		if err := p.Act(obs[:n*od], nz, act[:n*ad]); err != nil {
+			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
+		}
+		for q, r := range alive {
+			copy(w.action(r, w.l[r]-1), act[q*ad:(q+1)*ad])
+		}
+		if err := st.predict(w, alive, wantU, rng, &pr); err != nil {
+			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
+		}
+		for q, r := range alive {
+			lv := pr.lv[q*(od+1) : (q+1)*(od+1)]
+			for d := 0; d < od; d++ {
+				next[d] = pr.next[q*od+d] + float32(math.Exp(0.5*float64(lv[d]))*rng.NormFloat64())
+			}
+			rew := pr.rew[q] + float32(math.Exp(0.5*float64(lv[od]))*rng.NormFloat64())
+			var u float32
+			if wantU {
+				u = pr.u[q]
+				rew -= cfg.Penalty * u
+			}
+			done := !finite(next) || (cfg.Done != nil && cfg.Done(next))
+			out.Obs = append(out.Obs, obs[q*od:(q+1)*od]...)
+			out.Act = append(out.Act, act[q*ad:(q+1)*ad]...)
+			out.Rew = append(out.Rew, rew)
+			out.NextObs = append(out.NextObs, next...)
+			out.Done = append(out.Done, done)
+			out.Uncertainty = append(out.Uncertainty, u)
+			out.Step = append(out.Step, int32(step))
+			out.N++
+			cont[q] = !done
+			if !done {
+				w.push(r, next)
+			}
+		}
+		st.advance(w, alive, cont[:n])
+		k := 0
+		for q, r := range alive {
+			if cont[q] {
+				alive[k] = r
+				k++
+			}
+		}
+		alive = alive[:k]
+	}
+	return nil
+}
+
+func finite(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkStart(s *Start, m, od, ad int) error {
+	if s == nil || s.N <= 0 {
+		return fmt.Errorf("infer: empty start batch")
+	}
+	if s.M != m {
+		return fmt.Errorf("infer: start sequences have M=%d, the model m=%d", s.M, m)
+	}
+	if len(s.Len) != s.N || len(s.Obs) != s.N*m*od || (m > 1 && len(s.Act) != s.N*(m-1)*ad) {
+		return fmt.Errorf("infer: start batch sizes: %d lengths, %d obs values, %d action values for N=%d, M=%d, obs %d, act %d",
+			len(s.Len), len(s.Obs), len(s.Act), s.N, m, od, ad)
+	}
+	for i, l := range s.Len {
+		if l < 1 || l > m {
+			return fmt.Errorf("infer: start row %d has %d states, want 1..%d", i, l, m)
+		}
+		if !finite(s.Obs[i*m*od : (i*m+l)*od]) {
+			return fmt.Errorf("infer: start row %d has a NaN or Inf observation", i)
+		}
+		if m > 1 && !finite(s.Act[i*(m-1)*ad:(i*(m-1)+l-1)*ad]) {
+			return fmt.Errorf("infer: start row %d has a NaN or Inf action", i)
+		}
+	}
+	return nil
+}
+
+// drawK draws each alive row's backtracking length uniformly from
+// 1..min(states, m), in row order (shared by the ADM engines so that the same
+// seed gives the same choices).
+func drawK(w *window, alive []int, rng *rand.Rand, k []int) []int {
+	k = k[:0]
+	for _, r := range alive {
+		k = append(k, 1+rng.Intn(w.l[r]))
+	}
+	return k
+}
+
+// uADM is sqrt(mean over dims of the population variance over k of the
+// mean next states) for one row; preds holds kn rows of obsDim.
+func uADM(preds []float32, kn, od int) float32 {
+	if kn <= 1 {
+		return 0
+	}
+	var total float64
+	for d := 0; d < od; d++ {
+		var s float64
+		for j := 0; j < kn; j++ {
+			s += float64(preds[j*od+d])
+		}
+		mean := s / float64(kn)
+		var v float64
+		for j := 0; j < kn; j++ {
+			e := float64(preds[j*od+d]) - mean
+			v += e * e
+		}
+		total += v / float64(kn)
+	}
+	return float32(math.Sqrt(total / float64(od)))
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,173 @@
+package infer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Options configure an ONNX Runtime session.
+type Options struct {
+	// Provider is "cpu" (default) or "cuda". CUDA needs an ONNX Runtime build
+	// with the CUDA execution provider and the CUDA/cuDNN libraries on the
+	// host; admpo's setup installs the CPU build only.
+	Provider string
+	// Threads is the intra-op thread count; 0 lets ONNX Runtime decide.
+	Threads int
+}
+
+// Session is one loaded ONNX model with named inputs and outputs.
+type Session struct {
+	s       *ort.DynamicAdvancedSession
+	inputs  []string
+	outputs []string
+	meta    map[string]string
+}
+
+// Open loads an ONNX model from memory. It checks that the model has the
+// named inputs and outputs and fails with a clear error for bytes that are
+// not a model ONNX Runtime can load.
+func Open(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
+	if err := Init(); err != nil {
+		return nil, err
+	}
+	if len(model) == 0 {
+		return nil, errors.New("infer: empty ONNX model")
+	}
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(model)
+	if err != nil {
+		return nil, fmt.Errorf("infer: not a loadable ONNX model (%d bytes): %w", len(model), err)
+	}
+	if err := hasNames("input", ins, inputs); err != nil {
+		return nil, err
+	}
+	if err := hasNames("output", outs, outputs); err != nil {
+		return nil, err
+	}
+	meta, err := readMetadata(model)
+	if err != nil {
+		return nil, err
+	}
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("infer: session options: %w", err)
+	}
+	defer so.Destroy()
+	if opts.Threads > 0 {
+		if err := so.SetIntraOpNumThreads(opts.Threads); err != nil {
+			return nil, fmt.Errorf("infer: threads: %w", err)
+		}
+		if err := so.SetInterOpNumThreads(1); err != nil {
+			return nil, fmt.Errorf("infer: threads: %w", err)
+		}
+	}
+	switch strings.ToLower(opts.Provider) {
+	case "", "cpu":
+	case "cuda":
+		co, err := ort.NewCUDAProviderOptions()
+		if err != nil {
+			return nil, fmt.Errorf("infer: the CUDA provider is unavailable in this ONNX Runtime (%s); install a GPU build of ONNX Runtime %s with CUDA 12 and cuDNN 9 and point ADMPO_ORT_LIB at it: %w", ortLibName, ORTVersion, err)
+		}
+		defer co.Destroy()
+		if err := so.AppendExecutionProviderCUDA(co); err != nil {
+			return nil, fmt.Errorf("infer: enabling the CUDA provider failed (needs a GPU, the CUDA 12 and cuDNN 9 libraries, and a CUDA build of ONNX Runtime via ADMPO_ORT_LIB): %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("infer: unknown provider %q (cpu or cuda)", opts.Provider)
+	}
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, so)
+	if err != nil {
+		return nil, fmt.Errorf("infer: creating session: %w", err)
+	}
+	return &Session{s: s, inputs: inputs, outputs: outputs, meta: meta}, nil
+}
+
+func hasNames(kind string, info []ort.InputOutputInfo, want []string) error {
+	have := map[string]bool{}
+	var names []string
+	for _, i := range info {
+		have[i.Name] = true
+		names = append(names, i.Name)
+	}
+	for _, w := range want {
+		if !have[w] {
+			return fmt.Errorf("infer: model has no %s %q (it has %s)", kind, w, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+func readMetadata(model []byte) (map[string]string, error) {
+	md, err := ort.GetModelMetadataWithONNXData(model)
+	if err != nil {
+		return nil, fmt.Errorf("infer: reading model metadata: %w", err)
+	}
+	defer md.Destroy()
+	keys, err := md.GetCustomMetadataMapKeys()
+	if err != nil {
+		return nil, fmt.Errorf("infer: reading model metadata: %w", err)
+	}
+	meta := make(map[string]string, len(keys))
+	for _, k := range keys {
+		v, _, err := md.LookupCustomMetadataMap(k)
+		if err != nil {
+			return nil, fmt.Errorf("infer: metadata %q: %w", k, err)
+		}
+		meta[k] = v
+	}
+	return meta, nil
+}
+
+// Metadata returns the model's metadata_props.
+func (s *Session) Metadata() map[string]string { return s.meta }
+
+// Run evaluates the model; inputs and outputs follow the order given to Open.
+func (s *Session) Run(inputs, outputs []ort.Value) error {
+	if err := s.s.Run(inputs, outputs); err != nil {
+		return fmt.Errorf("infer: run: %w", err)
+	}
+	return nil
+}
+
+// Close frees the session.
+func (s *Session) Close() {
+	if s != nil && s.s != nil {
+		s.s.Destroy()
+		s.s = nil
+	}
+}
+
+// tensors is a set of preallocated float32/int32 tensors reused across runs
+// of one batch size.
+type tensors struct {
+	vals []ort.Value
+}
+
+func (t *tensors) destroy() {
+	for _, v := range t.vals {
+		if v != nil {
+			v.Destroy()
+		}
+	}
+	t.vals = nil
+}
+
+func newF32(t *tensors, dims ...int64) (*ort.Tensor[float32], error) {
+	x, err := ort.NewEmptyTensor[float32](ort.NewShape(dims...))
+	if err != nil {
+		return nil, fmt.Errorf("infer: tensor %v: %w", dims, err)
+	}
+	t.vals = append(t.vals, x)
+	return x, nil
+}
+
+func newI32(t *tensors, dims ...int64) (*ort.Tensor[int32], error) {
+	x, err := ort.NewEmptyTensor[int32](ort.NewShape(dims...))
+	if err != nil {
+		return nil, fmt.Errorf("infer: tensor %v: %w", dims, err)
+	}
+	t.vals = append(t.vals, x)
+	return x, nil
+}
