@@ -1,0 +1,63 @@
+package train
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/admpo/admpo/models"
+)
+
+// BenchADMTrainStep times ADM train steps at the reference size: Hopper's
+// dims (obs 11, act 3), m = 5, batch 256, a 3x200 GRU and 4 ResBlocks with
+// dropout, one m-step unroll per start state, on a fixed random batch. A
+// step is forward, backward and Adam. It returns the median ms per step of
+// iters timed steps after three warm-up ones.
+func BenchADMTrainStep(iters int) (float64, error) {
+	return BenchADMTrainStepConfig(models.DefaultADMConfig(11, 3, 5), iters)
+}
+
+// BenchADMTrainStepConfig is BenchADMTrainStep for another ADM size (e.g.
+// one GRU layer, to compare with other measurements).
+func BenchADMTrainStepConfig(cfg models.ADMConfig, iters int) (float64, error) {
+	if iters <= 0 {
+		return 0, fmt.Errorf("train: bench ADM: iters %d must be positive", iters)
+	}
+	rng := rand.New(rand.NewSource(5))
+	m, err := models.NewADM(cfg, rng)
+	if err != nil {
+		return 0, err
+	}
+	const batch = 256
+	g, err := models.NewADMTrainGraph(m, batch, models.ADMDropout, 6)
+	if err != nil {
+		return 0, err
+	}
+	defer g.Close()
+	for i := range g.X {
+		g.X[i] = float32(rng.NormFloat64())
+	}
+	for i := range g.Target {
+		g.Target[i] = float32(0.1 * rng.NormFloat64())
+	}
+	for i := range g.Weight {
+		g.Weight[i] = 1
+	}
+	opt := models.NewAdam(g.Params, 3e-4)
+	var ts []float64
+	for i := -3; i < iters; i++ {
+		t0 := time.Now()
+		if err := g.Run(); err != nil {
+			return 0, err
+		}
+		if err := opt.Step(); err != nil {
+			return 0, err
+		}
+		if i >= 0 {
+			ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
+		}
+	}
+	sort.Float64s(ts)
+	return ts[len(ts)/2], nil
+}

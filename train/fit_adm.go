@@ -1,0 +1,403 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+
+	"github.com/admpo/admpo/models"
+)
+
+// ADMFitConfig configures FitADM. DefaultADMFitConfig holds the paper's
+// values.
+type ADMFitConfig struct {
+	LR          float32 // Adam learning rate (3e-4)
+	Batch       int     // start states per train step (256)
+	HoldoutFrac float64 // holdout share of the buffer's tail (0.2) ...
+	MaxHoldout  int     // ... capped at this many start states (1000; 500 online)
+	Patience    int     // stop after this many epochs without holdout improvement (25)
+	MinRelGain  float64 // an improvement must beat the best by this fraction (0)
+	MaxEpochs   int     // cap on epochs (0: none)
+	MaxSteps    int     // cap on train steps per epoch (0: a full pass over the train starts)
+	Dropout     float64 // ResBlock dropout (0.1)
+	EvalRows    int     // holdout rows per plain-Go forward chunk (1024)
+	TrainEval   int     // train starts sampled for the final per-k train losses (2000)
+	// Bootstrap trains the bootstrapping RNN baseline on the same network
+	// instead of the ADM: step k reads the real state s_{t+k-1} (not the
+	// repeated start state) with a_{t+k-1} and predicts the one-step
+	// [s_{t+k} - s_{t+k-1}, r_{t+k}]; roll-outs then feed back its own
+	// predicted states.
+	Bootstrap bool
+}
+
+// DefaultADMFitConfig returns the reference implementation's fit settings.
+func DefaultADMFitConfig() ADMFitConfig {
+	return ADMFitConfig{LR: 3e-4, Batch: 256, HoldoutFrac: 0.2, MaxHoldout: 1000, Patience: 25,
+		Dropout: models.ADMDropout, EvalRows: 1024, TrainEval: 2000}
+}
+
+// ADMEpoch records one epoch of an ADM fit.
+type ADMEpoch struct {
+	Epoch          int
+	TrainNLL       float64   // mean train-batch NLL over the epoch
+	HoldoutMSE     float64   // mean squared error of the mean over valid (start, k) pairs and dims
+	HoldoutNLL     float64   // Gaussian NLL (without constants) over the same pairs
+	HoldoutMSEPerK []float64 // k = 1..m
+	HoldoutNLLPerK []float64
+}
+
+// ADMFitReport is a FitReport with the ADM's per-k losses and history.
+// FitReport.HoldoutLoss is the best holdout MSE (the early-stopping metric);
+// HoldoutPerK its per-k values.
+type ADMFitReport struct {
+	FitReport
+	Best           ADMEpoch   // the epoch whose weights were kept
+	TrainMSEPerK   []float64  // kept weights, on up to TrainEval train starts
+	TrainNLLPerK   []float64  //
+	HoldoutNLLPerK []float64  // kept weights
+	History        []ADMEpoch // every epoch
+	TrainStarts    int
+}
+
+// admSplit is a buffer split into train and holdout start indices.
+type admSplit struct {
+	data          *Replay
+	m             int
+	nTrain, nHold int
+}
+
+// newADMSplit puts the last min(frac·n, maxHold) transitions in the holdout.
+func newADMSplit(data *Replay, m int, frac float64, maxHold int) (admSplit, error) {
+	n := data.Len()
+	hold := min(int(frac*float64(n)), maxHold)
+	if frac > 0 && hold < 1 {
+		hold = 1
+	}
+	if n-hold < 1 || hold < 1 {
+		return admSplit{}, fmt.Errorf("train: ADM fit needs train and holdout data, have %d transitions (holdout %d)", n, hold)
+	}
+	return admSplit{data: data, m: m, nTrain: n - hold, nHold: hold}, nil
+}
+
+// fill loads the sequences starting at the given indices into rows of sb;
+// train sequences stop where the holdout begins.
+func (s admSplit) fill(sb *SeqBatch, starts []int, train bool) error {
+	for row, k := range starts {
+		if err := s.data.SequenceAt(k, sb, row); err != nil {
+			return err
+		}
+		if train {
+			for j := 0; j < s.m; j++ {
+				if k+j >= s.nTrain && sb.Mask[row*s.m+j] != 0 {
+					sb.Mask[row*s.m+j] = 0
+					clear(sb.NextObs[(row*s.m+j)*sb.ObsDim : (row*s.m+j+1)*sb.ObsDim])
+					sb.Rew[row*s.m+j] = 0
+				}
+			}
+		}
+	}
+	for row := len(starts); row < sb.N; row++ { // padding rows
+		clear(sb.Mask[row*s.m : (row+1)*s.m])
+		clear(sb.Obs0[row*sb.ObsDim : (row+1)*sb.ObsDim])
+		clear(sb.Act[row*s.m*sb.ActDim : (row+1)*s.m*sb.ActDim])
+		clear(sb.NextObs[row*s.m*sb.ObsDim : (row+1)*s.m*sb.ObsDim])
+	}
+	return nil
+}
+
+// fitNormalizer z-scores [obs, act] over every stored transition (float64
+// sums; a std below 1e-12 becomes 1).
+func fitNormalizer(data *Replay, n *models.Normalizer) error {
+	od, ad := data.ObsDim, data.ActDim
+	in := od + ad
+	sum := make([]float64, in)
+	sq := make([]float64, in)
+	sb := NewSeqBatch(1, 1, od, ad)
+	cnt := data.Len()
+	if cnt == 0 || len(n.Mean) != in || len(n.Std) != in {
+		return fmt.Errorf("train: normaliser of dim %d over %d transitions of dim %d", len(n.Mean), cnt, in)
+	}
+	row := make([]float64, in)
+	for k := 0; k < cnt; k++ {
+		if err := data.SequenceAt(k, sb, 0); err != nil {
+			return err
+		}
+		for j := 0; j < od; j++ {
+			row[j] = float64(sb.Obs0[j])
+		}
+		for j := 0; j < ad; j++ {
+			row[od+j] = float64(sb.Act[j])
+		}
+		for j, v := range row {
+			sum[j] += v
+			sq[j] += v * v
+		}
+	}
+	for j := range sum {
+		mean := sum[j] / float64(cnt)
+		v := math.Max(sq[j]/float64(cnt)-mean*mean, 0)
+		std := math.Sqrt(v)
+		if std < 1e-12 {
+			std = 1
+		}
+		n.Mean[j], n.Std[j] = float32(mean), float32(std)
+	}
+	return nil
+}
+
+// stepObs returns the state read at step k (0-based) of row r: the start
+// state for the ADM, the state reached after k steps for the bootstrapping
+// RNN.
+func stepObs(sb *SeqBatch, r, k int, bootstrap bool) []float32 {
+	od, m := sb.ObsDim, sb.M
+	if !bootstrap || k == 0 {
+		return sb.Obs0[r*od : (r+1)*od]
+	}
+	return sb.NextObs[(r*m+k-1)*od : (r*m+k)*od]
+}
+
+// fillADMGraph writes a sequence batch into the graph's time-major inputs:
+// X = norm([state read at step k, a]), Target = [s_{t+k+1} - that state,
+// r], Weight = the step's mask.
+func fillADMGraph(a *models.ADMGraph, sb *SeqBatch, bootstrap bool) {
+	c := a.Model.Cfg
+	od, ad, m, b := c.ObsDim, c.ActDim, c.M, a.Batch
+	in, d := od+ad, od+1
+	norm := &a.Model.Norm
+	for k := 0; k < m; k++ {
+		for r := 0; r < b; r++ {
+			row := k*b + r
+			x := a.X[row*in : (row+1)*in]
+			s0 := stepObs(sb, r, k, bootstrap)
+			copy(x[:od], s0)
+			copy(x[od:], sb.Act[(r*m+k)*ad:(r*m+k+1)*ad])
+			for j := range x {
+				x[j] = (x[j] - norm.Mean[j]) / norm.Std[j]
+			}
+			tg := a.Target[row*d : (row+1)*d]
+			next := sb.NextObs[(r*m+k)*od : (r*m+k+1)*od]
+			w := sb.Mask[r*m+k]
+			a.Weight[row] = w
+			if w == 0 {
+				clear(tg)
+				continue
+			}
+			for j := 0; j < od; j++ {
+				tg[j] = next[j] - s0[j]
+			}
+			tg[od] = sb.Rew[r*m+k]
+		}
+	}
+}
+
+// admEval holds the per-k error sums of a plain-Go evaluation.
+type admEval struct {
+	mse, nll []float64
+	count    []float64 // valid (start, k) pairs
+}
+
+// evaluateADM runs the plain-Go forward on the given starts (in chunks of
+// rows) and accumulates per-k MSE and NLL over valid steps.
+func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, bootstrap bool) (admEval, error) {
+	c := m.Cfg
+	od, ad, M := c.ObsDim, c.ActDim, c.M
+	d := od + 1
+	ev := admEval{mse: make([]float64, M), nll: make([]float64, M), count: make([]float64, M)}
+	sb := NewSeqBatch(rows, M, od, ad)
+	obs := make([]float32, rows*od)
+	act := make([]float32, rows*ad)
+	mean := make([]float32, rows*d)
+	lv := make([]float32, rows*d)
+	st := m.NewState(rows)
+	for lo := 0; lo < len(starts); lo += rows {
+		chunk := starts[lo:min(lo+rows, len(starts))]
+		if err := s.fill(sb, chunk, train); err != nil {
+			return ev, err
+		}
+		n := len(chunk)
+		if st.Batch != n {
+			st = m.NewState(n)
+		}
+		st.Reset()
+		for k := 0; k < M; k++ {
+			for r := 0; r < n; r++ {
+				copy(obs[r*od:(r+1)*od], stepObs(sb, r, k, bootstrap))
+				copy(act[r*ad:(r+1)*ad], sb.Act[(r*M+k)*ad:(r*M+k+1)*ad])
+			}
+			if err := m.GRUStep(st, obs[:n*od], act[:n*ad]); err != nil {
+				return ev, err
+			}
+			if err := m.Head(st, mean[:n*d], lv[:n*d]); err != nil {
+				return ev, err
+			}
+			for r := 0; r < n; r++ {
+				if sb.Mask[r*M+k] == 0 {
+					continue
+				}
+				s0 := obs[r*od : (r+1)*od]
+				next := sb.NextObs[(r*M+k)*od : (r*M+k+1)*od]
+				var se, nl float64
+				for j := 0; j < d; j++ {
+					var tg float64
+					if j < od {
+						tg = float64(next[j]) - float64(s0[j])
+					} else {
+						tg = float64(sb.Rew[r*M+k])
+					}
+					e := float64(mean[r*d+j]) - tg
+					l := float64(lv[r*d+j])
+					se += e * e
+					nl += e*e*math.Exp(-l) + l
+				}
+				ev.mse[k] += se / float64(d)
+				ev.nll[k] += nl / float64(d)
+				ev.count[k]++
+			}
+		}
+	}
+	return ev, nil
+}
+
+// summary returns the pooled MSE and NLL and the per-k means.
+func (ev admEval) summary() (mse, nll float64, msePerK, nllPerK []float64) {
+	var tm, tn, tc float64
+	for k := range ev.mse {
+		tm += ev.mse[k]
+		tn += ev.nll[k]
+		tc += ev.count[k]
+		mk, nk := math.NaN(), math.NaN()
+		if ev.count[k] > 0 {
+			mk, nk = ev.mse[k]/ev.count[k], ev.nll[k]/ev.count[k]
+		}
+		msePerK = append(msePerK, mk)
+		nllPerK = append(nllPerK, nk)
+	}
+	if tc == 0 {
+		return math.NaN(), math.NaN(), msePerK, nllPerK
+	}
+	return tm / tc, tn / tc, msePerK, nllPerK
+}
+
+func seqRange(lo, hi int) []int {
+	s := make([]int, hi-lo)
+	for i := range s {
+		s[i] = lo + i
+	}
+	return s
+}
+
+// FitADM fits m to the buffer's sequences as the reference implementation
+// does: m is re-initialised (weights drawn from rng, in place, so graphs and
+// exporters holding its slices see the result), its normaliser is set from
+// the buffer, the last min(HoldoutFrac·n, MaxHoldout) start states are held
+// out, and Adam trains one m-step unroll per start state with the head on
+// every k (Gaussian NLL over valid (start, k) pairs plus the bound terms).
+// After every epoch the holdout MSE is measured; training stops after
+// Patience epochs without improvement (or MaxEpochs) and the best weights
+// are kept.
+func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
+	var rep ADMFitReport
+	c := m.Cfg
+	if data.ObsDim != c.ObsDim || data.ActDim != c.ActDim {
+		return rep, fmt.Errorf("train: ADM dims %d/%d, buffer %d/%d", c.ObsDim, c.ActDim, data.ObsDim, data.ActDim)
+	}
+	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.EvalRows <= 0 {
+		return rep, fmt.Errorf("train: invalid ADM fit config %+v", fc)
+	}
+	split, err := newADMSplit(data, c.M, fc.HoldoutFrac, fc.MaxHoldout)
+	if err != nil {
+		return rep, err
+	}
+	fresh, err := models.NewADM(c, rng)
+	if err != nil {
+		return rep, err
+	}
+	if err := m.CopyFrom(fresh); err != nil {
+		return rep, err
+	}
+	if err := fitNormalizer(data, &m.Norm); err != nil {
+		return rep, err
+	}
+	g, err := models.NewADMTrainGraph(m, fc.Batch, fc.Dropout, rng.Int63())
+	if err != nil {
+		return rep, err
+	}
+	defer g.Close()
+	opt := models.NewAdam(g.Params, fc.LR)
+	sb := NewSeqBatch(fc.Batch, c.M, c.ObsDim, c.ActDim)
+	holdStarts := seqRange(split.nTrain, split.nTrain+split.nHold)
+	rep.HoldoutCount, rep.TrainStarts = split.nHold, split.nTrain
+
+	best := m.Clone()
+	bestMSE := math.Inf(1)
+	since := 0
+	for epoch := 1; fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs; epoch++ {
+		perm := rng.Perm(split.nTrain)
+		if fc.MaxSteps > 0 && len(perm) > fc.MaxSteps*fc.Batch {
+			perm = perm[:fc.MaxSteps*fc.Batch]
+		}
+		var nllSum, wSum float64
+		for lo := 0; lo < len(perm); lo += fc.Batch {
+			chunk := perm[lo:min(lo+fc.Batch, len(perm))]
+			if err := split.fill(sb, chunk, true); err != nil {
+				return rep, err
+			}
+			fillADMGraph(g, sb, fc.Bootstrap)
+			var w float64
+			for _, v := range g.Weight {
+				w += float64(v)
+			}
+			if w == 0 {
+				continue
+			}
+			if err := g.Run(); err != nil {
+				return rep, err
+			}
+			if err := opt.Step(); err != nil {
+				return rep, err
+			}
+			_, nll, err := g.LossValue()
+			if err != nil {
+				return rep, err
+			}
+			nllSum += float64(nll) * w
+			wSum += w
+		}
+		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap)
+		if err != nil {
+			return rep, err
+		}
+		e := ADMEpoch{Epoch: epoch, TrainNLL: nllSum / math.Max(wSum, 1)}
+		e.HoldoutMSE, e.HoldoutNLL, e.HoldoutMSEPerK, e.HoldoutNLLPerK = ev.summary()
+		rep.History = append(rep.History, e)
+		if math.IsNaN(e.HoldoutMSE) || math.IsNaN(e.TrainNLL) {
+			return rep, fmt.Errorf("train: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
+		}
+		if e.HoldoutMSE < bestMSE*(1-fc.MinRelGain) || math.IsInf(bestMSE, 1) {
+			bestMSE, rep.Best, since = e.HoldoutMSE, e, 0
+			if err := best.CopyFrom(m); err != nil {
+				return rep, err
+			}
+		} else if since++; since >= fc.Patience {
+			break
+		}
+	}
+	if err := m.CopyFrom(best); err != nil {
+		return rep, err
+	}
+	rep.Epochs = len(rep.History)
+	rep.TrainLoss = rep.History[len(rep.History)-1].TrainNLL
+	rep.HoldoutLoss = rep.Best.HoldoutMSE
+	rep.HoldoutPerK = rep.Best.HoldoutMSEPerK
+	rep.HoldoutNLLPerK = rep.Best.HoldoutNLLPerK
+	if fc.TrainEval > 0 {
+		starts := rng.Perm(split.nTrain)
+		starts = starts[:min(fc.TrainEval, len(starts))]
+		ev, err := evaluateADM(m, split, starts, fc.EvalRows, true, fc.Bootstrap)
+		if err != nil {
+			return rep, err
+		}
+		_, _, rep.TrainMSEPerK, rep.TrainNLLPerK = ev.summary()
+	}
+	return rep, nil
+}

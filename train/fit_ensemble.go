@@ -1,0 +1,313 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+
+	"github.com/admpo/admpo/models"
+)
+
+// EnsembleFitConfig configures FitEnsemble. DefaultEnsembleFitConfig holds
+// MBPO's values.
+type EnsembleFitConfig struct {
+	LR          float32   // Adam learning rate (1e-3)
+	Batch       int       // rows per member per train step (256)
+	HoldoutFrac float64   // random holdout share (0.2) ...
+	MaxHoldout  int       // ... capped at this many transitions (5000; MOPO 1000)
+	Patience    int       // stop after this many epochs in which no member improved (5)
+	MinRelGain  float64   // a member improves when its holdout MSE falls by this fraction (0.01)
+	MaxEpochs   int       // cap on epochs (0: none)
+	MaxSteps    int       // cap on train steps per epoch (0: a full pass)
+	Elites      int       // members kept for roll-outs, best holdout MSE first (5)
+	Decay       []float64 // per-layer weight decay (models.EnsembleDecay); nil for none
+	Reinit      bool      // re-draw the weights before fitting (MBPO keeps training: false)
+}
+
+// DefaultEnsembleFitConfig returns MBPO's fit settings.
+func DefaultEnsembleFitConfig() EnsembleFitConfig {
+	return EnsembleFitConfig{LR: 1e-3, Batch: 256, HoldoutFrac: 0.2, MaxHoldout: 5000, Patience: 5,
+		MinRelGain: 0.01, Elites: 5, Decay: models.EnsembleDecay}
+}
+
+// EnsembleEpoch records one epoch of an ensemble fit.
+type EnsembleEpoch struct {
+	Epoch      int
+	TrainNLL   []float64 // per member, mean over the epoch's batches
+	HoldoutMSE []float64 // per member
+}
+
+// EnsembleFitReport is a FitReport with per-member results. HoldoutLoss is
+// the mean holdout MSE of the elites; HoldoutPerK has that one value.
+type EnsembleFitReport struct {
+	FitReport
+	MemberHoldoutMSE []float64 // kept weights, per member
+	Elites           []int
+	History          []EnsembleEpoch
+}
+
+// transitions is a flat copy of a buffer's transitions.
+type transitions struct {
+	n, od, ad      int
+	obs, act, next []float32
+	rew            []float32
+}
+
+func loadTransitions(data *Replay) (*transitions, error) {
+	n, od, ad := data.Len(), data.ObsDim, data.ActDim
+	tr := &transitions{n: n, od: od, ad: ad, obs: make([]float32, n*od), act: make([]float32, n*ad),
+		next: make([]float32, n*od), rew: make([]float32, n)}
+	sb := NewSeqBatch(1, 1, od, ad)
+	for k := 0; k < n; k++ {
+		if err := data.SequenceAt(k, sb, 0); err != nil {
+			return nil, err
+		}
+		copy(tr.obs[k*od:], sb.Obs0)
+		copy(tr.act[k*ad:], sb.Act)
+		copy(tr.next[k*od:], sb.NextObs)
+		tr.rew[k] = sb.Rew[0]
+	}
+	return tr, nil
+}
+
+// fitNormalizerRows z-scores [obs, act] over the given transitions.
+func (tr *transitions) fitNormalizerRows(rows []int, n *models.Normalizer) {
+	in := tr.od + tr.ad
+	sum := make([]float64, in)
+	sq := make([]float64, in)
+	for _, k := range rows {
+		for j := 0; j < in; j++ {
+			var v float64
+			if j < tr.od {
+				v = float64(tr.obs[k*tr.od+j])
+			} else {
+				v = float64(tr.act[k*tr.ad+j-tr.od])
+			}
+			sum[j] += v
+			sq[j] += v * v
+		}
+	}
+	c := float64(len(rows))
+	for j := range sum {
+		mean := sum[j] / c
+		std := math.Sqrt(math.Max(sq[j]/c-mean*mean, 0))
+		if std < 1e-12 {
+			std = 1
+		}
+		n.Mean[j], n.Std[j] = float32(mean), float32(std)
+	}
+}
+
+// fillRows writes normalised inputs, targets and weights of the given rows
+// (padding the rest with weight 0).
+func (tr *transitions) fillRows(rows []int, norm *models.Normalizer, x, target, weight []float32) {
+	od, ad := tr.od, tr.ad
+	in, d := od+ad, od+1
+	for r := range weight {
+		xr, tg := x[r*in:(r+1)*in], target[r*d:(r+1)*d]
+		if r >= len(rows) {
+			clear(xr)
+			clear(tg)
+			weight[r] = 0
+			continue
+		}
+		k := rows[r]
+		copy(xr[:od], tr.obs[k*od:(k+1)*od])
+		copy(xr[od:], tr.act[k*ad:(k+1)*ad])
+		for j := range xr {
+			xr[j] = (xr[j] - norm.Mean[j]) / norm.Std[j]
+		}
+		for j := 0; j < od; j++ {
+			tg[j] = tr.next[k*od+j] - tr.obs[k*od+j]
+		}
+		tg[od] = tr.rew[k]
+		weight[r] = 1
+	}
+}
+
+// memberMSE is member i's mean squared error of the mean over rows and the
+// ObsDim+1 target dims.
+func (tr *transitions) memberMSE(e *models.Ensemble, i int, rows []int, s *models.Scratch) (float64, error) {
+	od, ad := tr.od, tr.ad
+	d := od + 1
+	const chunk = 2048
+	obs := make([]float32, chunk*od)
+	act := make([]float32, chunk*ad)
+	mean := make([]float32, chunk*d)
+	lv := make([]float32, chunk*d)
+	var se float64
+	for lo := 0; lo < len(rows); lo += chunk {
+		part := rows[lo:min(lo+chunk, len(rows))]
+		n := len(part)
+		for r, k := range part {
+			copy(obs[r*od:(r+1)*od], tr.obs[k*od:(k+1)*od])
+			copy(act[r*ad:(r+1)*ad], tr.act[k*ad:(k+1)*ad])
+		}
+		if err := e.PredictMember(i, obs[:n*od], act[:n*ad], mean[:n*d], lv[:n*d], s); err != nil {
+			return 0, err
+		}
+		for r, k := range part {
+			for j := 0; j < d; j++ {
+				var tg float64
+				if j < od {
+					tg = float64(tr.next[k*od+j]) - float64(tr.obs[k*od+j])
+				} else {
+					tg = float64(tr.rew[k])
+				}
+				e := float64(mean[r*d+j]) - tg
+				se += e * e
+			}
+		}
+	}
+	return se / float64(len(rows)*d), nil
+}
+
+// FitEnsemble fits every member of e on the buffer as MBPO does: a random
+// holdout of min(HoldoutFrac·n, MaxHoldout) transitions, the normaliser
+// from the training inputs, every member on its own permutation of the
+// training data each epoch (Gaussian NLL, bound terms, per-layer weight
+// decay; Adam), a member's weights kept whenever its holdout MSE improves by
+// more than MinRelGain, and a stop after Patience epochs without any member
+// improving. The best weights of each member are restored and the Elites
+// members with the lowest holdout MSE become e.Elites.
+func FitEnsemble(e *models.Ensemble, data *Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
+	var rep EnsembleFitReport
+	if data.ObsDim != e.ObsDim || data.ActDim != e.ActDim {
+		return rep, fmt.Errorf("train: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)
+	}
+	nm := len(e.Members)
+	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.Elites <= 0 || fc.Elites > nm {
+		return rep, fmt.Errorf("train: invalid ensemble fit config %+v for %d members", fc, nm)
+	}
+	tr, err := loadTransitions(data)
+	if err != nil {
+		return rep, err
+	}
+	hold := min(int(fc.HoldoutFrac*float64(tr.n)), fc.MaxHoldout)
+	if fc.HoldoutFrac > 0 && hold < 1 {
+		hold = 1
+	}
+	if tr.n-hold < 1 || hold < 1 {
+		return rep, fmt.Errorf("train: ensemble fit needs train and holdout data, have %d transitions", tr.n)
+	}
+	perm := rng.Perm(tr.n)
+	holdRows, trainRows := perm[:hold], perm[hold:]
+	if fc.Reinit {
+		fresh := models.NewEnsemble(e.ObsDim, e.ActDim, nm, hiddenSizes(&e.Members[0]), rng)
+		for i := range e.Members {
+			if err := e.CopyMember(i, fresh, i); err != nil {
+				return rep, err
+			}
+		}
+	}
+	tr.fitNormalizerRows(trainRows, &e.Norm)
+	g, err := models.NewEnsembleTrainGraph(e, fc.Batch, fc.Decay)
+	if err != nil {
+		return rep, err
+	}
+	defer g.Close()
+	opt := models.NewAdam(g.Params, fc.LR)
+	var scratch models.Scratch
+	best := e.Clone()
+	bestMSE := make([]float64, nm)
+	for i := range bestMSE {
+		bestMSE[i] = math.Inf(1) // as MBPO: the first epoch always counts as an improvement
+	}
+	rep.HoldoutCount = hold
+	since := 0
+	for epoch := 1; fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs; epoch++ {
+		orders := make([][]int, nm)
+		for i := range orders {
+			o := rng.Perm(len(trainRows))
+			for j, v := range o {
+				o[j] = trainRows[v]
+			}
+			orders[i] = o
+		}
+		steps := (len(trainRows) + fc.Batch - 1) / fc.Batch
+		if fc.MaxSteps > 0 {
+			steps = min(steps, fc.MaxSteps)
+		}
+		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm)}
+		for s := 0; s < steps; s++ {
+			for i := range orders {
+				rows := orders[i][s*fc.Batch : min((s+1)*fc.Batch, len(orders[i]))]
+				tr.fillRows(rows, &e.Norm, g.X[i], g.Target[i], g.Weight[i])
+			}
+			if err := g.Run(); err != nil {
+				return rep, err
+			}
+			if err := opt.Step(); err != nil {
+				return rep, err
+			}
+			_, nll, err := g.LossValue()
+			if err != nil {
+				return rep, err
+			}
+			for i, v := range nll {
+				ep.TrainNLL[i] += float64(v) / float64(steps)
+			}
+		}
+		improved := false
+		for i := 0; i < nm; i++ {
+			mse, err := tr.memberMSE(e, i, holdRows, &scratch)
+			if err != nil {
+				return rep, err
+			}
+			if math.IsNaN(mse) {
+				return rep, fmt.Errorf("train: ensemble member %d diverged at epoch %d", i, epoch)
+			}
+			ep.HoldoutMSE[i] = mse
+			if math.IsInf(bestMSE[i], 1) || (bestMSE[i]-mse)/bestMSE[i] > fc.MinRelGain {
+				bestMSE[i] = mse
+				improved = true
+				if err := best.CopyMember(i, e, i); err != nil {
+					return rep, err
+				}
+			}
+		}
+		rep.History = append(rep.History, ep)
+		if improved {
+			since = 0
+		} else if since++; since >= fc.Patience {
+			break
+		}
+	}
+	for i := 0; i < nm; i++ {
+		if err := e.CopyMember(i, best, i); err != nil {
+			return rep, err
+		}
+	}
+	order := make([]int, nm)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bestMSE[order[a]] < bestMSE[order[b]] })
+	e.Elites = append([]int(nil), order[:fc.Elites]...)
+	rep.Elites = append([]int(nil), e.Elites...)
+	rep.MemberHoldoutMSE = bestMSE
+	rep.Epochs = len(rep.History)
+	var hl float64
+	for _, i := range e.Elites {
+		hl += bestMSE[i] / float64(len(e.Elites))
+	}
+	rep.HoldoutLoss, rep.HoldoutPerK = hl, []float64{hl}
+	if rep.Epochs > 0 {
+		var tl float64
+		for _, v := range rep.History[rep.Epochs-1].TrainNLL {
+			tl += v / float64(nm)
+		}
+		rep.TrainLoss = tl
+	}
+	return rep, nil
+}
+
+// hiddenSizes returns an MLP's hidden layer widths.
+func hiddenSizes(m *models.MLP) []int {
+	var h []int
+	for _, l := range m.Layers[:len(m.Layers)-1] {
+		h = append(h, l.Out)
+	}
+	return h
+}
