@@ -1,0 +1,81 @@
+package train
+
+import (
+	"fmt"
+	"math/rand"
+
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+)
+
+// ADMDynamics is the Any-step Dynamics Model as the loops use it: fitted
+// from scratch at every Fit (as the reference code does), exported to ONNX
+// and rolled out by infer's ADM-Roll engines.
+type ADMDynamics struct {
+	Model  *models.ADM
+	FitCfg ADMFitConfig
+	Engine string // "direct" (unrolled graph) or "incremental"
+	Task   string
+}
+
+// NewADMDynamics sizes an ADM from the run's config.
+func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
+	mc := models.ADMConfig{ObsDim: obsDim, ActDim: actDim, Hidden: cfg.ADMHidden, Layers: cfg.ADMLayers,
+		ResBlocks: cfg.ADMResBlocks, M: cfg.M}
+	m, err := models.NewADM(mc, rand.New(rand.NewSource(cfg.Seed)))
+	if err != nil {
+		return nil, err
+	}
+	fc := DefaultADMFitConfig()
+	fc.LR, fc.Patience, fc.MaxEpochs = float32(cfg.LR), cfg.ModelPatience, cfg.ModelMaxEpochs
+	if cfg.ModelMaxHold > 0 {
+		fc.MaxHoldout = cfg.ModelMaxHold
+	}
+	return &ADMDynamics{Model: m, FitCfg: fc, Engine: cfg.Engine, Task: cfg.Env}, nil
+}
+
+// M is the ADM's maximum backtracking length.
+func (d *ADMDynamics) M() int { return d.Model.Cfg.M }
+
+// Fit re-initialises and trains the ADM on the real data.
+func (d *ADMDynamics) Fit(real *Replay, rng *rand.Rand) (FitReport, error) {
+	rep, err := FitADM(d.Model, real, d.FitCfg, rng)
+	if err != nil {
+		return FitReport{}, err
+	}
+	return rep.FitReport, nil
+}
+
+func (d *ADMDynamics) meta() map[string]string { return map[string]string{"task": d.Task} }
+
+// ExportONNX writes the ADM's direct graph (unrolled form, with all_mean).
+func (d *ADMDynamics) ExportONNX() ([]byte, error) {
+	return onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMUnrolled}, d.meta())
+}
+
+// Roller exports the ADM and opens the configured engine.
+func (d *ADMDynamics) Roller(opts infer.Options) (infer.Roller, error) {
+	switch d.Engine {
+	case "incremental":
+		b, err := onnx.ExportADMStep(d.Model, d.meta())
+		if err != nil {
+			return nil, err
+		}
+		return infer.OpenADMIncremental(b, opts)
+	case "direct", "":
+		b, err := d.ExportONNX()
+		if err != nil {
+			return nil, err
+		}
+		return infer.OpenADMDirect(b, opts)
+	}
+	return nil, fmt.Errorf("train: unknown ADM engine %q (direct or incremental)", d.Engine)
+}
+
+// Save puts the ADM's weights into a checkpoint.
+func (d *ADMDynamics) Save(f *ckpt.File) error { return models.PutADM(f, "adm", d.Model) }
+
+// Load restores the ADM's weights from a checkpoint.
+func (d *ADMDynamics) Load(f *ckpt.File) error { return models.GetADMInto(f, "adm", d.Model) }

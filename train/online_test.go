@@ -1,0 +1,235 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// tinyConfig is a run small enough for a unit test.
+func tinyConfig(algo string) OnlineConfig {
+	c, err := Preset("quick", "hopper", algo, 3)
+	if err != nil {
+		panic(err)
+	}
+	c.Steps, c.WarmUp, c.UpdatesPerStep, c.Batch = 600, 200, 1, 32
+	c.Hidden = []int{32, 32}
+	c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 300, 1, 300
+	c.ModelEvery, c.RolloutBatch, c.Rollout = 200, 64, Schedule{200, 600, 1, 3}
+	c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.M = 16, 1, 1, 3
+	c.Ensemble, c.Elites, c.ModelMaxEpochs, c.ModelPatience = 3, 2, 3, 2
+	return c
+}
+
+// runState captures what must match between an interrupted and an
+// uninterrupted run.
+type runState struct {
+	step            int
+	realN, realPos  int
+	real            []float32
+	modelN          int
+	model           []float32
+	actor, critic   []float32
+	logAlpha, epRet float64
+	updates, adamT  int
+	obs             []float32
+}
+
+func capture(o *Online) runState {
+	s := runState{step: o.step, realN: o.real.n, realPos: o.real.pos, updates: o.sac.Updates, adamT: o.sac.ActorOpt.T,
+		logAlpha: float64(o.sac.LogAlpha[0]), epRet: o.epReturn, obs: append([]float32(nil), o.obs...)}
+	s.real = append(append(append([]float32(nil), o.real.obs...), o.real.act...), o.real.rew...)
+	if o.model != nil {
+		s.modelN = o.model.n
+		s.model = append(append([]float32(nil), o.model.obs...), o.model.rew...)
+	}
+	for _, l := range o.sac.Actor.Net.Layers {
+		s.actor = append(s.actor, l.W...)
+	}
+	for _, l := range o.sac.Target2.Net.Layers {
+		s.critic = append(s.critic, l.W...)
+	}
+	return s
+}
+
+func sameFloats(t *testing.T, what string, a, b []float32) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: lengths %d and %d", what, len(a), len(b))
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("%s differs at %d: %v vs %v", what, i, a[i], b[i])
+		}
+	}
+}
+
+// TestResumeAfterKillMatchesUninterruptedRun runs a small job straight
+// through, and again with a "kill" after the step-300 checkpoint (the
+// process state past it is thrown away), resumed from disk. Buffers,
+// counters, weights and the env's position must be identical.
+func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
+	for _, algo := range []string{"sac", "admpo"} {
+		t.Run(algo, func(t *testing.T) {
+			cfg := tinyConfig(algo)
+			a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if err := a.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := capture(a)
+
+			dir := filepath.Join(t.TempDir(), "b")
+			b, err := NewOnline(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.runTo(context.Background(), 450); err != nil { // checkpoint at 300, then 150 lost steps
+				t.Fatal(err)
+			}
+			b.Close() // the "kill": nothing after the checkpoint is saved
+			c, err := ResumeOnline(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.step != 300 {
+				t.Fatalf("resumed at step %d, want the checkpoint's 300", c.step)
+			}
+			if err := c.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got := capture(c)
+			if got.step != want.step || got.realN != want.realN || got.realPos != want.realPos || got.updates != want.updates ||
+				got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
+				t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
+			}
+			sameFloats(t, "real buffer", got.real, want.real)
+			sameFloats(t, "model buffer", got.model, want.model)
+			sameFloats(t, "actor weights", got.actor, want.actor)
+			sameFloats(t, "target critic weights", got.critic, want.critic)
+			sameFloats(t, "current observation", got.obs, want.obs)
+			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 2 || rows[0].Step != 300 || rows[1].Step != 600 {
+				t.Fatalf("progress rows after resume: %+v", rows)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err != nil {
+				t.Fatalf("final policy not exported: %v", err)
+			}
+		})
+	}
+}
+
+func pick(s runState) map[string]any {
+	return map[string]any{"step": s.step, "realN": s.realN, "pos": s.realPos, "updates": s.updates, "adamT": s.adamT,
+		"modelN": s.modelN, "epRet": s.epRet, "logAlpha": s.logAlpha}
+}
+
+func TestNewOnlineRefusesAnExistingRun(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
+	if _, err := NewOnline(tinyConfig("sac"), dir); err == nil {
+		t.Fatal("a second run was started in a run directory")
+	}
+	if _, err := ResumeOnline(t.TempDir()); err == nil {
+		t.Fatal("resumed a directory without a checkpoint")
+	}
+}
+
+// TestBatchMixtureIsExact fills the real buffer with reward +1 and the model
+// buffer with reward -1 and counts what a batch holds.
+func TestBatchMixtureIsExact(t *testing.T) {
+	cfg := tinyConfig("admpo")
+	cfg.Batch, cfg.RealRatio = 256, 0.05
+	o, err := NewOnline(cfg, filepath.Join(t.TempDir(), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	obs, act := make([]float32, 11), make([]float32, 3)
+	for i := 0; i < 50; i++ {
+		o.real.Add(obs, act, 1, obs, false, false)
+	}
+	count := func() (real int) {
+		if err := o.fillBatch(); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range o.batch.Rew {
+			if r == 1 {
+				real++
+			}
+		}
+		return real
+	}
+	if n := count(); n != 256 {
+		t.Fatalf("without model data the batch must be all real, got %d of 256", n)
+	}
+	o.model, _ = NewReplay(11, 3, 100, 1)
+	for i := 0; i < 100; i++ {
+		o.model.Add(obs, act, -1, obs, false, false)
+	}
+	for _, ratio := range []float64{0.05, 0.5, 0, 1} {
+		o.Cfg.RealRatio = ratio
+		want := int(math.Round(ratio * 256))
+		for rep := 0; rep < 3; rep++ {
+			if n := count(); n != want {
+				t.Fatalf("ratio %v: %d real rows, want exactly %d", ratio, n, want)
+			}
+		}
+	}
+}
+
+// TestSampleStartsNeverCrossEpisodes checks roll-out start sequences:
+// consecutive states are linked by the stored transitions and no sequence
+// reaches back over an episode end.
+func TestSampleStartsNeverCrossEpisodes(t *testing.T) {
+	r, _ := NewReplay(1, 1, 64, 1)
+	// Episodes of lengths 3, 1, 5, ...: obs encodes (episode, step).
+	ep := 0
+	for r.Len() < 60 {
+		n := 1 + (ep*3)%6
+		for s := 0; s < n; s++ {
+			o := float32(ep*100 + s)
+			r.Add([]float32{o}, []float32{o + 0.5}, 0, []float32{o + 1}, false, s == n-1)
+		}
+		ep++
+	}
+	rng, _ := rngNew(3)
+	st, err := r.SampleStarts(4000, 4, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lens := map[int]int{}
+	for i := 0; i < st.N; i++ {
+		l := st.Len[i]
+		lens[l]++
+		first := st.Obs[i*4]
+		step := int(first) % 100
+		for j := 0; j < l; j++ {
+			if st.Obs[i*4+j] != first+float32(j) {
+				t.Fatalf("row %d: states %v are not consecutive in one episode", i, st.Obs[i*4:i*4+l])
+			}
+			if j < l-1 && st.Act[i*3+j] != st.Obs[i*4+j]+0.5 {
+				t.Fatalf("row %d: action %d is %v, want %v", i, j, st.Act[i*3+j], st.Obs[i*4+j]+0.5)
+			}
+		}
+		// A shorter history is allowed only at an episode's start.
+		if l < 4 && step != 0 {
+			t.Fatalf("row %d: history %d stops at step %d, not at the episode start", i, l, step)
+		}
+	}
+	if lens[1] == 0 || lens[4] == 0 {
+		t.Errorf("history lengths %v: expected both short and full histories", lens)
+	}
+}
+
+func rngNew(seed int64) (*rand.Rand, error) { return rand.New(rand.NewSource(seed)), nil }

@@ -1,0 +1,81 @@
+package train
+
+import (
+	"fmt"
+	"math/rand"
+
+	"github.com/admpo/admpo/infer"
+)
+
+// SampleStarts draws n roll-out start sequences uniformly from the buffer:
+// each row's current state is the observation of a stored transition, with
+// up to m-1 earlier states and the actions between them, never crossing an
+// episode end (the paper's "real sequences of length m-1").
+func (r *Replay) SampleStarts(n, m int, rng *rand.Rand) (*infer.Start, error) {
+	if r.n == 0 {
+		return nil, fmt.Errorf("train: replay: sampling roll-out starts from an empty buffer")
+	}
+	if n <= 0 || m <= 0 {
+		return nil, fmt.Errorf("train: replay: %d roll-out starts of history %d", n, m)
+	}
+	od, ad := r.ObsDim, r.ActDim
+	s := &infer.Start{N: n, M: m, Len: make([]int, n), Obs: make([]float32, n*m*od)}
+	if m > 1 {
+		s.Act = make([]float32, n*(m-1)*ad)
+	}
+	for row := 0; row < n; row++ {
+		k := rng.Intn(r.n)
+		h := r.history(k, m)
+		s.Len[row] = h + 1
+		for j := 0; j <= h; j++ { // states k-h .. k, oldest first
+			i := r.slot(k - h + j)
+			copy(s.Obs[(row*m+j)*od:(row*m+j+1)*od], r.obs[i*od:(i+1)*od])
+			if j < h {
+				copy(s.Act[(row*(m-1)+j)*ad:(row*(m-1)+j+1)*ad], r.act[i*ad:(i+1)*ad])
+			}
+		}
+	}
+	return s, nil
+}
+
+// history is how many transitions before logical index k belong to k's
+// episode, at most m-1: the walk back stops at the oldest stored transition
+// and at an episode end.
+func (r *Replay) history(k, m int) int {
+	h := 0
+	for h < m-1 && k-h-1 >= 0 && !r.end[r.slot(k-h-1)] {
+		h++
+	}
+	return h
+}
+
+// AddTransitions appends roll-out output to the buffer (terminal = Done;
+// model transitions never time out).
+func (r *Replay) AddTransitions(t *infer.Transitions) error {
+	od, ad := r.ObsDim, r.ActDim
+	for i := 0; i < t.N; i++ {
+		if err := r.Add(t.Obs[i*od:(i+1)*od], t.Act[i*ad:(i+1)*ad], t.Rew[i], t.NextObs[i*od:(i+1)*od], t.Done[i], false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resized returns a buffer of the new capacity holding the newest
+// min(Len, capacity) transitions in order, sampling with the same source.
+func (r *Replay) Resized(capacity int) (*Replay, error) {
+	if capacity == r.Cap {
+		return r, nil
+	}
+	nr, err := NewReplay(r.ObsDim, r.ActDim, capacity, 0)
+	if err != nil {
+		return nil, err
+	}
+	nr.rng = r.rng
+	od, ad := r.ObsDim, r.ActDim
+	for k := max(0, r.n-capacity); k < r.n; k++ {
+		i := r.slot(k)
+		nr.Add(r.obs[i*od:(i+1)*od], r.act[i*ad:(i+1)*ad], r.rew[i], r.next[i*od:(i+1)*od], r.terminal[i], r.end[i] && !r.terminal[i])
+	}
+	return nr, nil
+}
