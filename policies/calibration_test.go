@@ -1,0 +1,100 @@
+package policies
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestCalibrateClosedForm(t *testing.T) {
+	// 0..100 in random order: the p-th percentile is p.
+	us := make([]float64, 101)
+	for i, j := range rand.New(rand.NewSource(1)).Perm(101) {
+		us[i] = float64(j)
+	}
+	c, err := Calibrate(us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range c.Quantiles {
+		if math.Abs(q.U-q.P) > 1e-12 {
+			t.Fatalf("p%v = %v, want %v", q.P, q.U, q.P)
+		}
+		if got := c.Percentile(q.U); math.Abs(got-q.P) > 1e-9 {
+			t.Fatalf("Percentile(%v) = %v, want %v", q.U, got, q.P)
+		}
+	}
+	if c.Samples != 101 {
+		t.Fatalf("samples %d", c.Samples)
+	}
+	if u, ok := c.Quantile(95); !ok || u != 95 {
+		t.Fatalf("Quantile(95) = %v %v", u, ok)
+	}
+	if got := c.Percentile(1000); got != 100 {
+		t.Fatalf("above the maximum: %v", got)
+	}
+	if got := c.Percentile(-1); got != 0 {
+		t.Fatalf("below 0: %v", got)
+	}
+	// Ties: a point mass at 0.2 covers percentiles up to where it ends.
+	c2, err := Calibrate([]float64{0.2, 0.2, 0.2, 1}, 0, 50, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.Percentile(0.2); got != 50 {
+		t.Fatalf("tied value percentile %v, want 50", got)
+	}
+	for _, bad := range [][]float64{nil, {1, math.NaN()}, {-1}, {math.Inf(1)}} {
+		if _, err := Calibrate(bad); err == nil {
+			t.Fatalf("Calibrate(%v) accepted", bad)
+		}
+	}
+	if _, err := Calibrate([]float64{1, 2}, 50, 40); err == nil {
+		t.Fatal("decreasing percentiles accepted")
+	}
+}
+
+// TestCalibrateMatchesNumpy compares the percentiles with numpy.percentile
+// (linear method) on random data.
+func TestCalibrateMatchesNumpy(t *testing.T) {
+	needNumpy(t)
+	rng := rand.New(rand.NewSource(2))
+	us := make([]float64, 537)
+	for i := range us {
+		us[i] = math.Exp(rng.NormFloat64()) // log-normal, like U^ADM
+	}
+	c, err := Calibrate(us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"u": us, "p": DefaultPercentiles})
+	cmd := exec.Command("/usr/bin/python3", "-c",
+		"import json,sys,numpy as np; d=json.load(sys.stdin); print(json.dumps(np.percentile(np.array(d['u']), d['p']).tolist()))")
+	cmd.Stdin = strings.NewReader(string(data))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python: %v", err)
+	}
+	var want []float64
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range c.Quantiles {
+		if math.Abs(q.U-want[i]) > 1e-12*math.Max(1, want[i]) {
+			t.Fatalf("p%v: %v, numpy %v", q.P, q.U, want[i])
+		}
+	}
+	// Percentile inverts the table between entries (monotone, in range).
+	prev := -1.0
+	for u := 0.0; u < 30; u += 0.01 {
+		p := c.Percentile(u)
+		if p < prev-1e-12 || p < 0 || p > 100 {
+			t.Fatal(fmt.Sprintf("Percentile not monotone in [0,100] at u=%v: %v after %v", u, p, prev))
+		}
+		prev = p
+	}
+}

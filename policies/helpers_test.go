@@ -1,0 +1,159 @@
+package policies
+
+import (
+	"math"
+	"math/rand"
+	"os/exec"
+	"testing"
+
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+)
+
+// fixture is a random actor and ADM with their exports.
+type fixture struct {
+	actor    *models.Actor
+	adm      *models.ADM
+	policy   []byte
+	admBytes []byte
+	low      []float64
+	high     []float64
+}
+
+const testTask = "unit-test-task"
+
+// newFixture builds a random actor (obsDim -> actDim) and a small ADM with
+// a non-trivial normaliser, exported with onnx.
+func newFixture(t testing.TB, seed int64, obsDim, actDim, m int) *fixture {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
+	f := &fixture{}
+	for i := 0; i < actDim; i++ {
+		lo := -1 - rng.Float64()
+		f.low = append(f.low, lo)
+		f.high = append(f.high, lo+0.5+2*rng.Float64())
+	}
+	f.actor = models.NewActor(obsDim, f.low, f.high, []int{32, 32}, rng)
+	// Larger weights than the default init so that the outputs spread.
+	for i := range f.actor.Net.Layers {
+		for j := range f.actor.Net.Layers[i].W {
+			f.actor.Net.Layers[i].W[j] *= 2
+		}
+	}
+	var err error
+	f.policy, err = onnx.ExportActor(f.actor, map[string]string{"task": testTask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.adm, err = models.NewADM(models.ADMConfig{ObsDim: obsDim, ActDim: actDim, Hidden: 24, Layers: 2, ResBlocks: 1, M: m}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.adm.Norm.Mean {
+		f.adm.Norm.Mean[i] = float32(rng.NormFloat64() * 0.3)
+		f.adm.Norm.Std[i] = float32(0.5 + rng.Float64())
+	}
+	f.admBytes, err = onnx.ExportADM(f.adm, onnx.ADMOptions{}, map[string]string{"task": testTask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// newHopperFixture is an actor of the paper's size for Hopper: 11 -> 256x256 -> 3.
+func newHopperFixture(t testing.TB) *fixture {
+	t.Helper()
+	rng := rand.New(rand.NewSource(1))
+	f := &fixture{low: []float64{-1, -1, -1}, high: []float64{1, 1, 1}}
+	f.actor = models.NewActor(11, f.low, f.high, []int{256, 256}, rng)
+	var err error
+	if f.policy, err = onnx.ExportActor(f.actor, map[string]string{"task": testTask}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// bundle returns the fixture as a Bundle with a calibration.
+func (f *fixture) bundle(withADM bool) Bundle {
+	b := Bundle{
+		Manifest: Manifest{
+			Task: testTask, Algorithm: "admpo-on",
+			ObsLow: infs(f.actor.ObsDim, -1), ObsHigh: infs(f.actor.ObsDim, 1),
+			ActLow: f.low, ActHigh: f.high,
+			Provenance: map[string]string{"seed": "7", "commit": "abc123"},
+		},
+		Policy: f.policy,
+	}
+	if withADM {
+		b.ADM = f.admBytes
+		b.Manifest.Calibration = &Calibration{Samples: 1000, Quantiles: []Quantile{{50, 0.1}, {95, 0.3}, {99, 0.5}}}
+	}
+	return b
+}
+
+func infs(n int, sign int) Floats {
+	v := make(Floats, n)
+	for i := range v {
+		v[i] = math.Inf(sign)
+	}
+	return v
+}
+
+// refActor is an independent float64 forward pass of a models.Actor:
+// action = scale·tanh(u + exp(logstd)·noise) + bias (noise nil: zero).
+func refActor(a *models.Actor, obs, noise []float32) []float64 {
+	x := make([]float64, len(obs))
+	for i, v := range obs {
+		x[i] = float64(v)
+	}
+	for li, l := range a.Net.Layers {
+		y := make([]float64, l.Out)
+		for o := 0; o < l.Out; o++ {
+			s := float64(l.B[o])
+			for i := 0; i < l.In; i++ {
+				s += x[i] * float64(l.W[i*l.Out+o])
+			}
+			if li+1 < len(a.Net.Layers) && s < 0 {
+				s = 0
+			}
+			y[o] = s
+		}
+		x = y
+	}
+	out := make([]float64, a.ActDim)
+	lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
+	for j := range out {
+		u := x[j]
+		if noise != nil {
+			logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
+			u += math.Exp(logstd) * float64(noise[j])
+		}
+		out[j] = float64(a.Scale[j])*math.Tanh(u) + float64(a.Bias[j])
+	}
+	return out
+}
+
+// needORT skips the test when ONNX Runtime cannot be loaded.
+func needORT(t testing.TB) {
+	t.Helper()
+	if err := infer.Init(); err != nil {
+		t.Skipf("ONNX Runtime unavailable (run `make setup`): %v", err)
+	}
+}
+
+// needNumpy skips the test when /usr/bin/python3 cannot import numpy.
+func needNumpy(t testing.TB) {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import numpy").Run(); err != nil {
+		t.Skipf("/usr/bin/python3 with numpy unavailable: %v", err)
+	}
+}
+
+func randObs(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}

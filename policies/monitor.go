@@ -1,0 +1,164 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/admpo/admpo/infer"
+)
+
+// Monitor measures U^ADM, the ADM's disagreement with itself about the next
+// state: for the last l = min(len, m) observations s_1..s_l and actions
+// a_1..a_l (a_l taken at the current state s_l), the ADM predicts the mean
+// next state from each start s_{l-k+1} with the plan a_{l-k+1..l},
+// k = 1..l; U^ADM = sqrt(mean over obs dims of the population variance
+// over k of those predictions). It is safe for concurrent use.
+type Monitor struct {
+	mu     sync.Mutex
+	adm    *infer.ADMDirect
+	m      int
+	od, ad int
+	cal    *Calibration
+	closed bool
+
+	obs, acts, next, rew, lv []float32
+	lens                     []int32
+}
+
+// Reading is one U^ADM measurement.
+type Reading struct {
+	U float64 `json:"u"`
+	// K is the number of plans compared (min(history, m)); U is 0 when 1.
+	K int `json:"k"`
+	// Percentile is U's place in the manifest's calibration (0..100);
+	// meaningful only when Calibrated.
+	Percentile float64 `json:"percentile"`
+	Calibrated bool    `json:"calibrated"`
+}
+
+func newMonitor(model []byte, m *Manifest, opts Options) (*Monitor, error) {
+	e, err := infer.OpenADMDirect(model, infer.Options{Provider: opts.Provider, Threads: opts.threads()})
+	if err != nil {
+		return nil, fmt.Errorf("policies: loading %s: %w", ADMFile, err)
+	}
+	if e.M() != m.M {
+		e.Close()
+		return nil, fmt.Errorf("policies: %s has m=%d, the manifest m=%d", ADMFile, e.M(), m.M)
+	}
+	return &Monitor{adm: e, m: m.M, od: m.ObsDim, ad: m.ActDim, cal: m.Calibration}, nil
+}
+
+// M is the longest history the monitor uses.
+func (mo *Monitor) M() int { return mo.m }
+
+// Calibration is the manifest's U^ADM calibration (nil when absent).
+func (mo *Monitor) Calibration() *Calibration { return mo.cal }
+
+// Uncertainty computes U^ADM from the recent history: obs [l, ObsDim] and
+// acts [l, ActDim] row-major, oldest first, the last action being the one
+// just chosen at the last observation. Only the last min(l, m) rows are
+// used.
+func (mo *Monitor) Uncertainty(obs, acts []float32) (Reading, error) {
+	od, ad := mo.od, mo.ad
+	if len(obs) == 0 || len(obs)%od != 0 || len(acts)%ad != 0 || len(obs)/od != len(acts)/ad {
+		return Reading{}, fmt.Errorf("policies: monitor history: %d observation and %d action values are not l rows of %d and %d (l >= 1)",
+			len(obs), len(acts), od, ad)
+	}
+	if !finite32(obs) || !finite32(acts) {
+		return Reading{}, fmt.Errorf("policies: monitor history holds a NaN or Inf")
+	}
+	l := len(obs) / od
+	if l > mo.m {
+		obs, acts = obs[(l-mo.m)*od:], acts[(l-mo.m)*ad:]
+		l = mo.m
+	}
+	r := Reading{K: l}
+	if l > 1 {
+		u, err := mo.uadm(obs, acts, l)
+		if err != nil {
+			return Reading{}, err
+		}
+		r.U = u
+	}
+	if mo.cal != nil {
+		r.Percentile, r.Calibrated = mo.cal.Percentile(r.U), true
+	}
+	return r, nil
+}
+
+// uadm evaluates the l plans in one ADM batch: plan k (row k-1) starts at
+// state l-k and takes actions l-k..l-1.
+func (mo *Monitor) uadm(obs, acts []float32, l int) (float64, error) {
+	mo.mu.Lock()
+	defer mo.mu.Unlock()
+	if mo.closed {
+		return 0, ErrClosed
+	}
+	od, ad, m := mo.od, mo.ad, mo.m
+	mo.obs = resize(mo.obs, l*od)
+	mo.acts = resize(mo.acts, m*l*ad)
+	clear(mo.acts)
+	mo.next = resize(mo.next, l*od)
+	mo.rew = resize(mo.rew, l)
+	mo.lv = resize(mo.lv, l*(od+1))
+	if cap(mo.lens) < l {
+		mo.lens = make([]int32, l)
+	}
+	mo.lens = mo.lens[:l]
+	for k := 1; k <= l; k++ {
+		i, s := k-1, l-k
+		copy(mo.obs[i*od:(i+1)*od], obs[s*od:(s+1)*od])
+		for j := 0; j < k; j++ { // step j of the plan, sequence-first [m, l, ad]
+			copy(mo.acts[(j*l+i)*ad:(j*l+i+1)*ad], acts[(s+j)*ad:(s+j+1)*ad])
+		}
+		mo.lens[i] = int32(k)
+	}
+	if err := mo.adm.Predict(mo.obs, mo.acts, mo.lens, mo.next, mo.rew, mo.lv); err != nil {
+		return 0, fmt.Errorf("policies: monitor: %w", err)
+	}
+	return popStd(mo.next, l, od), nil
+}
+
+// popStd is sqrt(mean over the od columns of the population variance over
+// the kn rows of preds).
+func popStd(preds []float32, kn, od int) float64 {
+	var total float64
+	for d := 0; d < od; d++ {
+		var s float64
+		for j := 0; j < kn; j++ {
+			s += float64(preds[j*od+d])
+		}
+		mean := s / float64(kn)
+		var v float64
+		for j := 0; j < kn; j++ {
+			e := float64(preds[j*od+d]) - mean
+			v += e * e
+		}
+		total += v / float64(kn)
+	}
+	return math.Sqrt(total / float64(od))
+}
+
+func (mo *Monitor) close() {
+	mo.mu.Lock()
+	defer mo.mu.Unlock()
+	mo.closed = true
+	mo.adm.Close()
+}
+
+func resize(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func finite32(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,21 @@
+// Package serve exposes a policies.Policy over HTTP:
+//
+//	POST /v1/act   {"obs": [...]} or {"obs": [[...], ...]}, optional
+//	               "deterministic": bool (default: the policy's setting,
+//	               deterministic unless opened stochastic) and, for one observation,
+//	               "history": {"obs": [[...]...], "act": [[...]...]}
+//	               -> {"action": [...]} or {"actions": [[...]...]}, plus
+//	               "uadm": {"u", "k", "percentile"} with a history
+//	GET  /healthz  200 "ok" (503 while draining)
+//	GET  /v1/info  the bundle's manifest
+//	GET  /metrics  Prometheus text format
+//
+// The history holds the observations and actions before the current
+// observation, oldest first (obs[i] is the state at which act[i] was taken);
+// the monitor appends the current observation and the action just chosen
+// and evaluates U^ADM over the last m of them.
+//
+// New builds the handler, Run and Serve run it with timeouts and graceful
+// shutdown, and Load is an HTTP load generator for benchmarks. The package
+// links no training code.
+package serve

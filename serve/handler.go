@@ -1,0 +1,283 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/admpo/admpo/policies"
+)
+
+// Routes, also the "route" label of the metrics.
+const (
+	routeAct     = "/v1/act"
+	routeInfo    = "/v1/info"
+	routeHealth  = "/healthz"
+	routeMetrics = "/metrics"
+	routeOther   = "other"
+)
+
+// Options configure the handler.
+type Options struct {
+	// MaxBodyBytes bounds a request body (default 1 MiB); larger bodies get
+	// 413.
+	MaxBodyBytes int64
+	// MaxBatch bounds the observations per request (default 1024).
+	MaxBatch int
+	// MaxHistory bounds the history steps per request (default 1024; only
+	// the last m-1 are used).
+	MaxHistory int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 1024
+	}
+	if o.MaxHistory <= 0 {
+		o.MaxHistory = 1024
+	}
+	return o
+}
+
+// Handler serves a policy. It is safe for concurrent use.
+type Handler struct {
+	p        *policies.Policy
+	mon      *policies.Monitor
+	monErr   error
+	opts     Options
+	lim      limits
+	info     []byte
+	infoErr  error
+	metrics  *metrics
+	mux      *http.ServeMux
+	draining atomic.Bool
+	bufs     sync.Pool
+}
+
+// New returns the HTTP handler serving p (see the package documentation
+// for the routes). The caller keeps ownership of p and closes it after the
+// server has stopped.
+func New(p *policies.Policy, opts Options) *Handler {
+	opts = opts.withDefaults()
+	man := p.Manifest()
+	info, infoErr := policies.MarshalManifest(&man)
+	h := &Handler{p: p, opts: opts, info: info, infoErr: infoErr, metrics: newMetrics(),
+		lim: limits{obsDim: p.ObsDim(), actDim: p.ActDim(), maxBatch: opts.MaxBatch, maxHistory: opts.MaxHistory}}
+	h.mon, h.monErr = p.Monitor()
+	h.bufs.New = func() any { return new(bytes.Buffer) }
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+routeAct, h.act)
+	mux.HandleFunc("GET "+routeInfo, h.getInfo)
+	mux.HandleFunc("GET "+routeHealth, h.health)
+	mux.HandleFunc("GET "+routeMetrics, h.getMetrics)
+	h.mux = mux
+	return h
+}
+
+// Drain makes /healthz answer 503 so that load balancers stop sending
+// traffic; Serve calls it when shutting down.
+func (h *Handler) Drain() { h.draining.Store(true) }
+
+// ServeHTTP implements http.Handler: it routes, records metrics and turns a
+// panic into a 500.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	h.metrics.inFlight.Add(1)
+	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			if !sw.wrote {
+				writeError(sw, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", v))
+			}
+			sw.code = http.StatusInternalServerError
+		}
+		h.metrics.inFlight.Add(-1)
+		h.metrics.record(routeOf(r.URL.Path), sw.code, time.Since(start))
+	}()
+	h.mux.ServeHTTP(sw, r)
+}
+
+func routeOf(path string) string {
+	switch path {
+	case routeAct, routeInfo, routeHealth, routeMetrics:
+		return path
+	}
+	return routeOther
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+// WriteHeader records the first status code and forwards it.
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.code, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Write marks the response as started and forwards b.
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if h.draining.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "draining\n")
+		return
+	}
+	io.WriteString(w, "ok\n")
+}
+
+func (h *Handler) getInfo(w http.ResponseWriter, r *http.Request) {
+	if h.infoErr != nil {
+		writeError(w, http.StatusInternalServerError, h.infoErr.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(h.info)
+}
+
+func (h *Handler) getMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	h.metrics.write(w)
+}
+
+func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: want application/json", ct))
+		return
+	}
+	buf := h.bufs.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 64<<10 {
+			buf.Reset()
+			h.bufs.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the body: %v", err))
+		return
+	}
+	req, err := decodeRequest(buf.Bytes(), h.lim)
+	if err != nil {
+		var he *httpError
+		if errors.As(err, &he) {
+			writeError(w, he.status, he.msg)
+		} else {
+			writeError(w, http.StatusBadRequest, err.Error())
+		}
+		return
+	}
+	if req.history && h.mon == nil {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("\"history\" needs the U^ADM monitor: %v", h.monErr))
+		return
+	}
+	h.metrics.batch.observe(float64(req.n))
+	stochastic := h.p.Stochastic() // policies.Options.Stochastic; deterministic by default
+	if req.deterministic != nil {
+		stochastic = !*req.deterministic
+	}
+	ad := h.p.ActDim()
+	out := make([]float32, req.n*ad)
+	if err := h.p.ActInto(out, req.obs, stochastic); err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, policies.ErrClosed) {
+			code = http.StatusServiceUnavailable
+		}
+		writeError(w, code, err.Error())
+		return
+	}
+	resp := buf.AvailableBuffer()[:0]
+	if req.batch {
+		resp = append(resp, `{"actions":[`...)
+		for i := 0; i < req.n; i++ {
+			if i > 0 {
+				resp = append(resp, ',')
+			}
+			resp = appendFloats(resp, out[i*ad:(i+1)*ad])
+		}
+		resp = append(resp, ']')
+	} else {
+		resp = append(resp, `{"action":`...)
+		resp = appendFloats(resp, out)
+	}
+	if req.history {
+		obs := append(req.histObs, req.obs...)
+		acts := append(req.histAct, out...)
+		rd, err := h.mon.Uncertainty(obs, acts)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		resp = append(resp, `,"uadm":{"u":`...)
+		resp = strconv.AppendFloat(resp, rd.U, 'g', -1, 64)
+		resp = append(resp, `,"k":`...)
+		resp = strconv.AppendInt(resp, int64(rd.K), 10)
+		if rd.Calibrated {
+			resp = append(resp, `,"percentile":`...)
+			resp = strconv.AppendFloat(resp, rd.Percentile, 'g', -1, 64)
+			h.metrics.uadm.observe(rd.Percentile)
+		}
+		resp = append(resp, '}')
+	}
+	resp = append(resp, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
+	w.Write(resp)
+}
+
+func isJSON(ct string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "application/json")
+}
+
+func appendFloats(b []byte, v []float32) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+	}
+	return append(b, ']')
+}

@@ -1,0 +1,297 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/admpo/admpo/policies"
+)
+
+func do(t testing.TB, h http.Handler, method, path, ctype, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func jsonVec(v []float32) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func maxDiff(a []float32, b []float64) float64 {
+	d := math.Inf(1)
+	if len(a) == len(b) {
+		d = 0
+		for i := range a {
+			d = math.Max(d, math.Abs(float64(a[i])-b[i]))
+		}
+	}
+	return d
+}
+
+// TestActResponses checks successful answers against the float64 reference
+// actor and the plain-Go ADM.
+func TestActResponses(t *testing.T) {
+	needORT(t)
+	f := newFixture(t, true)
+	const pseed = 5
+	p := f.open(t, policies.Options{Seed: pseed})
+	h := New(p, Options{})
+	rng := rand.New(rand.NewSource(1))
+
+	obs := randVec(rng, testObs)
+	rec := do(t, h, "POST", "/v1/act", "application/json", `{"obs":`+jsonVec(obs)+`}`)
+	var one struct{ Action []float32 }
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &one) != nil {
+		t.Fatalf("single: %d %s", rec.Code, rec.Body)
+	}
+	if d := maxDiff(one.Action, refActor(f.actor, obs, nil)); d > 1e-5 {
+		t.Fatalf("single action differs from the reference by %g", d)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("content type %q", ct)
+	}
+
+	batch := [][]float32{randVec(rng, testObs), randVec(rng, testObs), obs}
+	bb, _ := json.Marshal(map[string]any{"obs": batch, "deterministic": true})
+	rec = do(t, h, "POST", "/v1/act", "application/json; charset=utf-8", string(bb))
+	var many struct{ Actions [][]float32 }
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &many) != nil || len(many.Actions) != 3 {
+		t.Fatalf("batch: %d %s", rec.Code, rec.Body)
+	}
+	for i := range batch {
+		if d := maxDiff(many.Actions[i], refActor(f.actor, batch[i], nil)); d > 1e-5 {
+			t.Fatalf("batch row %d differs by %g", i, d)
+		}
+	}
+
+	// Stochastic on request: noise is the policy RNG's NormFloat64 draws.
+	nr := rand.New(rand.NewSource(pseed))
+	for i := 0; i < 2; i++ {
+		rec = do(t, h, "POST", "/v1/act", "", `{"obs":`+jsonVec(obs)+`,"deterministic":false}`)
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &one) != nil {
+			t.Fatalf("stochastic: %d %s", rec.Code, rec.Body)
+		}
+		noise := randVec(nr, testAct)
+		if d := maxDiff(one.Action, refActor(f.actor, obs, noise)); d > 1e-5 {
+			t.Fatalf("stochastic action %d differs from the reference by %g", i, d)
+		}
+	}
+
+	// A policy opened stochastic samples unless the request says otherwise.
+	hs := New(f.open(t, policies.Options{Stochastic: true, Seed: 9}), Options{})
+	nr = rand.New(rand.NewSource(9))
+	rec = do(t, hs, "POST", "/v1/act", "", `{"obs":`+jsonVec(obs)+`}`)
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &one) != nil {
+		t.Fatalf("default stochastic: %d %s", rec.Code, rec.Body)
+	}
+	if d := maxDiff(one.Action, refActor(f.actor, obs, randVec(nr, testAct))); d > 1e-5 {
+		t.Fatalf("default-stochastic action differs from the reference by %g", d)
+	}
+	rec = do(t, hs, "POST", "/v1/act", "", `{"obs":`+jsonVec(obs)+`,"deterministic":true}`)
+	if json.Unmarshal(rec.Body.Bytes(), &one) != nil || maxDiff(one.Action, refActor(f.actor, obs, nil)) > 1e-5 {
+		t.Fatalf("deterministic override: %s", rec.Body)
+	}
+
+	// History: U^ADM over [history..., current] with the action just chosen.
+	for _, steps := range []int{0, 1, 2, testM + 1} {
+		hObs := make([][]float32, steps)
+		hAct := make([][]float32, steps)
+		var flatObs, flatAct []float32
+		for i := range hObs {
+			hObs[i], hAct[i] = randVec(rng, testObs), randVec(rng, testAct)
+			flatObs = append(flatObs, hObs[i]...)
+			flatAct = append(flatAct, hAct[i]...)
+		}
+		body, _ := json.Marshal(map[string]any{"obs": obs, "history": map[string]any{"obs": hObs, "act": hAct}})
+		rec = do(t, h, "POST", "/v1/act", "application/json", string(body))
+		var r struct {
+			Action []float32
+			UADM   struct {
+				U          float64
+				K          int
+				Percentile *float64
+			}
+		}
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &r) != nil {
+			t.Fatalf("history %d: %d %s", steps, rec.Code, rec.Body)
+		}
+		want := refUADM(t, f.adm, append(flatObs, obs...), append(flatAct, r.Action...))
+		if math.Abs(r.UADM.U-want) > 1e-4*math.Max(1, want) || r.UADM.K != min(steps+1, testM) {
+			t.Fatalf("history %d: uadm %+v, reference U %v", steps, r.UADM, want)
+		}
+		// Calibration {50: 0.05, 99: 0.5}, by hand.
+		wp := 50 * r.UADM.U / 0.05
+		if r.UADM.U >= 0.5 {
+			wp = 99
+		} else if r.UADM.U >= 0.05 {
+			wp = 50 + 49*(r.UADM.U-0.05)/0.45
+		}
+		if r.UADM.Percentile == nil || math.Abs(*r.UADM.Percentile-wp) > 1e-9 {
+			t.Fatalf("history %d: percentile %v, want %v", steps, r.UADM.Percentile, wp)
+		}
+	}
+}
+
+// TestErrorPaths sends one bad request per failure mode and checks the
+// status and the message.
+func TestErrorPaths(t *testing.T) {
+	needORT(t)
+	f := newFixture(t, false)
+	p := f.open(t, policies.Options{})
+	h := New(p, Options{MaxBodyBytes: 4096, MaxBatch: 8, MaxHistory: 3})
+	ok := jsonVec(make([]float32, testObs))
+	row := func(n int) string { return jsonVec(make([]float32, n)) }
+	rows := func(k, n int) string {
+		s := make([]string, k)
+		for i := range s {
+			s[i] = row(n)
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	cases := []struct {
+		name, method, path, ctype, body string
+		code                            int
+		want                            string
+	}{
+		{"GET act", "GET", "/v1/act", "", "", 405, "Method Not Allowed"},
+		{"POST info", "POST", "/v1/info", "", "{}", 405, "Method Not Allowed"},
+		{"unknown path", "GET", "/v2/act", "", "", 404, "not found"},
+		{"content type", "POST", "/v1/act", "text/plain", `{"obs":` + ok + `}`, 415, "want application/json"},
+		{"too large", "POST", "/v1/act", "", `{"obs":[` + strings.Repeat("0,", 3000) + `0]}`, 413, "exceeds 4096 bytes"},
+		{"empty body", "POST", "/v1/act", "", "", 400, "empty body"},
+		{"bad JSON", "POST", "/v1/act", "", `{"obs":[1,2`, 400, "bad JSON"},
+		{"not an object", "POST", "/v1/act", "", `[1,2,3]`, 400, "bad JSON"},
+		{"trailing data", "POST", "/v1/act", "", `{"obs":` + ok + `} {}`, 400, "data after"},
+		{"unknown field", "POST", "/v1/act", "", `{"obs":` + ok + `,"observation":1}`, 400, "unknown field"},
+		{"missing obs", "POST", "/v1/act", "", `{"deterministic":true}`, 400, "missing \"obs\""},
+		{"null obs", "POST", "/v1/act", "", `{"obs":null}`, 400, "missing \"obs\""},
+		{"short obs", "POST", "/v1/act", "", `{"obs":` + row(testObs-1) + `}`, 400, "want obs_dim=5"},
+		{"empty obs", "POST", "/v1/act", "", `{"obs":[]}`, 400, "want obs_dim=5"},
+		{"string obs", "POST", "/v1/act", "", `{"obs":"1,2,3"}`, 400, "cannot unmarshal"},
+		{"string value", "POST", "/v1/act", "", `{"obs":[1,2,"x",4,5]}`, 400, "cannot unmarshal"},
+		{"NaN literal", "POST", "/v1/act", "", `{"obs":[1,2,NaN,4,5]}`, 400, "bad JSON"},
+		{"float32 overflow", "POST", "/v1/act", "", `{"obs":[1,2,1e39,4,5]}`, 400, "cannot unmarshal"},
+		{"float64 overflow", "POST", "/v1/act", "", `{"obs":[1,2,1e400,4,5]}`, 400, "obs"},
+		{"ragged batch", "POST", "/v1/act", "", `{"obs":[` + ok + `,` + row(2) + `]}`, 400, "row 1 has 2 values"},
+		{"mixed batch", "POST", "/v1/act", "", `{"obs":[` + ok + `,3]}`, 400, "cannot unmarshal"},
+		{"empty row", "POST", "/v1/act", "", `{"obs":[[]]}`, 400, "row 0 has 0 values"},
+		{"batch too large", "POST", "/v1/act", "", `{"obs":` + rows(9, testObs) + `}`, 413, "limit of 8"},
+		{"deterministic not bool", "POST", "/v1/act", "", `{"obs":` + ok + `,"deterministic":"yes"}`, 400, "cannot unmarshal"},
+		{"history with batch", "POST", "/v1/act", "", `{"obs":` + rows(2, testObs) + `,"history":{"obs":[],"act":[]}}`, 400, "single observation"},
+		{"history lengths", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(2, testObs) + `,"act":` + rows(1, testAct) + `}}`, 400, "2 observations but 1 actions"},
+		{"history obs dim", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(1, 4) + `,"act":` + rows(1, testAct) + `}}`, 400, "history.obs"},
+		{"history act dim", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(1, testObs) + `,"act":` + rows(1, 1) + `}}`, 400, "history.act"},
+		{"history too long", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(4, testObs) + `,"act":` + rows(4, testAct) + `}}`, 413, "limit is 3"},
+		{"history without ADM", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":[],"act":[]}}`, 422, "no adm.onnx"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := do(t, h, c.method, c.path, c.ctype, c.body)
+			msg := rec.Body.String()
+			if c.code != 404 && c.code != 405 {
+				var e struct{ Error string }
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+					t.Fatalf("error body is not {\"error\": ...}: %q", msg)
+				}
+				msg = e.Error
+			}
+			if rec.Code != c.code || !strings.Contains(msg, c.want) {
+				t.Fatalf("got %d %q, want %d containing %q", rec.Code, msg, c.code, c.want)
+			}
+		})
+	}
+	// Still serving after all that.
+	if rec := do(t, h, "POST", "/v1/act", "", `{"obs":`+ok+`}`); rec.Code != 200 {
+		t.Fatalf("after errors: %d %s", rec.Code, rec.Body)
+	}
+	// A closed policy answers 503, not a crash.
+	p.Close()
+	if rec := do(t, h, "POST", "/v1/act", "", `{"obs":`+ok+`}`); rec.Code != 503 || !strings.Contains(rec.Body.String(), "closed") {
+		t.Fatalf("closed policy: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestInfoAndHealth(t *testing.T) {
+	needORT(t)
+	f := newFixture(t, true)
+	h := New(f.open(t, policies.Options{}), Options{})
+	rec := do(t, h, "GET", "/v1/info", "", "")
+	file, err := os.ReadFile(filepath.Join(f.dir, policies.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), file) {
+		t.Fatalf("info %d differs from manifest.json:\n%s\nvs\n%s", rec.Code, rec.Body, file)
+	}
+	if rec := do(t, h, "GET", "/healthz", "", ""); rec.Code != 200 || rec.Body.String() != "ok\n" {
+		t.Fatalf("healthz %d %q", rec.Code, rec.Body)
+	}
+	h.Drain()
+	if rec := do(t, h, "GET", "/healthz", "", ""); rec.Code != 503 {
+		t.Fatalf("healthz while draining: %d", rec.Code)
+	}
+}
+
+// TestConcurrentRequests runs parallel clients through a real HTTP server
+// (use -race) and checks every answer.
+func TestConcurrentRequests(t *testing.T) {
+	needORT(t)
+	f := newFixture(t, true)
+	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
+		srv := httptest.NewServer(New(f.open(t, policies.Options{Runtime: rt, Sessions: 2}), Options{}))
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				rng := rand.New(rand.NewSource(int64(g)))
+				for i := 0; i < 25; i++ {
+					obs := randVec(rng, testObs)
+					body := `{"obs":` + jsonVec(obs) + `}`
+					if i%5 == 0 {
+						body = `{"obs":` + jsonVec(obs) + `,"history":{"obs":[` + jsonVec(randVec(rng, testObs)) + `],"act":[` + jsonVec(randVec(rng, testAct)) + `]}}`
+					}
+					resp, err := http.Post(srv.URL+"/v1/act", "application/json", strings.NewReader(body))
+					if err != nil {
+						errs <- err
+						return
+					}
+					var r struct{ Action []float32 }
+					err = json.NewDecoder(resp.Body).Decode(&r)
+					resp.Body.Close()
+					if err != nil || resp.StatusCode != 200 {
+						errs <- fmt.Errorf("status %d, %v", resp.StatusCode, err)
+						return
+					}
+					if d := maxDiff(r.Action, refActor(f.actor, obs, nil)); d > 1e-5 {
+						errs <- fmt.Errorf("%s: action differs by %g", rt, d)
+						return
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		srv.Close()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package serve
+
+import (
+	"math"
+	"math/rand"
+	"path/filepath"
+	"testing"
+
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/policies"
+)
+
+const (
+	testObs = 5
+	testAct = 3
+	testM   = 4
+	seed    = 77
+)
+
+// fixture is a random actor and ADM written as a bundle.
+type fixture struct {
+	actor *models.Actor
+	adm   *models.ADM
+	dir   string
+}
+
+func needORT(t testing.TB) {
+	t.Helper()
+	if err := infer.Init(); err != nil {
+		t.Skipf("ONNX Runtime unavailable (run `make setup`): %v", err)
+	}
+}
+
+func newFixture(t testing.TB, withADM bool) *fixture {
+	t.Helper()
+	rng := rand.New(rand.NewSource(3))
+	low, high := []float64{-1, -2, 0}, []float64{1, 0.5, 4}
+	f := &fixture{actor: models.NewActor(testObs, low, high, []int{16, 16}, rng)}
+	for i := range f.actor.Net.Layers {
+		for j := range f.actor.Net.Layers[i].W {
+			f.actor.Net.Layers[i].W[j] *= 2
+		}
+	}
+	pol, err := onnx.ExportActor(f.actor, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := policies.Bundle{Policy: pol, Manifest: policies.Manifest{
+		Task: "serve-test", Algorithm: "admpo-on", ActLow: low, ActHigh: high,
+		Provenance: map[string]string{"note": "random weights"},
+	}}
+	if withADM {
+		f.adm, err = models.NewADM(models.ADMConfig{ObsDim: testObs, ActDim: testAct, Hidden: 16, Layers: 1, ResBlocks: 1, M: testM}, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ADM, err = onnx.ExportADM(f.adm, onnx.ADMOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.Manifest.Calibration = &policies.Calibration{Samples: 100, Quantiles: []policies.Quantile{{P: 50, U: 0.05}, {P: 99, U: 0.5}}}
+	}
+	f.dir = filepath.Join(t.TempDir(), "bundle")
+	if err := policies.WriteBundle(f.dir, b); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) open(t testing.TB, opts policies.Options) *policies.Policy {
+	t.Helper()
+	p, err := policies.Open(f.dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// refActor is an independent float64 forward pass of the actor.
+func refActor(a *models.Actor, obs, noise []float32) []float64 {
+	x := make([]float64, len(obs))
+	for i, v := range obs {
+		x[i] = float64(v)
+	}
+	for li, l := range a.Net.Layers {
+		y := make([]float64, l.Out)
+		for o := range y {
+			s := float64(l.B[o])
+			for i := 0; i < l.In; i++ {
+				s += x[i] * float64(l.W[i*l.Out+o])
+			}
+			if li+1 < len(a.Net.Layers) {
+				s = math.Max(s, 0)
+			}
+			y[o] = s
+		}
+		x = y
+	}
+	out := make([]float64, a.ActDim)
+	lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
+	for j := range out {
+		u := x[j]
+		if noise != nil {
+			u += math.Exp(lo+0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)) * float64(noise[j])
+		}
+		out[j] = float64(a.Scale[j])*math.Tanh(u) + float64(a.Bias[j])
+	}
+	return out
+}
+
+// refUADM recomputes U^ADM with models.ADM.PredictAll, one plan at a time.
+func refUADM(t testing.TB, adm *models.ADM, obs, acts []float32) float64 {
+	t.Helper()
+	od, ad, m := adm.Cfg.ObsDim, adm.Cfg.ActDim, adm.Cfg.M
+	l := len(obs) / od
+	if l > m {
+		obs, acts, l = obs[(l-m)*od:], acts[(l-m)*ad:], m
+	}
+	var preds [][]float64
+	for k := 1; k <= l; k++ {
+		s := l - k
+		start := obs[s*od : (s+1)*od]
+		steps, mean, lv := make([][]float32, k), make([][]float32, k), make([][]float32, k)
+		for j := range steps {
+			steps[j] = acts[(s+j)*ad : (s+j+1)*ad]
+			mean[j], lv[j] = make([]float32, od+1), make([]float32, od+1)
+		}
+		if _, err := adm.PredictAll(nil, 1, start, steps, mean, lv); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float64, od)
+		for d := range p {
+			p[d] = float64(start[d]) + float64(mean[k-1][d])
+		}
+		preds = append(preds, p)
+	}
+	var total float64
+	for d := 0; d < od; d++ {
+		var mu float64
+		for _, p := range preds {
+			mu += p[d] / float64(l)
+		}
+		for _, p := range preds {
+			total += (p[d] - mu) * (p[d] - mu) / float64(l)
+		}
+	}
+	return math.Sqrt(total / float64(od))
+}
+
+func randVec(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
