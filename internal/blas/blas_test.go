@@ -61,3 +61,12 @@ func TestGorgoniaMatMulThroughOpenBLAS(t *testing.T) {
 		}
 	}
 }
+
+func TestPeakSgemmIsPlausible(t *testing.T) {
+	g := PeakSgemm(256, 3)
+	// A 2-core AVX2/AVX-512 machine does tens to hundreds of GFLOP/s; pure
+	// Go or a broken binding would be far below 1.
+	if g < 1 || g > 10000 {
+		t.Fatalf("sgemm %v GFLOP/s is implausible", g)
+	}
+}
