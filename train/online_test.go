@@ -72,7 +72,7 @@ func sameFloats(t *testing.T, what string, a, b []float32) {
 // process state past it is thrown away), resumed from disk. Buffers,
 // counters, weights and the env's position must be identical.
 func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
-	for _, algo := range []string{"sac", "admpo"} {
+	for _, algo := range []string{"sac", "admpo", "mbpo"} {
 		t.Run(algo, func(t *testing.T) {
 			cfg := tinyConfig(algo)
 			a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "a"))

@@ -1,0 +1,70 @@
+package train
+
+import (
+	"math/rand"
+
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+)
+
+// EnsembleDynamics is MBPO/MOPO's probabilistic ensemble as the loops use
+// it: trained on, not re-initialised, at every Fit (as MBPO does), and
+// rolled out with a random elite per transition.
+type EnsembleDynamics struct {
+	Model  *models.Ensemble
+	FitCfg EnsembleFitConfig
+	Task   string
+}
+
+// NewEnsembleDynamics sizes an ensemble (4 x 200 Swish members) from the
+// run's config.
+func NewEnsembleDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
+	e := models.NewEnsemble(obsDim, actDim, cfg.Ensemble, []int{200, 200, 200, 200}, rand.New(rand.NewSource(cfg.Seed)))
+	fc := DefaultEnsembleFitConfig()
+	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.ModelPatience, cfg.ModelMaxEpochs
+	if cfg.ModelMaxHold > 0 {
+		fc.MaxHoldout = cfg.ModelMaxHold
+	}
+	return &EnsembleDynamics{Model: e, FitCfg: fc, Task: cfg.Env}, nil
+}
+
+// M is 1: the ensemble is a one-step model.
+func (d *EnsembleDynamics) M() int { return 1 }
+
+// Fit trains the ensemble on the real data and re-selects the elites.
+func (d *EnsembleDynamics) Fit(real *Replay, rng *rand.Rand) (FitReport, error) {
+	rep, err := FitEnsemble(d.Model, real, d.FitCfg, rng)
+	if err != nil {
+		return FitReport{}, err
+	}
+	return rep.FitReport, nil
+}
+
+// ExportONNX writes the ensemble with all members in one graph.
+func (d *EnsembleDynamics) ExportONNX() ([]byte, error) {
+	return onnx.ExportEnsemble(d.Model, map[string]string{"task": d.Task})
+}
+
+// Roller exports the ensemble and opens infer's ensemble engine.
+func (d *EnsembleDynamics) Roller(opts infer.Options) (infer.Roller, error) {
+	b, err := d.ExportONNX()
+	if err != nil {
+		return nil, err
+	}
+	return infer.OpenEnsemble(b, opts)
+}
+
+// Save puts the ensemble's weights and elites into a checkpoint.
+func (d *EnsembleDynamics) Save(f *ckpt.File) error { return models.PutEnsemble(f, "ensemble", d.Model) }
+
+// Load restores the ensemble from a checkpoint.
+func (d *EnsembleDynamics) Load(f *ckpt.File) error {
+	e, err := models.GetEnsemble(f, "ensemble")
+	if err != nil {
+		return err
+	}
+	d.Model = e // fits build their graphs afresh over the model's slices
+	return nil
+}
