@@ -57,7 +57,9 @@ func (d *EnsembleDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 }
 
 // Save puts the ensemble's weights and elites into a checkpoint.
-func (d *EnsembleDynamics) Save(f *ckpt.File) error { return models.PutEnsemble(f, "ensemble", d.Model) }
+func (d *EnsembleDynamics) Save(f *ckpt.File) error {
+	return models.PutEnsemble(f, "ensemble", d.Model)
+}
 
 // Load restores the ensemble from a checkpoint.
 func (d *EnsembleDynamics) Load(f *ckpt.File) error {
