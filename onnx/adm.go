@@ -14,7 +14,9 @@ const (
 	// ADMUnrolled (the default) writes the m steps out as Gemm and
 	// element-wise nodes. The start state's input projection is computed
 	// once, and step 1 skips the recurrent products (the initial state is
-	// zero). It ran 2-2.5x faster than ADMGRUOp on ONNX Runtime 1.30 (CPU).
+	// zero). On ONNX Runtime 1.30 (CPU, hopper size) it was as fast as or
+	// faster than ADMGRUOp (up to 2x) in every configuration measured; see
+	// BenchmarkADMForms.
 	ADMUnrolled ADMForm = iota
 	// ADMGRUOp stacks one ONNX GRU op per layer (gates reordered to ONNX's
 	// z, r, h; linear_before_reset=1), run on the start state repeated m times.
