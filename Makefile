@@ -6,7 +6,7 @@ PKGS    := ./...
 # from fighting over the cores.
 TESTFLAGS ?= -count=1 -timeout 25m -p 1
 
-.PHONY: all build setup test vet fmt bench demo clean
+.PHONY: all build setup test vet fmt bench demo quick clean
 
 all: build
 
@@ -26,9 +26,19 @@ fmt:
 test: fmt vet build
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
+# The main job on the embedded default: a small ADMPO-ON run on hopper,
+# exported, roll-outs benchmarked, the deployed policy evaluated.
+quick: build
+	./$(BIN) pipeline --env hopper
+
 demo: build
 	./$(BIN) envs list
 	./$(BIN) envs run --env hopper --episodes 3 --seed 1
+
+bench: build
+	./$(BIN) bench train
+	./$(BIN) bench rollout
+	./$(BIN) bench serve
 
 clean:
 	rm -rf bin

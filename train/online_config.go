@@ -83,16 +83,18 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	switch name {
 	case "paper":
 	case "quick":
-		// Two CPU cores: far fewer updates and smaller roll-outs, same loop.
-		c.Steps, c.WarmUp, c.UpdatesPerStep = 6000, 1000, 2
-		c.RolloutBatch, c.ModelEvery = 2000, 250
-		c.Rollout = Schedule{1000, 6000, 1, min(p.sched.To, 5)}
-		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 64, 2, 2
+		// Two CPU cores, minutes per run: 128x128 SAC networks, 10 updates per
+		// step, a smaller ADM and roll-out batch, shorter schedules; same loop.
+		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 5000, 1000, 10, []int{128, 128}
+		c.RolloutBatch, c.ModelEvery = 5000, 250
+		c.Rollout = Schedule{1000, 5000, 1, min(p.sched.To, 5)}
+		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 128, 2, 2
 		c.Ensemble, c.Elites = 5, 3
-		c.ModelMaxEpochs, c.ModelPatience = 20, 5
-		c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 500, 5, 2000
+		c.ModelMaxEpochs, c.ModelPatience = 10, 5
+		c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 500, 5, 1000
 		if env == "inverted-pendulum" {
-			c.Steps, c.WarmUp, c.EvalEvery = 3000, 500, 250
+			c.Steps, c.WarmUp, c.EvalEvery = 2500, 500, 250
+			c.Rollout = Schedule{500, 2500, 1, 5}
 		}
 	default:
 		return OnlineConfig{}, fmt.Errorf("train: unknown preset %q (paper or quick)", name)

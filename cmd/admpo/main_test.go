@@ -114,3 +114,37 @@ func TestBinary(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelineEndToEnd runs the quick pipeline with a tiny budget: training,
+// export, roll-out benchmark and evaluation must all happen, the bundle must
+// verify, and both runtimes must play the same episodes.
+func TestPipelineEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end pipeline skipped in -short mode")
+	}
+	bin := buildBinary(t)
+	out := filepath.Join(t.TempDir(), "pipe")
+	r := runBin(t, bin, nil, "pipeline", "--steps", "400", "--rollout-rows", "200", "--episodes", "2", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"== 1/4", "== 2/4", "== 3/4", "== 4/4", "transitions/s", "runtime ort", "runtime go"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("pipeline output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "runtimes' returns differ") {
+		t.Errorf("ORT and pure-Go runtimes played different episodes:\n%s", r.stdout)
+	}
+	for _, f := range []string{"run/policy.onnx", "run/adm.onnx", "run/progress.csv", "bundle/manifest.json", "bundle/adm.onnx"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	// A second run replaces the earlier pipeline output; a foreign directory is refused.
+	foreign := t.TempDir()
+	os.WriteFile(filepath.Join(foreign, "precious.txt"), []byte("x"), 0o644)
+	if r := runBin(t, bin, nil, "pipeline", "--out", foreign); r.code == 0 || !strings.Contains(r.stderr, "not an earlier pipeline") {
+		t.Errorf("pipeline over a foreign directory: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -20,22 +20,24 @@ import (
 )
 
 func init() {
-	register(&command{name: "train", summary: "train online (ADMPO-ON, MBPO, SAC)", run: runTrain})
+	register(&command{name: "train", summary: "train online (ADMPO-ON, MBPO, SAC) or offline (ADMPO-OFF, MOPO, BC)", run: runTrain})
 }
 
 func runTrain(args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(os.Stderr, "Usage: admpo train online [flags]   (see admpo train online --help)\n")
+		fmt.Fprint(os.Stderr, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n")
 		if len(args) == 0 {
-			return fmt.Errorf("%w: train needs a sub-command: online", errUsage)
+			return fmt.Errorf("%w: train needs a sub-command: online or offline", errUsage)
 		}
 		return nil
 	}
 	switch args[0] {
 	case "online":
 		return trainOnline(args[1:])
+	case "offline":
+		return trainOffline(args[1:])
 	}
-	return fmt.Errorf("%w: train: unknown sub-command %q (online)", errUsage, args[0])
+	return fmt.Errorf("%w: train: unknown sub-command %q (online or offline)", errUsage, args[0])
 }
 
 // overrides registers one flag per tunable config value; unset flags keep
@@ -47,6 +49,7 @@ type overrides struct {
 	ckptEvery, threads                           *int
 	realRatio, entropy, lr                       *float64
 	schedule, engine, provider                   *string
+	hidden                                       *[]int
 }
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
@@ -57,6 +60,7 @@ func addOverrides(fs *pflag.FlagSet) *overrides {
 		realRatio:  fs.Float64("real-ratio", 0, "share of real transitions in each batch"),
 		entropy:    fs.Float64("target-entropy", 0, "SAC target entropy"),
 		lr:         fs.Float64("lr", 0, "learning rate of actor, critics, alpha and model"),
+		hidden:     fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256"),
 		modelEvery: fs.Int("model-every", 0, "env steps between model fits and roll-outs"),
 		rollouts:   fs.Int("rollout-batch", 0, "start sequences per roll-out"),
 		schedule:   fs.String("rollout-schedule", "", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)"),
@@ -96,6 +100,9 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 	}
 	if set("lr") {
 		c.LR = *o.lr
+	}
+	if set("hidden") {
+		c.Hidden = *o.hidden
 	}
 	if set("engine") {
 		c.Engine = *o.engine

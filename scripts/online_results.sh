@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Reproduces docs/results-online.md: quick-preset runs of ADMPO-ON, MBPO and
+# SAC on inverted-pendulum and hopper, 3 seeds each, then the learning curves.
+# Usage: scripts/online_results.sh [RUNS_DIR]   (default runs/online)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-runs/online}
+make -s build
+mkdir -p "$out" docs
+for env in inverted-pendulum hopper; do
+  for seed in 0 1 2; do
+    for algo in admpo mbpo sac; do
+      dir="$out/$env-$algo-$seed"
+      if [ -f "$dir/policy.onnx" ]; then continue; fi         # finished earlier
+      if [ -f "$dir/checkpoint.ckpt" ]; then
+        bin/admpo train online --resume "$dir" > "$dir.log" 2>&1
+      else
+        rm -rf "$dir"
+        bin/admpo train online --env "$env" --algo "$algo" --preset quick --seed "$seed" --out "$dir" > "$dir.log" 2>&1
+      fi
+      echo "$(date +%T) finished $dir: $(grep 'eval return' "$dir.log" | tail -1)"
+    done
+  done
+  bin/admpo plot --runs "$out/$env-*" --out "docs/online-$env.png" --title "$env (quick preset, 3 seeds)"
+done
