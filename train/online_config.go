@@ -60,7 +60,7 @@ var paperOnline = map[string]struct {
 	"ant":               {300000, 2, 400, 500, Schedule{10000, 100000, 1, 5}, -4},
 	"humanoid":          {300000, 2, 400, 1000, Schedule{10000, 100000, 1, 10}, -8},
 	"halfcheetah":       {400000, 2, 200, 250, Schedule{20000, 150000, 1, 1}, -3},
-	"inverted-pendulum": {15000, 2, 200, 250, Schedule{0, 10000, 1, 15}, -0.05},
+	"inverted-pendulum": {15000, 2, 200, 250, Schedule{0, 10000, 1, 15}, -1},
 }
 
 // Preset returns the named preset for a task and algorithm: "paper" (the
