@@ -14,6 +14,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
+	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -87,6 +88,8 @@ func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
 }
 
 func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
+	blas.Use()
+	blas.SetThreads(cfg.BLASThreads)
 	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN()}
 	var err error
 	if o.env, err = envs.Make(cfg.Env); err != nil {
@@ -98,7 +101,7 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	o.task = o.env.Task
 	od, ad := o.task.ObsDim, o.task.ActDim
 	sc := DefaultSACConfig(ad)
-	sc.Hidden, sc.BatchSize, sc.TargetEntropy, sc.Seed = cfg.Hidden, cfg.Batch, cfg.TargetEntropy, cfg.Seed
+	sc.Hidden, sc.BatchSize, sc.TargetEntropy, sc.Seed, sc.Tau = cfg.Hidden, cfg.Batch, cfg.TargetEntropy, cfg.Seed, cfg.Tau
 	sc.ActorLR, sc.CriticLR, sc.AlphaLR = cfg.LR, cfg.LR, cfg.LR
 	if o.sac, err = NewSAC(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
 		return nil, err

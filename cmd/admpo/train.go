@@ -46,33 +46,34 @@ type overrides struct {
 	fs                                           *pflag.FlagSet
 	warmup, updates, batch, modelEvery, rollouts *int
 	m, admHidden, admLayers, evalEvery, evalEps  *int
-	ckptEvery, threads                           *int
-	realRatio, entropy, lr                       *float64
+	ckptEvery, threads, blasThreads              *int
+	realRatio, entropy, lr, tau                  *float64
 	schedule, engine, provider                   *string
 	hidden                                       *[]int
 }
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
 	return &overrides{fs: fs,
-		warmup:     fs.Int("warmup", 0, "uniform random env steps before learning"),
-		updates:    fs.Int("updates-per-step", 0, "policy updates per env step (G)"),
-		batch:      fs.Int("batch", 0, "SAC batch size"),
-		realRatio:  fs.Float64("real-ratio", 0, "share of real transitions in each batch"),
-		entropy:    fs.Float64("target-entropy", 0, "SAC target entropy"),
-		lr:         fs.Float64("lr", 0, "learning rate of actor, critics, alpha and model"),
-		hidden:     fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256"),
-		modelEvery: fs.Int("model-every", 0, "env steps between model fits and roll-outs"),
-		rollouts:   fs.Int("rollout-batch", 0, "start sequences per roll-out"),
-		schedule:   fs.String("rollout-schedule", "", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)"),
-		m:          fs.Int("m", 0, "ADM maximum backtracking length"),
-		admHidden:  fs.Int("adm-hidden", 0, "ADM GRU width"),
-		admLayers:  fs.Int("adm-layers", 0, "ADM GRU layers"),
-		engine:     fs.String("engine", "", "ADM roll-out engine: incremental or direct"),
-		evalEvery:  fs.Int("eval-every", 0, "env steps between evaluations"),
-		evalEps:    fs.Int("eval-episodes", 0, "deterministic episodes per evaluation"),
-		ckptEvery:  fs.Int("checkpoint-every", 0, "env steps between checkpoints"),
-		threads:    fs.Int("threads", 0, "ONNX Runtime threads for roll-outs (0: its default)"),
-		provider:   fs.String("provider", "", "ONNX Runtime provider for roll-outs: cpu or cuda"),
+		warmup:      fs.Int("warmup", 0, "uniform random env steps before learning"),
+		updates:     fs.Int("updates-per-step", 0, "policy updates per env step (G)"),
+		batch:       fs.Int("batch", 0, "SAC batch size"),
+		realRatio:   fs.Float64("real-ratio", 0, "share of real transitions in each batch"),
+		entropy:     fs.Float64("target-entropy", 0, "SAC target entropy"),
+		lr:          fs.Float64("lr", 0, "learning rate of actor, critics, alpha and model"),
+		hidden:      fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256"),
+		modelEvery:  fs.Int("model-every", 0, "env steps between model fits and roll-outs"),
+		rollouts:    fs.Int("rollout-batch", 0, "start sequences per roll-out"),
+		schedule:    fs.String("rollout-schedule", "", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)"),
+		m:           fs.Int("m", 0, "ADM maximum backtracking length"),
+		admHidden:   fs.Int("adm-hidden", 0, "ADM GRU width"),
+		admLayers:   fs.Int("adm-layers", 0, "ADM GRU layers"),
+		engine:      fs.String("engine", "", "ADM roll-out engine: incremental or direct"),
+		evalEvery:   fs.Int("eval-every", 0, "env steps between evaluations"),
+		evalEps:     fs.Int("eval-episodes", 0, "deterministic episodes per evaluation"),
+		ckptEvery:   fs.Int("checkpoint-every", 0, "env steps between checkpoints"),
+		threads:     fs.Int("threads", 0, "ONNX Runtime threads for roll-outs (0: its default)"),
+		blasThreads: fs.Int("blas-threads", 0, "OpenBLAS threads for training (presets: 1)"),
+		provider:    fs.String("provider", "", "ONNX Runtime provider for roll-outs: cpu or cuda"),
 	}
 }
 
@@ -86,7 +87,8 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 		{"model-every", o.modelEvery, &c.ModelEvery}, {"rollout-batch", o.rollouts, &c.RolloutBatch}, {"m", o.m, &c.M},
 		{"adm-hidden", o.admHidden, &c.ADMHidden}, {"adm-layers", o.admLayers, &c.ADMLayers},
 		{"eval-every", o.evalEvery, &c.EvalEvery}, {"eval-episodes", o.evalEps, &c.EvalEpisodes},
-		{"checkpoint-every", o.ckptEvery, &c.CheckpointEvery}, {"threads", o.threads, &c.Threads}}
+		{"checkpoint-every", o.ckptEvery, &c.CheckpointEvery}, {"threads", o.threads, &c.Threads},
+		{"blas-threads", o.blasThreads, &c.BLASThreads}}
 	for _, x := range ints {
 		if set(x.flag) {
 			*x.dst = *x.src
@@ -100,6 +102,9 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 	}
 	if set("lr") {
 		c.LR = *o.lr
+	}
+	if set("tau") {
+		c.Tau = *o.tau
 	}
 	if set("hidden") {
 		c.Hidden = *o.hidden

@@ -70,3 +70,16 @@ func TestPeakSgemmIsPlausible(t *testing.T) {
 		t.Fatalf("sgemm %v GFLOP/s is implausible", g)
 	}
 }
+
+func TestSetThreads(t *testing.T) {
+	before := Threads()
+	defer SetThreads(before)
+	SetThreads(1)
+	if Threads() != 1 {
+		t.Fatalf("after SetThreads(1): %d threads", Threads())
+	}
+	SetThreads(0) // ignored
+	if Threads() != 1 {
+		t.Fatalf("SetThreads(0) changed the count to %d", Threads())
+	}
+}
