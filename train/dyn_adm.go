@@ -29,7 +29,10 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 		return nil, err
 	}
 	fc := DefaultADMFitConfig()
-	fc.LR, fc.Patience, fc.MaxEpochs = float32(cfg.LR), cfg.ModelPatience, cfg.ModelMaxEpochs
+	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.ModelPatience, cfg.ModelMaxEpochs, cfg.ModelWarmStart
+	if cfg.ModelLR > 0 {
+		fc.LR = float32(cfg.ModelLR)
+	}
 	if cfg.ModelMaxHold > 0 {
 		fc.MaxHoldout = cfg.ModelMaxHold
 	}

@@ -20,8 +20,12 @@ type ADMFitConfig struct {
 	MaxEpochs   int     // cap on epochs (0: none)
 	MaxSteps    int     // cap on train steps per epoch (0: a full pass over the train starts)
 	Dropout     float64 // ResBlock dropout (0.1)
-	EvalRows    int     // holdout rows per plain-Go forward chunk (1024)
-	TrainEval   int     // train starts sampled for the final per-k train losses (2000)
+	// WarmStart continues from m's current weights instead of drawing new
+	// ones (the reference implementation re-initialises at every fit; MBPO's
+	// ensemble keeps training).
+	WarmStart bool
+	EvalRows  int // holdout rows per plain-Go forward chunk (1024)
+	TrainEval int // train starts sampled for the final per-k train losses (2000)
 	// Bootstrap trains the bootstrapping RNN baseline on the same network
 	// instead of the ADM: step k reads the real state s_{t+k-1} (not the
 	// repeated start state) with a_{t+k-1} and predicts the one-step
@@ -44,6 +48,9 @@ type ADMEpoch struct {
 	HoldoutNLL     float64   // Gaussian NLL (without constants) over the same pairs
 	HoldoutMSEPerK []float64 // k = 1..m
 	HoldoutNLLPerK []float64
+	// HoldoutScaledMSE is the early-stopping metric: the holdout squared
+	// error with every target dimension divided by its variance.
+	HoldoutScaledMSE float64
 }
 
 // ADMFitReport is a FitReport with the ADM's per-k losses and history.
@@ -193,16 +200,56 @@ func fillADMGraph(a *models.ADMGraph, sb *SeqBatch, bootstrap bool) {
 // admEval holds the per-k error sums of a plain-Go evaluation.
 type admEval struct {
 	mse, nll []float64
+	smse     []float64 // squared errors scaled per dimension (see targetScale)
 	count    []float64 // valid (start, k) pairs
+}
+
+// targetScale returns 1/variance of every one-step target dimension (the
+// change of each observation value, and the reward) over the buffer. The
+// early-stopping metric weighs squared errors by it, so that small-valued
+// dimensions (positions, angles) count as much as large ones (velocities):
+// with the raw pooled MSE, the velocity errors decide when to stop and the
+// kept model can be no better than "no change" on the positions.
+func targetScale(data *Replay) []float64 {
+	od := data.ObsDim
+	d := od + 1
+	sum, sq := make([]float64, d), make([]float64, d)
+	n := float64(data.n)
+	for k := 0; k < data.n; k++ {
+		i := data.slot(k)
+		for j := 0; j < d; j++ {
+			v := float64(data.rew[i])
+			if j < od {
+				v = float64(data.next[i*od+j] - data.obs[i*od+j])
+			}
+			sum[j] += v
+			sq[j] += v * v
+		}
+	}
+	v := make([]float64, d)
+	top := 0.0
+	for j := range v {
+		mean := sum[j] / n
+		v[j] = math.Max(sq[j]/n-mean*mean, 0)
+		top = math.Max(top, v[j])
+	}
+	// A (near) constant target, such as inverted-pendulum's reward of 1,
+	// must not get an enormous weight: floor the variances at 1e-3 of the
+	// largest.
+	s := make([]float64, d)
+	for j := range s {
+		s[j] = 1 / math.Max(v[j], math.Max(1e-3*top, 1e-12))
+	}
+	return s
 }
 
 // evaluateADM runs the plain-Go forward on the given starts (in chunks of
 // rows) and accumulates per-k MSE and NLL over valid steps.
-func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, bootstrap bool) (admEval, error) {
+func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, bootstrap bool, scale []float64) (admEval, error) {
 	c := m.Cfg
 	od, ad, M := c.ObsDim, c.ActDim, c.M
 	d := od + 1
-	ev := admEval{mse: make([]float64, M), nll: make([]float64, M), count: make([]float64, M)}
+	ev := admEval{mse: make([]float64, M), nll: make([]float64, M), smse: make([]float64, M), count: make([]float64, M)}
 	sb := NewSeqBatch(rows, M, od, ad)
 	obs := make([]float32, rows*od)
 	act := make([]float32, rows*ad)
@@ -236,7 +283,7 @@ func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, boots
 				}
 				s0 := obs[r*od : (r+1)*od]
 				next := sb.NextObs[(r*M+k)*od : (r*M+k+1)*od]
-				var se, nl float64
+				var se, sse, nl float64
 				for j := 0; j < d; j++ {
 					var tg float64
 					if j < od {
@@ -247,15 +294,32 @@ func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, boots
 					e := float64(mean[r*d+j]) - tg
 					l := float64(lv[r*d+j])
 					se += e * e
+					if scale != nil {
+						sse += e * e * scale[j]
+					}
 					nl += e*e*math.Exp(-l) + l
 				}
 				ev.mse[k] += se / float64(d)
+				ev.smse[k] += sse / float64(d)
 				ev.nll[k] += nl / float64(d)
 				ev.count[k]++
 			}
 		}
 	}
 	return ev, nil
+}
+
+// scaledMSE is the pooled dimension-scaled MSE.
+func (ev admEval) scaledMSE() float64 {
+	var s, c float64
+	for k := range ev.smse {
+		s += ev.smse[k]
+		c += ev.count[k]
+	}
+	if c == 0 {
+		return math.NaN()
+	}
+	return s / c
 }
 
 // summary returns the pooled MSE and NLL and the per-k means.
@@ -292,9 +356,10 @@ func seqRange(lo, hi int) []int {
 // the buffer, the last min(HoldoutFrac·n, MaxHoldout) start states are held
 // out, and Adam trains one m-step unroll per start state with the head on
 // every k (Gaussian NLL over valid (start, k) pairs plus the bound terms).
-// After every epoch the holdout MSE is measured; training stops after
-// Patience epochs without improvement (or MaxEpochs) and the best weights
-// are kept.
+// After every epoch the holdout MSE is measured, each target dimension
+// scaled by its variance (targetScale); training stops after Patience
+// epochs without improvement of it (or MaxEpochs) and the best weights are
+// kept.
 func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
 	var rep ADMFitReport
 	c := m.Cfg
@@ -308,12 +373,14 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 	if err != nil {
 		return rep, err
 	}
-	fresh, err := models.NewADM(c, rng)
-	if err != nil {
-		return rep, err
-	}
-	if err := m.CopyFrom(fresh); err != nil {
-		return rep, err
+	if !fc.WarmStart {
+		fresh, err := models.NewADM(c, rng)
+		if err != nil {
+			return rep, err
+		}
+		if err := m.CopyFrom(fresh); err != nil {
+			return rep, err
+		}
 	}
 	if err := fitNormalizer(data, &m.Norm); err != nil {
 		return rep, err
@@ -327,6 +394,7 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 	sb := NewSeqBatch(fc.Batch, c.M, c.ObsDim, c.ActDim)
 	holdStarts := seqRange(split.nTrain, split.nTrain+split.nHold)
 	rep.HoldoutCount, rep.TrainStarts = split.nHold, split.nTrain
+	scale := targetScale(data)
 
 	best := m.Clone()
 	bestMSE := math.Inf(1)
@@ -363,18 +431,19 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 			nllSum += float64(nll) * w
 			wSum += w
 		}
-		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap)
+		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap, scale)
 		if err != nil {
 			return rep, err
 		}
 		e := ADMEpoch{Epoch: epoch, TrainNLL: nllSum / math.Max(wSum, 1)}
 		e.HoldoutMSE, e.HoldoutNLL, e.HoldoutMSEPerK, e.HoldoutNLLPerK = ev.summary()
+		e.HoldoutScaledMSE = ev.scaledMSE()
 		rep.History = append(rep.History, e)
 		if math.IsNaN(e.HoldoutMSE) || math.IsNaN(e.TrainNLL) {
 			return rep, fmt.Errorf("train: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
 		}
-		if e.HoldoutMSE < bestMSE*(1-fc.MinRelGain) || math.IsInf(bestMSE, 1) {
-			bestMSE, rep.Best, since = e.HoldoutMSE, e, 0
+		if e.HoldoutScaledMSE < bestMSE*(1-fc.MinRelGain) || math.IsInf(bestMSE, 1) {
+			bestMSE, rep.Best, since = e.HoldoutScaledMSE, e, 0
 			if err := best.CopyFrom(m); err != nil {
 				return rep, err
 			}
@@ -393,7 +462,7 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 	if fc.TrainEval > 0 {
 		starts := rng.Perm(split.nTrain)
 		starts = starts[:min(fc.TrainEval, len(starts))]
-		ev, err := evaluateADM(m, split, starts, fc.EvalRows, true, fc.Bootstrap)
+		ev, err := evaluateADM(m, split, starts, fc.EvalRows, true, fc.Bootstrap, nil)
 		if err != nil {
 			return rep, err
 		}

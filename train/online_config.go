@@ -20,7 +20,7 @@ type OnlineConfig struct {
 	Batch          int     `json:"batch"`            // SAC batch size
 	RealRatio      float64 `json:"real_ratio"`       // share of real transitions in a batch (model-based algos)
 	TargetEntropy  float64 `json:"target_entropy"`
-	LR             float64 `json:"lr"`  // actor, critic, alpha and model learning rate
+	LR             float64 `json:"lr"`  // actor, critic and alpha learning rate
 	Tau            float64 `json:"tau"` // Polyak rate of the target critics
 	Hidden         []int   `json:"hidden"`
 
@@ -34,6 +34,8 @@ type OnlineConfig struct {
 	ADMResBlocks   int      `json:"adm_res_blocks"`
 	Ensemble       int      `json:"ensemble"` // MBPO members
 	Elites         int      `json:"elites"`
+	ModelLR        float64  `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
+	ModelWarmStart bool     `json:"model_warm_start"` // ADM: keep training across fits instead of re-initialising
 	ModelMaxEpochs int      `json:"model_max_epochs"` // cap on epochs per model fit (0: until early stop)
 	ModelPatience  int      `json:"model_patience"`   // epochs without holdout improvement before stopping
 	ModelMaxHold   int      `json:"model_max_holdout"`
@@ -77,7 +79,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		WarmUp: 5000, UpdatesPerStep: 20, Batch: 256, RealRatio: 0.05, TargetEntropy: p.entropy, LR: 3e-4, Tau: 0.005,
 		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched, ModelRetain: 1,
 		M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
-		ModelPatience: 25, ModelMaxHold: 500, Engine: "direct",
+		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 500, Engine: "direct",
 		EvalEvery: 1000, EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
 	if algo == "mbpo" {
 		c.ModelPatience, c.ModelMaxHold = 5, 5000
@@ -87,17 +89,20 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	case "quick":
 		// Two CPU cores, minutes per run: 128x128 SAC networks, 10 updates per
 		// step, a smaller ADM and roll-out batch, shorter schedules; same loop.
-		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 5000, 1000, 10, []int{128, 128}
+		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 4000, 1000, 10, []int{128, 128}
 		c.RolloutBatch, c.ModelEvery = 5000, 250
-		c.Rollout = Schedule{1000, 5000, 1, min(p.sched.To, 5)}
+		c.Rollout = Schedule{1000, 4000, 1, min(p.sched.To, 5)}
 		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 128, 2, 2
 		c.Ensemble, c.Elites = 5, 3
-		c.ModelMaxEpochs, c.ModelPatience = 10, 5
+		c.ModelMaxEpochs, c.ModelPatience = 60, 10
+		// Few, small fits: continue training the ADM from fit to fit (as
+		// MBPO does with its ensemble) instead of starting over each time.
+		c.ModelWarmStart = true
 		c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 500, 5, 1000
 		if env == "inverted-pendulum" {
 			// Small networks, a faster learning rate and target (the settings
 			// with which SAC solves it in ~6k steps, train/sac_pendulum_test.go).
-			c.Steps, c.WarmUp, c.UpdatesPerStep, c.EvalEvery = 6000, 1000, 2, 500
+			c.Steps, c.WarmUp, c.EvalEvery = 6000, 1000, 500
 			c.Hidden, c.Batch, c.LR, c.Tau = []int{64, 64}, 128, 1e-3, 0.02
 			c.Rollout = Schedule{1000, 6000, 1, 5}
 		}
@@ -136,6 +141,7 @@ func (c OnlineConfig) Validate() error {
 		check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)
 		check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
 		check(c.ModelPatience > 0, "model patience %d must be positive", c.ModelPatience)
+		check(c.Algo != "admpo" || c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
 	}
 	if c.Algo == "admpo" {
 		check(c.M >= 1, "m %d must be >= 1", c.M)

@@ -47,9 +47,10 @@ type overrides struct {
 	warmup, updates, batch, modelEvery, rollouts *int
 	m, admHidden, admLayers, evalEvery, evalEps  *int
 	ckptEvery, threads, blasThreads              *int
-	realRatio, entropy, lr, tau                  *float64
+	realRatio, entropy, lr, tau, modelLR         *float64
 	schedule, engine, provider                   *string
 	hidden                                       *[]int
+	warm                                         *bool
 }
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
@@ -102,6 +103,12 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 	}
 	if set("lr") {
 		c.LR = *o.lr
+	}
+	if set("model-warm-start") {
+		c.ModelWarmStart = *o.warm
+	}
+	if set("model-lr") {
+		c.ModelLR = *o.modelLR
 	}
 	if set("tau") {
 		c.Tau = *o.tau
