@@ -158,7 +158,7 @@ func Plot(curves []Curve, title, out string) error {
 			if err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
-			poly.Color = color.RGBA{col.R, col.G, col.B, 60}
+			poly.Color = color.NRGBA{col.R, col.G, col.B, 60} // not premultiplied
 			poly.LineStyle.Width = 0
 			p.Add(poly)
 		}
