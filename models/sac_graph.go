@@ -343,14 +343,20 @@ func NewSACCriticGraph(c1, c2 *Critic, batch int) (c *SACCriticGraph, err error)
 	if c.q2, err = n2.Q(c.Obs.Node, c.Act.Node); err != nil {
 		return nil, err
 	}
-	// Sum of the two MSEs as one reduction (Gorgonia cannot add float32 scalars).
+	// Sum of the two MSEs as one reduction of the elementwise sum (Gorgonia
+	// cannot add float32 scalars). Not G.Concat(0, d1, d2): Gorgonia's
+	// gradient of an axis-0 concatenation of two [n] vectors is wrong for
+	// n = 256, 512, 1024 (the second part gets the first part's gradient),
+	// which trained critic 2 with critic 1's gradient at SAC's batch 256.
 	var d1, d2, both *G.Node
 	if d1, err = G.Sub(c.q1, c.Target.Node); err == nil {
 		if d2, err = G.Sub(c.q2, c.Target.Node); err == nil {
-			if both, err = G.Concat(0, d1, d2); err == nil {
-				if both, err = G.Square(both); err == nil {
-					if both, err = G.Mul(both, sacConst(1/float64(batch))); err == nil {
-						c.loss, err = G.Sum(both)
+			if d1, err = G.Square(d1); err == nil {
+				if d2, err = G.Square(d2); err == nil {
+					if both, err = G.Add(d1, d2); err == nil {
+						if both, err = G.Mul(both, sacConst(1/float64(batch))); err == nil {
+							c.loss, err = G.Sum(both)
+						}
 					}
 				}
 			}
