@@ -18,7 +18,9 @@ type RolloutConfig struct {
 	Hidden, Layers, Blocks int
 	Rows                   []int
 	Horizon                int
-	Threads                int
+	Threads                int // ONNX Runtime intra-op threads per call (0: 1 per call, one worker per CPU)
+	Workers                int // concurrent ONNX Runtime calls per engine (0: infer's default)
+	BatchRows              int // rows per ONNX Runtime call (0: infer's default, 2048 on the CPU)
 	Repeats                int
 	Provider               string
 }
@@ -31,31 +33,38 @@ func DefaultRolloutConfig() RolloutConfig {
 }
 
 // flops counts the multiply-adds (x2) of the matrix products each engine
-// executes per transition, the work the GFLOP/s column is based on.
-type flops struct{ actor, gruStep, head float64 }
+// executes, the work the GFLOP/s column is based on: a GRU step from a
+// non-zero state, a first step (zero state: no recurrent products), the
+// head and the actor.
+type flops struct{ actor, gruStep, gruFirst, head float64 }
 
 func countFlops(c RolloutConfig) flops {
 	h := float64(c.Hidden)
 	in := float64(c.ObsDim + c.ActDim)
 	gru := 2 * 3 * h * (in + h) // layer 0
+	first := 2 * 3 * h * in
 	for l := 1; l < c.Layers; l++ {
 		gru += 2 * 3 * h * (h + h)
+		first += 2 * 3 * h * h
 	}
 	head := float64(c.Blocks)*2*h*h + 2*h*2*float64(c.ObsDim+1)
 	actor := 2 * (float64(c.ObsDim)*256 + 256*256 + 256*2*float64(c.ActDim))
-	return flops{actor: actor, gruStep: gru, head: head}
+	return flops{actor: actor, gruStep: gru, gruFirst: first, head: head}
 }
 
-// perTransition is the executed work of one transition for an engine.
-func (f flops) perTransition(engine string, penalty bool, m int) float64 {
-	mf := float64(m)
+// perTransition is the executed work of one transition for an engine, with
+// full start windows (so k is uniform in 1..m) and horizon H.
+func (f flops) perTransition(engine string, penalty bool, m, horizon int) float64 {
+	mf, hf := float64(m), float64(horizon)
 	switch {
-	case engine == "direct" && !penalty: // one plan, the unrolled graph runs all m steps
-		return f.actor + mf*f.gruStep + f.head
-	case engine == "direct": // m plans of m (padded) steps
-		return f.actor + mf*mf*f.gruStep + mf*f.head
-	default: // incremental: m cached plans advance one step, m heads
-		return f.actor + mf*(f.gruStep+f.head)
+	case engine == "direct" && !penalty: // packed graph: the drawn k's steps only
+		return f.actor + f.gruFirst + (mf-1)/2*f.gruStep + f.head
+	case engine == "direct": // every k = 1..m, each its own k steps
+		return f.actor + mf*f.gruFirst + mf*(mf-1)/2*f.gruStep + mf*f.head
+	default: // incremental: m cached plans (one new) advance one step, m heads,
+		// plus the start windows' replay spread over the H steps
+		replay := (mf-1)*f.gruFirst + (mf-1)*(mf-2)/2*f.gruStep + mf*(mf-1)/2*f.head
+		return f.actor + f.gruFirst + (mf-1)*f.gruStep + mf*f.head + replay/hf
 	}
 }
 
@@ -81,7 +90,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMUnrolled}, nil)
+	direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +100,11 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	}
 	peak := blas.PeakSgemm(1024, 5)
 	t := &Table{Title: "admpo bench rollout: ADM-Roll transitions/s (higher is better)", Header: machine(),
-		Columns: []string{"style", "engine", "rows", "H", "transitions/s", "GFLOP/s", "% of sgemm peak"}}
+		Columns: []string{"style", "engine", "rows", "H", "transitions/s", "per CPU-second", "GFLOP/s", "% of sgemm peak"}}
 	t.Header["sgemm peak (1024^3, OpenBLAS)"] = fmt.Sprintf("%.0f GFLOP/s", peak)
 	t.Header["model"] = fmt.Sprintf("obs %d, act %d, m %d, GRU %dx%d, %d ResBlocks, actor 256x256", c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.Blocks)
-	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " (0: ONNX Runtime's default)"
+	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " per call (0: 1 per call, one concurrent call per CPU)"
+	t.Header["engine split"] = fmt.Sprintf("workers %d, rows per call %d (0: infer's defaults)", c.Workers, c.BatchRows)
 	f := countFlops(c)
 	for _, penalty := range []bool{false, true} {
 		style := "ADMPO-ON (no penalty)"
@@ -103,17 +113,19 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		}
 		for _, rows := range c.Rows {
 			res, err := infer.BenchRollout(infer.BenchConfig{Actor: ab, ADM: direct, ADMStep: step, Rows: rows,
-				Horizon: c.Horizon, Penalty: penalty, Threads: c.Threads, Provider: c.Provider, Repeats: c.Repeats, Seed: 3})
+				Horizon: c.Horizon, Penalty: penalty, Threads: c.Threads, Workers: c.Workers, BatchRows: c.BatchRows,
+				Provider: c.Provider, Repeats: c.Repeats, Seed: 3})
 			if err != nil {
 				return nil, err
 			}
 			for _, r := range res {
-				g := r.PerSecond * f.perTransition(r.Engine, penalty, c.M) / 1e9
-				t.Rows = append(t.Rows, []any{style, r.Engine, rows, c.Horizon, r.PerSecond, g, 100 * g / peak})
+				g := r.PerSecond * f.perTransition(r.Engine, penalty, c.M, c.Horizon) / 1e9
+				t.Rows = append(t.Rows, []any{style, r.Engine, rows, c.Horizon, r.PerSecond, r.PerCPUSecond, g, 100 * g / peak})
 			}
 		}
 	}
-	t.Notes = append(t.Notes, "GFLOP/s counts the matrix products each engine executes: direct runs all m GRU steps of each plan (m plans with U^ADM); incremental advances m cached plans by one step and runs m heads",
-		"direct uses the unrolled ADM graph (the start state's input projection computed once per plan)")
+	t.Notes = append(t.Notes, "GFLOP/s counts the matrix products each engine executes: direct runs each plan's own k GRU steps (the packed graph; every k = 1..m with U^ADM); incremental advances m cached plans by one step, runs m heads and replays the start windows once; first steps skip the recurrent products",
+		"per CPU-second: transitions per second of the process's CPU time (all threads), the rate independent of the machine's other load",
+		"direct uses the packed ADM graph (onnx.ADMPacked); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
 	return t, nil
 }

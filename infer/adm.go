@@ -22,19 +22,28 @@ func admDims(meta map[string]string) (m, od, ad int, err error) {
 // ADMDirect is the direct ADM-Roll engine: every prediction runs the GRU
 // over the whole k-step plan from its start state (the exported "adm"
 // graph with per-row sequence lengths). With U^ADM it evaluates all
-// k = 1..min(history, m) plans of every row.
+// k = 1..min(history, m) plans of every row. Export the graph in the packed
+// form (onnx.ADMPacked) for speed: it runs each plan's own k GRU steps
+// rather than all m. A roll-out step is cut into sub-batches of
+// Options.BatchRows plans run by Options.Workers threads.
 type ADMDirect struct {
 	sess           *Session
 	m, obsDim, act int
+	split          split
 
 	k                        []int
+	plans                    []plan
+	bnd                      []int
 	obs, acts, next, rew, lv []float32
 	lens                     []int32
 }
 
+// plan is one ADM evaluation: row r's k-step plan.
+type plan struct{ r, k int }
+
 // OpenADMDirect loads an ADM exported by admpo's onnx.ExportADM.
 func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
-	s, err := Open(model, []string{"obs", "actions", "lengths"}, []string{"next_obs_mean", "reward_mean", "logvar"}, opts)
+	s, err := openEngine(model, []string{"obs", "actions", "lengths"}, []string{"next_obs_mean", "reward_mean", "logvar"}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ADM)", err)
 	}
@@ -43,7 +52,7 @@ func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
 		s.Close()
 		return nil, fmt.Errorf("infer: ADM metadata: %w", err)
 	}
-	return &ADMDirect{sess: s, m: m, obsDim: od, act: ad}, nil
+	return &ADMDirect{sess: s, m: m, obsDim: od, act: ad, split: engineSplit(opts)}, nil
 }
 
 // M is the model's maximum backtracking length.
@@ -63,10 +72,14 @@ func (e *ADMDirect) begin(w *window) error { return nil }
 
 func (e *ADMDirect) advance(w *window, alive []int, cont []bool) {}
 
-// Predict evaluates plans: obs [n, obsDim] start states, acts [m, n, act]
-// sequence-first, lens [n] in 1..m; it fills next, rew, lv.
+// Predict evaluates plans in one call: obs [n, obsDim] start states, acts
+// [m, n, act] sequence-first, lens [n] in 1..m; it fills next, rew, lv.
 func (e *ADMDirect) Predict(obs, acts []float32, lens []int32, next, rew, lv []float32) error {
-	n := len(lens)
+	return e.run(len(lens), obs, acts, lens, next, rew, lv)
+}
+
+// run evaluates n plans with the given input and output buffers.
+func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, next, rew, lv []float32) error {
 	var ts tensors
 	defer ts.destroy()
 	vals := make([]ort.Value, 0, 6)
@@ -100,46 +113,48 @@ func (e *ADMDirect) Predict(obs, acts []float32, lens []int32, next, rew, lv []f
 
 func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	e.k = drawK(w, alive, rng, e.k)
-	od, ad := e.obsDim, e.act
+	od, ad, m := e.obsDim, e.act, e.m
 	// One plan per row (the drawn k), or every k = 1..l per row for U^ADM.
-	n := 0
-	for _, r := range alive {
-		if wantU {
-			n += w.l[r]
-		} else {
-			n++
+	e.plans = e.plans[:0]
+	for q, r := range alive {
+		if !wantU {
+			e.plans = append(e.plans, plan{r, e.k[q]})
+			continue
+		}
+		for k := 1; k <= w.l[r]; k++ {
+			e.plans = append(e.plans, plan{r, k})
 		}
 	}
+	n := len(e.plans)
 	e.obs = grow(e.obs, n*od)
-	e.acts = grow(e.acts, e.m*n*ad)
-	clear(e.acts)
+	e.acts = grow(e.acts, m*n*ad)
 	if cap(e.lens) < n {
 		e.lens = make([]int32, n)
 	}
 	e.lens = e.lens[:n]
-	i := 0
-	add := func(r, k int) {
-		l := w.l[r]
-		copy(e.obs[i*od:], w.state(r, l-k))
-		for j := 0; j < k; j++ {
-			copy(e.acts[(j*n+i)*ad:], w.action(r, l-k+j))
-		}
-		e.lens[i] = int32(k)
-		i++
-	}
-	for q, r := range alive {
-		if wantU {
-			for k := 1; k <= w.l[r]; k++ {
-				add(r, k)
-			}
-		} else {
-			add(r, e.k[q])
-		}
-	}
 	e.next = grow(e.next, n*od)
 	e.rew = grow(e.rew, n)
 	e.lv = grow(e.lv, n*(od+1))
-	if err := e.Predict(e.obs, e.acts, e.lens, e.next, e.rew, e.lv); err != nil {
+	// Each piece [lo, hi) owns obs/lens/outputs rows lo..hi-1 and the
+	// sequence-first action block acts[m·lo·ad : m·hi·ad] of shape [m, hi-lo, ad].
+	e.bnd = e.split.bounds(n, e.bnd)
+	err := e.split.each(e.bnd, func(_, lo, hi int) error {
+		pn := hi - lo
+		acts := e.acts[m*lo*ad : m*hi*ad]
+		clear(acts)
+		for i := lo; i < hi; i++ {
+			pl := e.plans[i]
+			l := w.l[pl.r]
+			copy(e.obs[i*od:(i+1)*od], w.state(pl.r, l-pl.k))
+			for j := 0; j < pl.k; j++ {
+				copy(acts[(j*pn+i-lo)*ad:], w.action(pl.r, l-pl.k+j))
+			}
+			e.lens[i] = int32(pl.k)
+		}
+		return e.run(pn, e.obs[lo*od:hi*od], acts, e.lens[lo:hi],
+			e.next[lo*od:hi*od], e.rew[lo:hi], e.lv[lo*(od+1):hi*(od+1)])
+	})
+	if err != nil {
 		return err
 	}
 	if !wantU {
@@ -151,7 +166,7 @@ func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, 
 	p.rew = grow(p.rew, na)
 	p.lv = grow(p.lv, na*(od+1))
 	p.u = grow(p.u, na)
-	i = 0
+	i := 0
 	for q, r := range alive {
 		l := w.l[r]
 		c := i + e.k[q] - 1 // plans were added for k = 1..l

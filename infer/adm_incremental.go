@@ -13,21 +13,34 @@ import (
 // single GRU step (the exported "adm_step" graph) instead of re-running
 // every plan from its start: m GRU steps per row and step rather than up to
 // m(m+1)/2. Same seed, same transitions as ADMDirect (up to float rounding).
+// A roll-out step is cut into sub-batches of about Options.BatchRows plans
+// (whole rows) run by Options.Workers threads.
 type ADMIncremental struct {
-	sess              *Session
-	m, obsDim, act    int
-	layers, hidden    int
-	h                 []float32 // [rows, m, layers, hidden]
-	prevL             []int     // window length at the last predict
-	k                 []int
-	pairs             [][2]int // (row, slot) of each batch entry
-	hin, hout, obs, a []float32
-	next, rew, lv     []float32
+	sess           *Session
+	m, obsDim, act int
+	layers, hidden int
+	split          split
+	h              []float32 // [rows, m, layers, hidden]
+	k              []int
+	pairs          []pair // the plans advanced by one run
+	bnd            []int
+	obs, a         []float32 // [plans, obsDim], [plans, act]
+	next, rew, lv  []float32
+	pos            []int     // output row of each pair
+	u              []float32 // one row's plan predictions, for U^ADM
+	wk             []incWorker
+	freshRows      bool // the graph starts rows past hidden's from zero
 }
+
+// pair is one cached plan: row r's plan starting at window slot j.
+type pair struct{ r, j int }
+
+// incWorker is one worker's hidden-state buffers, [layers, piece, hidden].
+type incWorker struct{ hin, hout []float32 }
 
 // OpenADMIncremental loads an ADM step graph exported by onnx.ExportADMStep.
 func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
-	s, err := Open(model, []string{"hidden", "obs", "act"}, []string{"hidden_out", "next_obs_mean", "reward_mean", "logvar"}, opts)
+	s, err := openEngine(model, []string{"hidden", "obs", "act"}, []string{"hidden_out", "next_obs_mean", "reward_mean", "logvar"}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ADM step graph)", err)
 	}
@@ -36,7 +49,9 @@ func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
 		var l, h int
 		if l, err = metaInt(s.meta, "layers"); err == nil {
 			if h, err = metaInt(s.meta, "hidden"); err == nil {
-				return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h}, nil
+				sp := engineSplit(opts)
+				return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
+					wk: make([]incWorker, sp.workers), freshRows: s.meta["fresh_rows"] == "true"}, nil
 			}
 		}
 	}
@@ -60,53 +75,123 @@ func (e *ADMIncremental) slot(r, j int) []float32 {
 	return e.h[o : o+n]
 }
 
-// run advances the listed (row, slot) plans by one GRU step with the given
-// action source and leaves the head outputs in e.next/e.rew/e.lv.
-func (e *ADMIncremental) run(w *window, actOf func(r, j int) []float32) error {
+// rowBounds cuts e.pairs into pieces of about split.rows plans that never
+// split a row (a row's plans are consecutive), so that no two workers touch
+// the same row's cache.
+func (e *ADMIncremental) rowBounds() {
 	n := len(e.pairs)
-	od, ad, lh := e.obsDim, e.act, e.layers*e.hidden
-	e.hin = grow(e.hin, n*lh)
-	e.hout = grow(e.hout, n*lh)
+	b := e.split.bounds(n, e.bnd)
+	for i := 1; i+1 < len(b); i++ { // move each inner boundary to a row start
+		c := b[i]
+		for c < n && c > 0 && e.pairs[c].r == e.pairs[c-1].r {
+			c++
+		}
+		b[i] = c
+	}
+	e.bnd = b[:1]
+	for _, c := range b[1:] {
+		if c > e.bnd[len(e.bnd)-1] {
+			e.bnd = append(e.bnd, c)
+		}
+	}
+}
+
+// run advances the plans in e.pairs by one GRU step, the action of pair i
+// being actOf(pair), and leaves the head outputs of pair i at row e.pos[i]
+// of e.next/e.rew/e.lv. Plans for which fresh is true have taken no action
+// yet (zero state); when the graph takes such rows apart (fresh_rows
+// metadata) they go last in their piece and skip the recurrent products.
+// With shift, a row whose window is full (w.l = m) stores slot j's new
+// state in slot j-1, the shift its window makes when it continues, and the
+// slot of the row's next current state is zeroed.
+func (e *ADMIncremental) run(w *window, actOf func(pair) []float32, fresh func(pair) bool, shift bool) error {
+	n := len(e.pairs)
+	od, ad, H, L := e.obsDim, e.act, e.hidden, e.layers
 	e.obs = grow(e.obs, n*od)
 	e.a = grow(e.a, n*ad)
-	for i, pr := range e.pairs {
-		r, j := pr[0], pr[1]
-		src := e.slot(r, j)
-		for l := 0; l < e.layers; l++ { // [layers, n, hidden]
-			copy(e.hin[(l*n+i)*e.hidden:(l*n+i+1)*e.hidden], src[l*e.hidden:(l+1)*e.hidden])
-		}
-		copy(e.obs[i*od:], w.state(r, j))
-		copy(e.a[i*ad:], actOf(r, j))
-	}
 	e.next = grow(e.next, n*od)
 	e.rew = grow(e.rew, n)
 	e.lv = grow(e.lv, n*(od+1))
-	var ts tensors
-	defer ts.destroy()
-	vals := make([]ort.Value, 0, 7)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{
-		{e.hin, []int{e.layers, n, e.hidden}}, {e.obs, []int{n, od}}, {e.a, []int{n, ad}},
-		{e.hout, []int{e.layers, n, e.hidden}}, {e.next, []int{n, od}}, {e.rew, []int{n, 1}}, {e.lv, []int{n, od + 1}},
-	} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
+	if cap(e.pos) < n {
+		e.pos = make([]int, n)
+	}
+	e.pos = e.pos[:n]
+	e.rowBounds()
+	return e.split.each(e.bnd, func(wi, lo, hi int) error {
+		pn := hi - lo
+		nf := 0
+		if e.freshRows {
+			for i := lo; i < hi; i++ {
+				if fresh(e.pairs[i]) {
+					nf++
+				}
+			}
+		}
+		n0 := pn - nf
+		wk := &e.wk[wi]
+		wk.hin = grow(wk.hin, L*n0*H)
+		wk.hout = grow(wk.hout, L*pn*H)
+		c, f := 0, n0
+		for i := lo; i < hi; i++ {
+			pr := e.pairs[i]
+			var q int // position in the piece
+			if nf > 0 && fresh(pr) {
+				q, f = f, f+1
+			} else {
+				q, c = c, c+1
+				src := e.slot(pr.r, pr.j)
+				for l := 0; l < L; l++ { // [layers, n0, hidden]
+					copy(wk.hin[(l*n0+q)*H:(l*n0+q+1)*H], src[l*H:(l+1)*H])
+				}
+			}
+			e.pos[i] = lo + q
+			copy(e.obs[(lo+q)*od:], w.state(pr.r, pr.j))
+			copy(e.a[(lo+q)*ad:], actOf(pr))
+		}
+		var ts tensors
+		defer ts.destroy()
+		vals := make([]ort.Value, 0, 7)
+		for _, x := range []struct {
+			d    []float32
+			dims []int
+		}{
+			{wk.hin, []int{L, n0, H}}, {e.obs[lo*od : hi*od], []int{pn, od}}, {e.a[lo*ad : hi*ad], []int{pn, ad}},
+			{wk.hout, []int{L, pn, H}}, {e.next[lo*od : hi*od], []int{pn, od}}, {e.rew[lo:hi], []int{pn, 1}},
+			{e.lv[lo*(od+1) : hi*(od+1)], []int{pn, od + 1}},
+		} {
+			t, err := wrap(&ts, x.d, x.dims...)
+			if err != nil {
+				return err
+			}
+			vals = append(vals, t)
+		}
+		if err := e.sess.Run(vals[:3], vals[3:]); err != nil {
 			return err
 		}
-		vals = append(vals, t)
-	}
-	if err := e.sess.Run(vals[:3], vals[3:]); err != nil {
-		return err
-	}
-	for i, pr := range e.pairs {
-		dst := e.slot(pr[0], pr[1])
-		for l := 0; l < e.layers; l++ {
-			copy(dst[l*e.hidden:(l+1)*e.hidden], e.hout[(l*n+i)*e.hidden:(l*n+i+1)*e.hidden])
+		for i := lo; i < hi; i++ {
+			pr := e.pairs[i]
+			j := pr.j
+			if shift && w.l[pr.r] == e.m {
+				if j == 0 { // the oldest plan leaves the window
+					continue
+				}
+				j--
+			}
+			dst := e.slot(pr.r, j)
+			q := e.pos[i] - lo
+			for l := 0; l < L; l++ {
+				copy(dst[l*H:(l+1)*H], wk.hout[(l*pn+q)*H:(l*pn+q+1)*H])
+			}
 		}
-	}
-	return nil
+		if shift {
+			for i := lo; i < hi; i++ {
+				if r := e.pairs[i].r; i+1 == hi || e.pairs[i+1].r != r {
+					clear(e.slot(r, min(w.l[r], e.m-1)))
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // begin replays each start window's actions so that slot j holds the hidden
@@ -115,19 +200,19 @@ func (e *ADMIncremental) begin(w *window) error {
 	rows := len(w.l)
 	e.h = grow(e.h, rows*e.m*e.layers*e.hidden)
 	clear(e.h)
-	e.prevL = make([]int, rows)
 	for t := 0; t < e.m-1; t++ {
 		e.pairs = e.pairs[:0]
 		for r := 0; r < rows; r++ {
 			for j := 0; j+t <= w.l[r]-2; j++ {
-				e.pairs = append(e.pairs, [2]int{r, j})
+				e.pairs = append(e.pairs, pair{r, j})
 			}
 		}
 		if len(e.pairs) == 0 {
 			break
 		}
 		step := t
-		if err := e.run(w, func(r, j int) []float32 { return w.action(r, j+step) }); err != nil {
+		act := func(p pair) []float32 { return w.action(p.r, p.j+step) }
+		if err := e.run(w, act, func(pair) bool { return step == 0 }, false); err != nil {
 			return err
 		}
 	}
@@ -139,12 +224,12 @@ func (e *ADMIncremental) predict(w *window, alive []int, wantU bool, rng *rand.R
 	od := e.obsDim
 	e.pairs = e.pairs[:0]
 	for _, r := range alive {
-		e.prevL[r] = w.l[r]
 		for j := 0; j < w.l[r]; j++ {
-			e.pairs = append(e.pairs, [2]int{r, j})
+			e.pairs = append(e.pairs, pair{r, j})
 		}
 	}
-	if err := e.run(w, func(r, _ int) []float32 { return w.action(r, w.l[r]-1) }); err != nil {
+	act := func(p pair) []float32 { return w.action(p.r, w.l[p.r]-1) }
+	if err := e.run(w, act, func(p pair) bool { return p.j == w.l[p.r]-1 }, true); err != nil {
 		return err
 	}
 	na := len(alive)
@@ -157,30 +242,23 @@ func (e *ADMIncremental) predict(w *window, alive []int, wantU bool, rng *rand.R
 	i := 0
 	for q, r := range alive {
 		l := w.l[r]
-		c := i + l - e.k[q] // slot l-k holds the k-step plan
+		c := e.pos[i+l-e.k[q]] // slot l-k holds the k-step plan
 		copy(p.next[q*od:(q+1)*od], e.next[c*od:])
 		p.rew[q] = e.rew[c]
 		copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
 		if wantU {
-			p.u[q] = uADM(e.next[i*od:(i+l)*od], l, od)
+			e.u = grow(e.u, l*od)
+			for j := 0; j < l; j++ { // the row's plans in slot order
+				copy(e.u[j*od:(j+1)*od], e.next[e.pos[i+j]*od:])
+			}
+			p.u[q] = uADM(e.u, l, od)
 		}
 		i += l
 	}
 	return nil
 }
 
-// advance mirrors the window's push in the hidden-state cache: a full
-// window drops its oldest plan, and the new current state starts from zero.
-func (e *ADMIncremental) advance(w *window, alive []int, cont []bool) {
-	lh := e.layers * e.hidden
-	for q, r := range alive {
-		if !cont[q] {
-			continue
-		}
-		row := e.h[r*e.m*lh : (r+1)*e.m*lh]
-		if e.prevL[r] == e.m {
-			copy(row, row[lh:])
-		}
-		clear(e.slot(r, w.l[r]-1))
-	}
-}
+// advance has nothing left to do: predict already stored every continuing
+// row's cache in its shifted window order and zeroed the new state's slot
+// (a row that ends is never read again).
+func (e *ADMIncremental) advance(w *window, alive []int, cont []bool) {}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"syscall"
 	"time"
 )
 
@@ -18,7 +19,10 @@ type BenchConfig struct {
 	// Penalty computes U^ADM and subtracts it from the reward (ADMPO-OFF
 	// style); false is the ADMPO-ON roll-out without uncertainty.
 	Penalty bool
-	Threads int // ONNX Runtime intra-op threads; 0 lets ONNX Runtime decide
+	Threads int // ONNX Runtime intra-op threads (Options.Threads)
+	// Workers and BatchRows are the engines' Options.Workers and
+	// Options.BatchRows (0: their defaults).
+	Workers, BatchRows int
 	// Provider is the execution provider ("cpu" when empty, or "cuda").
 	Provider string
 	// ChunkRows is RollConfig.ChunkRows (0: the default).
@@ -36,6 +40,12 @@ type BenchResult struct {
 	Transitions int     // transitions produced by one roll-out (Rows·Horizon)
 	Seconds     float64 // wall time of the fastest roll-out
 	PerSecond   float64 // Transitions / Seconds
+	// CPUSeconds is the process's CPU time (all threads, user + system)
+	// during the roll-out with the least of it; PerCPUSecond =
+	// Transitions / CPUSeconds is the work rate independent of how much
+	// of a shared machine the process gets.
+	CPUSeconds   float64
+	PerCPUSecond float64
 }
 
 // BenchRollout measures the transitions per second of the direct and the
@@ -50,7 +60,7 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 	if cfg.ADM == nil && cfg.ADMStep == nil {
 		return nil, errors.New("infer: bench: no ADM model given")
 	}
-	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads}
+	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads, Workers: cfg.Workers, BatchRows: cfg.BatchRows}
 	p, err := OpenPolicy(cfg.Actor, opts)
 	if err != nil {
 		return nil, fmt.Errorf("infer: bench: %w", err)
@@ -103,9 +113,10 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 		if _, err := e.roll.Rollout(p, &warm, RollConfig{Horizon: 1, Penalty: rc.Penalty}, rand.New(rand.NewSource(cfg.Seed))); err != nil {
 			return nil, fmt.Errorf("infer: bench: %s warm-up: %w", e.name, err)
 		}
-		best := -1.0
+		best, bestCPU := -1.0, -1.0
 		var n int
 		for i := 0; i < repeats; i++ {
+			c0 := processCPU()
 			t0 := time.Now()
 			tr, err := e.roll.Rollout(p, start, rc, rand.New(rand.NewSource(cfg.Seed+1)))
 			if err != nil {
@@ -114,11 +125,24 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 			if s := time.Since(t0).Seconds(); best < 0 || s < best {
 				best = s
 			}
+			if c := processCPU() - c0; bestCPU < 0 || c < bestCPU {
+				bestCPU = c
+			}
 			n = tr.N
 		}
-		out = append(out, BenchResult{Engine: e.name, Transitions: n, Seconds: best, PerSecond: float64(n) / best})
+		out = append(out, BenchResult{Engine: e.name, Transitions: n, Seconds: best, PerSecond: float64(n) / best,
+			CPUSeconds: bestCPU, PerCPUSecond: float64(n) / bestCPU})
 	}
 	return out, nil
+}
+
+// processCPU is the process's user + system CPU time in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // benchStart is a batch of full windows of random states and actions.

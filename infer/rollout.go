@@ -121,7 +121,7 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 		chunk = 8192
 	}
 	wantU := cfg.WantU || cfg.Penalty != 0
-	out := &Transitions{}
+	out := newTransitions(start.N*cfg.Horizon, od, ad)
 	for lo := 0; lo < start.N; lo += chunk {
 		hi := min(lo+chunk, start.N)
 		if err := rollChunk(st, p, start, lo, hi, cfg, wantU, rng, out); err != nil {
@@ -214,6 +214,13 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		alive = alive[:k]
 	}
 	return nil
+}
+
+// newTransitions returns an empty Transitions with room for n rows.
+func newTransitions(n, od, ad int) *Transitions {
+	return &Transitions{Obs: make([]float32, 0, n*od), Act: make([]float32, 0, n*ad), Rew: make([]float32, 0, n),
+		NextObs: make([]float32, 0, n*od), Done: make([]bool, 0, n), Uncertainty: make([]float32, 0, n),
+		Step: make([]int32, 0, n)}
 }
 
 func finite(v []float32) bool {

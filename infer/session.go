@@ -14,8 +14,26 @@ type Options struct {
 	// with the CUDA execution provider and the CUDA/cuDNN libraries on the
 	// host; admpo's setup installs the CPU build only.
 	Provider string
-	// Threads is the intra-op thread count; 0 lets ONNX Runtime decide.
+	// Threads is the intra-op thread count; 0 lets ONNX Runtime decide,
+	// except in the ADM-Roll engines, whose sessions then run one thread
+	// each and which parallelise over sub-batches instead (Workers).
 	Threads int
+	// Workers (ADM-Roll engines only) is how many sub-batches of a roll-out
+	// step run through ONNX Runtime at once, each call on its own thread
+	// with Threads intra-op threads. 0 means one per CPU (GOMAXPROCS) when
+	// Threads is 0 and the provider is the CPU, else 1.
+	Workers int
+	// BatchRows (ADM-Roll engines only) caps the rows of one ONNX Runtime
+	// call; 0 means 1024 on the CPU (cache-sized) and no cap with CUDA.
+	// Rows are independent, so it changes results by float rounding at most.
+	BatchRows int
+	// Spin lets ONNX Runtime's idle intra-op threads busy-wait for the next
+	// operator (its own default). admpo turns spinning off unless asked:
+	// on a shared machine, and beside the roll-out engines' workers, the
+	// spinning threads burn CPU that the real work needs (with it on, the
+	// policy's idle threads cost an ADMPO-ON roll-out ~20% of its
+	// transitions per CPU-second).
+	Spin bool
 }
 
 // Session is one loaded ONNX model with named inputs and outputs.
@@ -30,6 +48,16 @@ type Session struct {
 // named inputs and outputs and fails with a clear error for bytes that are
 // not a model ONNX Runtime can load.
 func Open(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
+	return open(model, inputs, outputs, opts, opts.Threads)
+}
+
+// openEngine opens an ADM-Roll engine's session with engineThreads
+// intra-op threads.
+func openEngine(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
+	return open(model, inputs, outputs, opts, engineThreads(opts))
+}
+
+func open(model []byte, inputs, outputs []string, opts Options, threads int) (*Session, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
@@ -55,8 +83,13 @@ func Open(model []byte, inputs, outputs []string, opts Options) (*Session, error
 		return nil, fmt.Errorf("infer: session options: %w", err)
 	}
 	defer so.Destroy()
-	if opts.Threads > 0 {
-		if err := so.SetIntraOpNumThreads(opts.Threads); err != nil {
+	if !opts.Spin {
+		if err := so.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			return nil, fmt.Errorf("infer: session options: %w", err)
+		}
+	}
+	if threads > 0 {
+		if err := so.SetIntraOpNumThreads(threads); err != nil {
 			return nil, fmt.Errorf("infer: threads: %w", err)
 		}
 		if err := so.SetInterOpNumThreads(1); err != nil {

@@ -21,15 +21,25 @@ const (
 	// ADMGRUOp stacks one ONNX GRU op per layer (gates reordered to ONNX's
 	// z, r, h; linear_before_reset=1), run on the start state repeated m times.
 	ADMGRUOp
+	// ADMPacked is the unrolled form in which every row runs only its own k
+	// steps instead of all m: the graph orders the rows by length (longest
+	// first), runs step j on the prefix of rows with k > j, applies the head
+	// once to every row's last step and restores the input order. Inputs,
+	// outputs and results are those of ADMUnrolled; for lengths drawn
+	// uniformly from 1..m the GRU does (m+1)/2 instead of m steps per row.
+	// It has no all_mean output (AllSteps needs every step of every row).
+	ADMPacked
 )
 
-// String returns "gru" or "unrolled", the adm_form metadata value.
+// String returns "gru", "unrolled" or "packed", the adm_form metadata value.
 func (f ADMForm) String() string {
 	switch f {
 	case ADMGRUOp:
 		return "gru"
 	case ADMUnrolled:
 		return "unrolled"
+	case ADMPacked:
+		return "packed"
 	}
 	return "ADMForm(" + strconv.Itoa(int(f)) + ")"
 }
@@ -60,8 +70,11 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	if err := checkADM(m); err != nil {
 		return nil, fmt.Errorf("onnx: export ADM: %w", err)
 	}
-	if opts.Form != ADMGRUOp && opts.Form != ADMUnrolled {
+	if opts.Form != ADMGRUOp && opts.Form != ADMUnrolled && opts.Form != ADMPacked {
 		return nil, fmt.Errorf("onnx: export ADM: unknown form %v", opts.Form)
+	}
+	if opts.Form == ADMPacked && opts.AllSteps {
+		return nil, fmt.Errorf("onnx: export ADM: the packed form has no all_mean output (AllSteps needs the unrolled or gru form)")
 	}
 	c := m.Cfg
 	g := NewGraph("admpo_adm", "Any-step Dynamics Model ("+opts.Form.String()+" form)")
@@ -74,6 +87,7 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	actN := normalize(g, actions, m.Norm.Mean[c.ObsDim:], m.Norm.Std[c.ObsDim:])
 
 	var top string // [batch, H], or [m*batch, H] with AllSteps
+	unsort := ""   // packed form: the permutation back to the input order
 	switch opts.Form {
 	case ADMGRUOp:
 		top = gruOpStack(g, m, obsN, actN, lc, opts.AllSteps)
@@ -84,8 +98,13 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 		} else {
 			top = selectStep(g, hs, lc)
 		}
+	case ADMPacked:
+		top, unsort = packedStack(g, m, obsN, actN, lc)
 	}
 	out := admHead(g, m, top)
+	if unsort != "" {
+		out = g.Op("Gather", []string{out, unsort}, AttrInt("axis", 0))
+	}
 	d := int64(c.ObsDim + 1)
 	split := int64s(g, "split", d, d)
 	parts := g.OpN("Split", []string{out, split}, 2, AttrInt("axis", -1))

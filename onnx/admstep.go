@@ -2,56 +2,81 @@ package onnx
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/admpo/admpo/models"
 )
 
+// MetaFreshRows marks an ADM step graph whose hidden input may hold fewer
+// rows than obs and act (value "true"); see ExportADMStep.
+const MetaFreshRows = "fresh_rows"
+
 // ExportADMStep writes one GRU step of an ADM for incremental roll-outs:
-// inputs hidden [layers, batch, H] (zeros before the first step), obs
-// [batch, obs_dim] (the start state, the same at every step of a sequence)
-// and act [batch, act_dim]; outputs hidden_out [layers, batch, H] and, for
-// the sequence so far, next_obs_mean [batch, obs_dim] = obs + mean delta,
-// reward_mean [batch, 1] and logvar [batch, obs_dim+1].
+// inputs hidden [layers, batch0, H], obs [batch, obs_dim] (the start state,
+// the same at every step of a sequence) and act [batch, act_dim]; outputs
+// hidden_out [layers, batch, H] and, for the sequence so far, next_obs_mean
+// [batch, obs_dim] = obs + mean delta, reward_mean [batch, 1] and logvar
+// [batch, obs_dim+1].
+//
+// The first batch0 <= batch rows continue from hidden; the remaining
+// batch-batch0 rows take their first step from the zero state, which skips
+// their recurrent products (hidden holding zeros for them gives the same
+// result at a higher cost). batch0 = batch is the plain step. The graph
+// carries the metadata fresh_rows=true.
 func ExportADMStep(m *models.ADM, meta map[string]string) ([]byte, error) {
 	if err := checkADM(m); err != nil {
 		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
 	}
 	c := m.Cfg
 	g := NewGraph("admpo_adm_step", "Any-step Dynamics Model, one GRU step")
+	// hidden keeps the declared shape [layers, batch, H] of earlier versions;
+	// ONNX Runtime does not require equal sizes for equal symbolic names.
 	hidden := g.Input(NameHidden, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
 	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
 	act := g.Input(NameAct, Float, Batch, Fixed(c.ActDim))
 	obsN := normalize(g, obs, m.Norm.Mean[:c.ObsDim], m.Norm.Std[:c.ObsDim])
 	actN := normalize(g, act, m.Norm.Mean[c.ObsDim:], m.Norm.Std[c.ObsDim:])
 
-	var x string
+	// Rows [0, n0) continue from hidden, rows [n0, batch) start from zero.
+	axis0 := g.Int64s("axis", []int64{1}, []int64{0})
+	zero := g.Int64s("zero", []int64{1}, []int64{0})
+	n0 := g.Op("Slice", []string{g.Op("Shape", []string{hidden}), g.Int64s("one", []int64{1}, []int64{1}),
+		g.Int64s("two", []int64{1}, []int64{2})})
+	end := g.Int64s("end", []int64{1}, []int64{math.MaxInt64})
+	rowsCont := func(x string) string { return g.Op("Slice", []string{x, zero, n0, axis0}) }
+	rowsFresh := func(x string) string { return g.Op("Slice", []string{x, n0, end, axis0}) }
+
+	var xc, xf string
 	outs := make([]string, c.Layers)
 	axes := int64s(g, "axes", 0)
 	for li := range m.GRU {
 		l := &m.GRU[li]
 		h := g.Op("Gather", []string{hidden, g.Int64s("layer", nil, []int64{int64(li)})}, AttrInt("axis", 0))
-		var gi [3]string
 		if li == 0 {
 			u := newUnrolledLayer(g, l, c.ObsDim)
-			gi = u.projectAction(g, u.projectStart(g, obsN), actN)
-			x = u.cell(g, gi, h)
+			oc, of := rowsCont(obsN), rowsFresh(obsN)
+			ac, af := rowsCont(actN), rowsFresh(actN)
+			xc = u.cell(g, u.projectAction(g, u.projectStart(g, oc), ac), h)
+			xf = u.cell(g, u.projectAction(g, u.projectStart(g, of), af), "")
 		} else {
 			u := newUnrolledLayer(g, l, l.In)
-			x = u.cell(g, u.project(g, x), h)
+			xc = u.cell(g, u.project(g, xc), h)
+			xf = u.cell(g, u.project(g, xf), "")
 		}
-		outs[li] = g.Op("Unsqueeze", []string{x, axes})
+		outs[li] = g.Op("Unsqueeze", []string{g.Op("Concat", []string{xc, xf}, AttrInt("axis", 0)), axes})
 	}
 	hOut := outs[0]
 	if len(outs) > 1 {
 		hOut = g.Op("Concat", outs, AttrInt("axis", 0))
 	}
 	g.Output(hOut, NameHiddenOut, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
-	out := admHead(g, m, x)
+	top := g.Op("Concat", []string{xc, xf}, AttrInt("axis", 0))
+	out := admHead(g, m, top)
 	d := int64(c.ObsDim + 1)
 	parts := g.OpN("Split", []string{out, int64s(g, "split", d, d)}, 2, AttrInt("axis", -1))
 	admOutputs(g, m, obs, parts[0], parts[1])
 
-	md, err := mergeMeta(meta, admMeta(m, "adm_step", nil))
+	md, err := mergeMeta(meta, admMeta(m, "adm_step", map[string]string{MetaFreshRows: "true"}))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
 	}

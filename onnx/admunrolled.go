@@ -121,3 +121,97 @@ func unrolledStack(g *Graph, m *models.ADM, obsN, actN string) []string {
 	}
 	return xs
 }
+
+// packedStack is the unrolled GRU in which every row runs only its own
+// number of steps. The rows are ordered by length, longest first (TopK), so
+// that the rows still running at step j are a prefix of the batch whose
+// size n_j = #{b: lengths[b] > j} the graph counts; step j then works on
+// that prefix only. It returns the top layer's output at each row's last
+// step, [batch, H] in the sorted order, and the permutation that restores
+// the input order (Gather with it along axis 0).
+func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort string) {
+	c := m.Cfg
+	l64 := g.Op("Cast", []string{lc}, AttrInt("to", int64(Int64)))
+	order := g.OpN("TopK", []string{l64, g.Op("Shape", []string{l64})}, 2,
+		AttrInt("axis", 0), AttrInt("largest", 1), AttrInt("sorted", 1))[1]
+	// The positions that sort order ascending are its inverse permutation.
+	unsort = g.OpN("TopK", []string{order, g.Op("Shape", []string{order})}, 2,
+		AttrInt("axis", 0), AttrInt("largest", 0), AttrInt("sorted", 1))[1]
+	obsS := g.Op("Gather", []string{obsN, order}, AttrInt("axis", 0))
+	actS := g.Op("Gather", []string{actN, order}, AttrInt("axis", 1))
+	lenS := g.Op("Gather", []string{l64, order}, AttrInt("axis", 0))
+
+	// n[j] = rows with length > j, as an int64 [1] tensor; n[0] is the batch.
+	zero := g.Int64s("zero", []int64{1}, []int64{0})
+	axis0 := g.Int64s("axis", []int64{1}, []int64{0})
+	n := make([]string, c.M+1)
+	for j := 0; j <= c.M; j++ {
+		switch {
+		case j == 0:
+			n[j] = g.Op("Shape", []string{lenS})
+		case j == c.M:
+			n[j] = zero
+		default:
+			gt := g.Op("Greater", []string{lenS, g.Int64s("step", nil, []int64{int64(j)})})
+			n[j] = g.Op("ReduceSum", []string{g.Op("Cast", []string{gt}, AttrInt("to", int64(Int64))), axis0},
+				AttrInt("keepdims", 1))
+		}
+	}
+	prefix := func(x string, j int) string { // rows [0, n[j]) of x [*, C]
+		return g.Op("Slice", []string{x, zero, n[j], axis0})
+	}
+
+	var xs []string
+	for li := range m.GRU {
+		l := &m.GRU[li]
+		var u *unrolledLayer
+		var start [3]string
+		if li == 0 {
+			u = newUnrolledLayer(g, l, c.ObsDim)
+			start = u.projectStart(g, obsS)
+		} else {
+			u = newUnrolledLayer(g, l, l.In)
+		}
+		h := ""
+		next := make([]string, c.M)
+		for j := 0; j < c.M; j++ {
+			var gi [3]string
+			if li == 0 {
+				a := g.Op("Gather", []string{actS, g.Int64s("step", nil, []int64{int64(j)})}, AttrInt("axis", 0))
+				var st [3]string
+				for gate := range st {
+					st[gate] = start[gate]
+					if j > 0 {
+						st[gate] = prefix(start[gate], j)
+					}
+				}
+				if j > 0 {
+					a = prefix(a, j)
+				}
+				gi = u.projectAction(g, st, a)
+			} else {
+				gi = u.project(g, xs[j])
+			}
+			if h != "" {
+				h = prefix(h, j)
+			}
+			h = u.cell(g, gi, h)
+			next[j] = h
+		}
+		xs = next
+	}
+	// Sorted rows [n[j+1], n[j]) end at step j: concatenate from the longest.
+	parts := make([]string, 0, c.M)
+	for j := c.M - 1; j >= 0; j-- {
+		if j == c.M-1 {
+			parts = append(parts, xs[j])
+			continue
+		}
+		parts = append(parts, g.Op("Slice", []string{xs[j], n[j+1], n[j], axis0}))
+	}
+	top = parts[0]
+	if len(parts) > 1 {
+		top = g.Op("Concat", parts, AttrInt("axis", 0))
+	}
+	return top, unsort
+}

@@ -68,7 +68,8 @@ func (d *ADMDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 		}
 		return infer.OpenADMIncremental(b, opts)
 	case "direct", "":
-		b, err := d.ExportONNX()
+		// The packed form runs each plan's own k GRU steps (not all m).
+		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMPacked}, d.meta())
 		if err != nil {
 			return nil, err
 		}
