@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/train"
+)
+
+// offlineOverrides registers one flag per tunable offline config value;
+// unset flags keep the preset's value.
+type offlineOverrides struct {
+	fs     *pflag.FlagSet
+	ints   map[string]*int
+	floats map[string]*float64
+	strs   map[string]*string
+	auto   *bool
+}
+
+var offlineIntFlags = []struct{ name, help string }{
+	{"steps-per-epoch", "policy updates per epoch (one per step)"},
+	{"batch", "SAC / BC batch size"},
+	{"rollout-every", "policy updates between model roll-outs"},
+	{"rollout-batch", "start sequences per roll-out"},
+	{"horizon", "roll-out length H"},
+	{"model-retain", "roll-outs the model buffer keeps"},
+	{"m", "ADM maximum backtracking length"},
+	{"adm-hidden", "ADM GRU width"},
+	{"adm-layers", "ADM GRU layers"},
+	{"adm-res-blocks", "ADM head ResBlocks"},
+	{"ensemble", "MOPO ensemble members"},
+	{"elites", "MOPO elite members"},
+	{"model-max-epochs", "cap on the model fit's epochs (0: until early stopping)"},
+	{"model-patience", "model fit epochs without holdout improvement before stopping"},
+	{"eval-episodes", "deterministic episodes per evaluation"},
+	{"checkpoint-every", "policy updates between checkpoints"},
+	{"threads", "ONNX Runtime threads for roll-outs (0: its default)"},
+	{"blas-threads", "OpenBLAS threads for training (0: leave OpenBLAS's choice)"},
+}
+
+var offlineFloatFlags = []struct{ name, help string }{
+	{"real-ratio", "share of data set transitions in each SAC batch"},
+	{"actor-lr", "actor learning rate (cosine-decayed to 0 for SAC; constant for BC)"},
+	{"critic-lr", "critic learning rate"},
+	{"alpha-lr", "entropy coefficient learning rate"},
+	{"alpha", "initial (or, with --auto-alpha=false, fixed) entropy coefficient"},
+	{"target-entropy", "SAC target entropy"},
+	{"penalty", "reward penalty coefficient beta (r - beta*U)"},
+	{"model-lr", "ADM learning rate"},
+	{"gamma", "discount"},
+}
+
+func addOfflineOverrides(fs *pflag.FlagSet) *offlineOverrides {
+	o := &offlineOverrides{fs: fs, ints: map[string]*int{}, floats: map[string]*float64{}, strs: map[string]*string{}}
+	for _, f := range offlineIntFlags {
+		o.ints[f.name] = fs.Int(f.name, 0, f.help)
+	}
+	for _, f := range offlineFloatFlags {
+		o.floats[f.name] = fs.Float64(f.name, 0, f.help)
+	}
+	o.strs["hidden"] = fs.String("hidden", "", "actor and critic hidden sizes, e.g. 256,256")
+	o.strs["engine"] = fs.String("engine", "", "ADM roll-out engine: incremental or direct")
+	o.strs["provider"] = fs.String("provider", "", "ONNX Runtime provider for roll-outs: cpu or cuda")
+	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy")
+	return o
+}
+
+func (o *offlineOverrides) apply(c *train.OfflineConfig) error {
+	ints := map[string]*int{"steps-per-epoch": &c.StepsPerEpoch, "batch": &c.Batch, "rollout-every": &c.RolloutEvery,
+		"rollout-batch": &c.RolloutBatch, "horizon": &c.Horizon, "model-retain": &c.ModelRetain, "m": &c.M,
+		"adm-hidden": &c.ADMHidden, "adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks,
+		"ensemble": &c.Ensemble, "elites": &c.Elites, "model-max-epochs": &c.ModelMaxEpochs,
+		"model-patience": &c.ModelPatience, "eval-episodes": &c.EvalEpisodes, "checkpoint-every": &c.CheckpointEvery,
+		"threads": &c.Threads, "blas-threads": &c.BLASThreads}
+	for name, dst := range ints {
+		if o.fs.Changed(name) {
+			*dst = *o.ints[name]
+		}
+	}
+	floats := map[string]*float64{"real-ratio": &c.RealRatio, "actor-lr": &c.ActorLR, "critic-lr": &c.CriticLR,
+		"alpha-lr": &c.AlphaLR, "alpha": &c.InitAlpha, "target-entropy": &c.TargetEntropy, "penalty": &c.Penalty,
+		"model-lr": &c.ModelLR, "gamma": &c.Gamma}
+	for name, dst := range floats {
+		if o.fs.Changed(name) {
+			*dst = *o.floats[name]
+		}
+	}
+	if o.fs.Changed("auto-alpha") {
+		c.AutoAlpha = *o.auto
+	}
+	if o.fs.Changed("engine") {
+		c.Engine = *o.strs["engine"]
+	}
+	if o.fs.Changed("provider") {
+		c.Provider = *o.strs["provider"]
+	}
+	if o.fs.Changed("hidden") {
+		h, err := parseInts(*o.strs["hidden"])
+		if err != nil {
+			return fmt.Errorf("%w: --hidden: %v", errUsage, err)
+		}
+		c.Hidden = h
+	}
+	return nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a list of positive integers", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// datasetIdentity tells a data set file's task and kind: from its
+// metadata (env, kind), else from its file name (e.g. hopper-medium-v2.hdf5).
+func datasetIdentity(path string) (env, kind string, err error) {
+	d, err := datasets.ReadD4RL(path)
+	if err != nil {
+		return "", "", err
+	}
+	env, kind = d.Meta["env"], d.Meta["kind"]
+	if env != "" && kind != "" {
+		return env, kind, nil
+	}
+	fe, fk, err := train.ParseDatasetName(path)
+	if err != nil {
+		return "", "", err
+	}
+	if env == "" {
+		env = fe
+	}
+	if kind == "" {
+		kind = fk
+	}
+	return env, kind, nil
+}
+
+func trainOffline(args []string) error {
+	fs := newFlags("train offline", "train offline --dataset data/hopper-medium.hdf5 --algo admpo --epochs 20 --seed 0 --out runs/off-hopper-medium-admpo-0",
+		"Offline RL on a D4RL HDF5 data set: ADMPO-OFF (--algo admpo: MOPO's loop with the Any-step Dynamics\n"+
+			"Model and the U^ADM reward penalty), MOPO (mopo: 7/5 ensemble, max-std penalty) or behaviour cloning\n"+
+			"(bc: MSE between the actor's mean action and the data set's action). The model is fitted once on the\n"+
+			"data set; every --rollout-every updates the policy is rolled out from data set start sequences and\n"+
+			"the penalised transitions refill the model buffer; one SAC update per step. The task and data set\n"+
+			"kind come from the file's metadata (env, kind) or its name (ENV-KIND[-vN].hdf5) and pick the preset's\n"+
+			"m, H and beta (paper: the paper's Table admpo_off_hyper for admpo, MOPO's own configs for mopo;\n"+
+			"quick: the same loop sized for two CPU cores). Every flag below overrides one value.\n"+
+			"After every epoch the deterministic policy is evaluated in the real task: progress.csv's\n"+
+			"eval_return_mean holds the D4RL normalised score (what `admpo plot` draws); offline.csv adds the raw\n"+
+			"return and roll-out statistics. Ctrl-C writes a checkpoint; --resume OUT continues exactly.")
+	dataset := fs.String("dataset", "", "D4RL HDF5 file (required unless --resume)")
+	env := fs.String("env", "", "task (default: the data set's metadata or file name)")
+	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
+	algo := fs.String("algo", "admpo", "admpo, mopo or bc")
+	preset := fs.String("preset", "quick", "paper or quick")
+	epochs := fs.Int("epochs", 0, "epochs (default: the preset's)")
+	seed := fs.Int64("seed", 0, "random seed")
+	out := fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
+	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint")
+	ov := addOfflineOverrides(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var o *train.Offline
+	var err error
+	if *resume != "" {
+		if o, err = train.ResumeOffline(*resume); err != nil {
+			return err
+		}
+		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
+	} else {
+		if *dataset == "" {
+			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR)", errUsage)
+		}
+		de, dk, err := datasetIdentity(*dataset)
+		if err != nil && (*env == "" || *kind == "") {
+			return fmt.Errorf("%w: %v (set --env and --kind)", errUsage, err)
+		}
+		if *env != "" {
+			de = *env
+		}
+		if *kind != "" {
+			dk = *kind
+		}
+		task, err := envs.Lookup(de)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		cfg, err := train.OfflinePreset(*preset, task.Name, dk, *algo, task.ActDim)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		cfg.Dataset, cfg.Seed = *dataset, *seed
+		if *epochs > 0 {
+			cfg.Epochs = *epochs
+		}
+		if err := ov.apply(&cfg); err != nil {
+			return err
+		}
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		dir := *out
+		if dir == "" {
+			dir = filepath.Join("runs", fmt.Sprintf("offline-%s-%s-%d", cfg.Name, cfg.Algo, cfg.Seed))
+		}
+		fmt.Printf("config (saved to %s/config.json):\n%s", dir, cfg.JSON())
+		if o, err = train.NewOffline(cfg, dir); err != nil {
+			return err
+		}
+	}
+	defer o.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o.OnStatus(statusPrinter(o.Cfg.TotalSteps(), o.Step()))
+	start := time.Now()
+	err = o.Run(ctx)
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Printf("\ninterrupted at update %d: checkpoint written; continue with --resume %s\n", o.Step(), o.Dir)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\ndone: %d updates in %s; run directory %s\n", o.Cfg.TotalSteps(), time.Since(start).Round(time.Second), o.Dir)
+	return nil
+}

@@ -1,0 +1,87 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/models"
+)
+
+// BC is behaviour cloning of a SAC actor: Adam on the mean squared error
+// between the actor's deterministic (mean, tanh-squashed) action and the
+// data set's action. The log-std head is not trained; evaluation uses the
+// deterministic action.
+type BC struct {
+	Actor   *models.Actor
+	Opt     *models.Adam
+	Updates int
+	g       *models.BCGraph
+}
+
+// NewBC builds BC over actor's weights (trained in place) for batches of
+// the given size.
+func NewBC(actor *models.Actor, batch int, lr float64) (*BC, error) {
+	g, err := models.NewBCGraph(actor, batch)
+	if err != nil {
+		return nil, fmt.Errorf("train: bc: %w", err)
+	}
+	opt := models.NewAdam(g.Params, float32(lr))
+	opt.LR = lr
+	return &BC{Actor: actor, Opt: opt, g: g}, nil
+}
+
+// Update does one Adam step on a batch and returns the loss before the step.
+func (b *BC) Update(batch *Batch) (float64, error) {
+	if err := b.g.Obs.Set(batch.Obs); err != nil {
+		return 0, fmt.Errorf("train: bc: %w", err)
+	}
+	if err := b.g.Act.Set(batch.Act); err != nil {
+		return 0, fmt.Errorf("train: bc: %w", err)
+	}
+	loss, _, err := b.g.Run()
+	if err != nil {
+		return 0, fmt.Errorf("train: bc: %w", err)
+	}
+	if err := b.Opt.Step(); err != nil {
+		return 0, fmt.Errorf("train: bc: step: %w", err)
+	}
+	b.Updates++
+	return float64(loss), nil
+}
+
+// Loss evaluates the loss on a batch without a step (its gradients are
+// computed and discarded).
+func (b *BC) Loss(batch *Batch) (float64, error) {
+	if err := b.g.Obs.Set(batch.Obs); err != nil {
+		return 0, fmt.Errorf("train: bc: %w", err)
+	}
+	if err := b.g.Act.Set(batch.Act); err != nil {
+		return 0, fmt.Errorf("train: bc: %w", err)
+	}
+	loss, _, err := b.g.Run()
+	if err != nil {
+		return 0, fmt.Errorf("train: bc: %w", err)
+	}
+	return float64(loss), nil
+}
+
+// Close releases the graph's machine.
+func (b *BC) Close() error { return b.g.Close() }
+
+// save stores the optimiser and the update count (the actor is saved with SAC).
+func (b *BC) save(f *ckpt.File) {
+	putAdam(f, "bc/opt", b.Opt)
+	f.PutF32("bc/updates", []float32{float32(b.Updates)})
+}
+
+func (b *BC) load(f *ckpt.File) error {
+	if err := loadAdam(f, "bc/opt", b.Opt); err != nil {
+		return err
+	}
+	u, err := f.F32("bc/updates", 1)
+	if err != nil {
+		return err
+	}
+	b.Updates = int(u[0])
+	return nil
+}

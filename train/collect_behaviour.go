@@ -1,0 +1,189 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/atomicfile"
+)
+
+// BehaviourConfig is the SAC training run that makes the behaviour policies
+// of the medium, expert and medium-replay data sets.
+type BehaviourConfig struct {
+	Env          string
+	Seed         int64
+	Steps        int     // env steps at most
+	WarmUp       int     // uniform random steps first
+	EvalEvery    int     // env steps between evaluations (and snapshots)
+	EvalEpisodes int     // deterministic episodes per evaluation
+	StopReturn   float64 // stop once an evaluation reaches this return (0: run all Steps)
+	Hidden       []int
+}
+
+// DefaultBehaviourConfig is SAC with one update per env step (lr 3e-4,
+// batch 256, 256x256, auto entropy), 5000 warm-up steps and a snapshot every
+// 5000 steps.
+func DefaultBehaviourConfig(env string, seed int64, steps int) BehaviourConfig {
+	return BehaviourConfig{Env: env, Seed: seed, Steps: steps, WarmUp: 5000, EvalEvery: 5000, EvalEpisodes: 5,
+		Hidden: []int{256, 256}}
+}
+
+// Snapshot is one saved policy of a behaviour run.
+type Snapshot struct {
+	Step       int     `json:"env_step"`
+	EvalReturn float64 `json:"eval_return"` // mean deterministic return at that step
+	File       string  `json:"file"`        // ONNX actor, relative to the run directory
+}
+
+// BehaviourLog is a behaviour run's snapshots.json.
+type BehaviourLog struct {
+	Env       string     `json:"env"`
+	Seed      int64      `json:"seed"`
+	Done      bool       `json:"done"`
+	Reason    string     `json:"reason,omitempty"`
+	Snapshots []Snapshot `json:"snapshots"`
+}
+
+// SnapshotsName is the behaviour run's snapshot list.
+const SnapshotsName = "snapshots.json"
+
+// ReadBehaviourLog reads DIR/snapshots.json.
+func ReadBehaviourLog(dir string) (*BehaviourLog, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SnapshotsName))
+	if err != nil {
+		return nil, fmt.Errorf("train: %s is not a behaviour run: %w", dir, err)
+	}
+	var l BehaviourLog
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("train: %s/%s: %w", dir, SnapshotsName, err)
+	}
+	return &l, nil
+}
+
+func (l *BehaviourLog) write(dir string) error {
+	b, _ := json.MarshalIndent(l, "", "  ")
+	return atomicfile.WriteFile(filepath.Join(dir, SnapshotsName), append(b, '\n'), 0o644)
+}
+
+// Best returns the snapshot with the highest evaluation return (the later
+// one on ties): the expert.
+func (l *BehaviourLog) Best() (Snapshot, error) {
+	if len(l.Snapshots) == 0 {
+		return Snapshot{}, errors.New("train: the behaviour run has no snapshots")
+	}
+	best := l.Snapshots[0]
+	for _, s := range l.Snapshots[1:] {
+		if s.EvalReturn >= best.EvalReturn {
+			best = s
+		}
+	}
+	return best, nil
+}
+
+// Medium returns the earliest snapshot whose return is closest to target
+// (D4RL's medium: about a third of the expert's return).
+func (l *BehaviourLog) Medium(target float64) (Snapshot, error) {
+	if len(l.Snapshots) == 0 {
+		return Snapshot{}, errors.New("train: the behaviour run has no snapshots")
+	}
+	best := l.Snapshots[0]
+	for _, s := range l.Snapshots[1:] {
+		if math.Abs(s.EvalReturn-target) < math.Abs(best.EvalReturn-target) {
+			best = s
+		}
+	}
+	return best, nil
+}
+
+// TrainBehaviour runs (or resumes, or just reopens when finished) a SAC run
+// in dir that saves its deterministic actor as an ONNX snapshot after every
+// evaluation. It is an `admpo train online --algo sac` run directory
+// (config.json, progress logs, checkpoint, policy.onnx) plus snapshots/ and
+// snapshots.json. ctx cancellation writes a checkpoint and returns
+// ErrInterrupted; calling again resumes.
+func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatus func(Status)) (*BehaviourLog, error) {
+	if l, err := ReadBehaviourLog(dir); err == nil && l.Done {
+		return l, nil
+	}
+	var o *Online
+	var err error
+	log := &BehaviourLog{Env: bc.Env, Seed: bc.Seed}
+	if _, serr := os.Stat(filepath.Join(dir, CheckpointName)); serr == nil {
+		if o, err = ResumeOnline(dir); err != nil {
+			return nil, err
+		}
+		if l, err := ReadBehaviourLog(dir); err == nil {
+			for _, s := range l.Snapshots {
+				if s.Step <= o.step {
+					log.Snapshots = append(log.Snapshots, s)
+				}
+			}
+		}
+	} else {
+		cfg, err := Preset("paper", bc.Env, "sac", 1)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Seed, cfg.Steps, cfg.WarmUp, cfg.UpdatesPerStep = bc.Seed, bc.Steps, bc.WarmUp, 1
+		cfg.EvalEvery, cfg.EvalEpisodes, cfg.CheckpointEvery, cfg.Hidden = bc.EvalEvery, bc.EvalEpisodes, bc.EvalEvery, bc.Hidden
+		if task, err := envs.Lookup(bc.Env); err == nil {
+			cfg.TargetEntropy = -float64(task.ActDim) // SAC's usual value, not ADMPO-ON's per-task one
+		}
+		if o, err = NewOnline(cfg, dir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o755); err != nil {
+			o.Close()
+			return nil, fmt.Errorf("train: %w", err)
+		}
+	}
+	defer o.Close()
+	o.OnStatus(onStatus)
+	every := o.Cfg.EvalEvery
+	resumedAt := -1
+	if n := len(log.Snapshots); o.step > 0 && o.step%every == 0 && (n == 0 || log.Snapshots[n-1].Step < o.step) {
+		resumedAt = o.step // killed between the checkpoint and the snapshot
+	}
+	for o.step < o.Cfg.Steps || resumedAt >= 0 {
+		if resumedAt < 0 {
+			next := min(o.Cfg.Steps, (o.step/every+1)*every)
+			if err := o.runTo(ctx, next); err != nil {
+				return nil, err
+			}
+		}
+		resumedAt = -1
+		b, err := o.actorONNX()
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Join("snapshots", fmt.Sprintf("policy-%07d.onnx", o.step))
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, err
+		}
+		log.Snapshots = append(log.Snapshots, Snapshot{Step: o.step, EvalReturn: o.lastEval, File: name})
+		if bc.StopReturn > 0 && o.lastEval >= bc.StopReturn {
+			log.Reason = fmt.Sprintf("evaluation return %.1f reached the stop return %.1f at env step %d", o.lastEval, bc.StopReturn, o.step)
+			break
+		}
+		if err := log.write(dir); err != nil {
+			return nil, err
+		}
+	}
+	if log.Reason == "" {
+		log.Reason = fmt.Sprintf("env step budget %d used", o.Cfg.Steps)
+	}
+	if err := o.Checkpoint(); err != nil {
+		return nil, err
+	}
+	if err := o.exportFinal(); err != nil {
+		return nil, err
+	}
+	log.Done = true
+	return log, log.write(dir)
+}

@@ -1,0 +1,248 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// OfflineConfig is everything an offline run (ADMPO-OFF, MOPO or BC) needs.
+// It is saved as the run directory's config.json; "algo", "env" and "seed"
+// are the keys `admpo plot` groups by.
+type OfflineConfig struct {
+	Env     string `json:"env"`
+	Algo    string `json:"algo"` // "admpo", "mopo" or "bc"
+	Preset  string `json:"preset"`
+	Dataset string `json:"dataset"`      // path of the D4RL HDF5 file
+	Name    string `json:"dataset_name"` // e.g. "hopper-medium-replay": the preset's key
+	Kind    string `json:"dataset_kind"` // random, medium, expert, medium-replay, medium-expert
+	Seed    int64  `json:"seed"`
+
+	Epochs        int     `json:"epochs"`
+	StepsPerEpoch int     `json:"steps_per_epoch"` // policy updates per epoch (one per step)
+	Batch         int     `json:"batch"`
+	RealRatio     float64 `json:"real_ratio"` // share of dataset transitions in a SAC batch
+	Hidden        []int   `json:"hidden"`
+	Gamma         float64 `json:"gamma"`
+	ActorLR       float64 `json:"actor_lr"` // cosine-decayed to 0 over the run (SAC); constant for BC
+	CriticLR      float64 `json:"critic_lr"`
+	AlphaLR       float64 `json:"alpha_lr"`
+	AutoAlpha     bool    `json:"auto_alpha"`
+	InitAlpha     float64 `json:"init_alpha"`
+	TargetEntropy float64 `json:"target_entropy"`
+
+	RolloutEvery int     `json:"rollout_every"` // policy updates between roll-outs
+	RolloutBatch int     `json:"rollout_batch"` // start sequences per roll-out
+	Horizon      int     `json:"horizon"`       // H: model steps per roll-out
+	Penalty      float64 `json:"penalty"`       // beta: r - beta*U (U^ADM or MOPO's max-std)
+	ModelRetain  int     `json:"model_retain"`  // roll-outs the model buffer keeps
+
+	M              int     `json:"m"` // ADM maximum backtracking length
+	ADMHidden      int     `json:"adm_hidden"`
+	ADMLayers      int     `json:"adm_layers"`
+	ADMResBlocks   int     `json:"adm_res_blocks"`
+	Ensemble       int     `json:"ensemble"` // MOPO members
+	Elites         int     `json:"elites"`
+	ModelLR        float64 `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
+	ModelMaxEpochs int     `json:"model_max_epochs"` // cap on the one model fit (0: until early stop)
+	ModelPatience  int     `json:"model_patience"`
+	ModelMaxHold   int     `json:"model_max_holdout"`
+	Engine         string  `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
+
+	EvalEpisodes    int    `json:"eval_episodes"`    // deterministic episodes after every epoch
+	CheckpointEvery int    `json:"checkpoint_every"` // policy updates between checkpoints
+	Threads         int    `json:"threads"`          // ONNX Runtime intra-op threads (0: default)
+	BLASThreads     int    `json:"blas_threads"`     // OpenBLAS threads for training (0: leave as is)
+	Provider        string `json:"provider"`
+}
+
+// OfflineAlgos lists the offline algorithms.
+var OfflineAlgos = []string{"admpo", "mopo", "bc"}
+
+// DatasetKinds lists the D4RL data set kinds the presets know.
+var DatasetKinds = []string{"random", "medium", "expert", "medium-replay", "medium-expert"}
+
+// offlineHyper is one data set's (m, H, beta).
+type offlineHyper struct {
+	m, h int
+	beta float64
+}
+
+// paperOffline is the paper's Table admpo_off_hyper (D4RL MuJoCo). The
+// paper lists no expert data sets; they use the medium values.
+var paperOffline = map[string]offlineHyper{
+	"hopper-random":             {5, 50, 5},
+	"halfcheetah-random":        {2, 10, 2.5},
+	"walker2d-random":           {2, 50, 2.5},
+	"hopper-medium":             {5, 10, 1},
+	"halfcheetah-medium":        {2, 5, 2.5},
+	"walker2d-medium":           {5, 10, 5},
+	"hopper-medium-replay":      {5, 5, 0.1},
+	"halfcheetah-medium-replay": {2, 5, 2.5},
+	"walker2d-medium-replay":    {5, 5, 0.1},
+	"hopper-medium-expert":      {2, 20, 20},
+	"halfcheetah-medium-expert": {2, 50, 10},
+	"walker2d-medium-expert":    {3, 2, 6},
+}
+
+// mopoOffline is MOPO's per-data-set roll-out length and penalty
+// coefficient from the MOPO authors' D4RL configs (examples/config/d4rl/*.py
+// in tianheyu927/mopo, D4RL v0; "mixed" is medium-replay). Data sets not
+// listed use H = 5 and beta = 2.5.
+var mopoOffline = map[string]offlineHyper{
+	"hopper-random":             {1, 5, 1},
+	"hopper-medium":             {1, 5, 5},
+	"hopper-medium-replay":      {1, 5, 1},
+	"hopper-medium-expert":      {1, 5, 1},
+	"walker2d-random":           {1, 1, 1},
+	"walker2d-medium":           {1, 5, 5},
+	"walker2d-medium-replay":    {1, 1, 1},
+	"walker2d-medium-expert":    {1, 1, 2},
+	"halfcheetah-random":        {1, 5, 0.5},
+	"halfcheetah-medium":        {1, 1, 1},
+	"halfcheetah-medium-replay": {1, 5, 1},
+	"halfcheetah-medium-expert": {1, 5, 5},
+}
+
+var versionSuffix = regexp.MustCompile(`-v[0-9]+$`)
+
+// ParseDatasetName splits a data set name or file name such as
+// "hopper-medium-replay-v2.hdf5" or "runs/walker2d-random.hdf5" into its
+// task and kind. It returns an error when no known kind ends the name.
+func ParseDatasetName(name string) (env, kind string, err error) {
+	base := strings.ToLower(filepath.Base(name))
+	for _, ext := range []string{".hdf5", ".h5"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	base = versionSuffix.ReplaceAllString(base, "")
+	base = strings.ReplaceAll(base, "_", "-")
+	for _, k := range []string{"medium-replay", "medium-expert", "random", "medium", "expert"} {
+		if strings.HasSuffix(base, "-"+k) {
+			return strings.TrimSuffix(base, "-"+k), k, nil
+		}
+	}
+	return "", "", fmt.Errorf("train: cannot tell the data set kind from %q (want ENV-KIND, KIND one of %s)",
+		name, strings.Join(DatasetKinds, ", "))
+}
+
+// OfflinePreset returns the named preset for a task, data set kind and
+// algorithm: "paper" (the paper's ADMPO-OFF settings; MOPO's own per-data-set
+// H and beta; 1000 epochs of 1000 updates) or "quick" (the same loop sized for
+// two CPU cores: smaller networks for the model, 5000 roll-out starts, 20
+// epochs).
+func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, error) {
+	key := env + "-" + kind
+	hk := key
+	if kind == "expert" {
+		hk = env + "-medium"
+	}
+	c := OfflineConfig{Env: env, Algo: algo, Preset: name, Name: key, Kind: kind,
+		Epochs: 1000, StepsPerEpoch: 1000, Batch: 256, RealRatio: 0.05, Hidden: []int{256, 256}, Gamma: 0.99,
+		ActorLR: 1e-4, CriticLR: 3e-4, AlphaLR: 1e-4, AutoAlpha: true, InitAlpha: 0.2, TargetEntropy: -float64(actDim),
+		RolloutEvery: 1000, RolloutBatch: 50000, ModelRetain: 5,
+		ADMHidden: 200, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
+		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 1000, Engine: "incremental",
+		EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
+	if kind == "medium-replay" || kind == "medium-expert" {
+		c.RealRatio = 0.5
+	}
+	switch algo {
+	case "admpo":
+		p, ok := paperOffline[hk]
+		if !ok {
+			return OfflineConfig{}, fmt.Errorf("train: the paper lists no ADMPO-OFF settings for %q: set --m, --horizon and --penalty", key)
+		}
+		c.M, c.Horizon, c.Penalty = p.m, p.h, p.beta
+		if env == "ant" || env == "humanoid" || key == "halfcheetah-medium-expert" {
+			c.ADMHidden = 400
+		}
+	case "mopo":
+		c.M, c.Horizon, c.Penalty = 1, 5, 2.5
+		if p, ok := mopoOffline[hk]; ok {
+			c.Horizon, c.Penalty = p.h, p.beta
+		}
+		c.ModelPatience = 5
+	case "bc":
+		c.RealRatio = 1
+	default:
+		return OfflineConfig{}, fmt.Errorf("train: unknown offline algo %q (%s)", algo, strings.Join(OfflineAlgos, ", "))
+	}
+	switch name {
+	case "paper":
+	case "quick":
+		c.Epochs, c.RolloutBatch, c.EvalEpisodes = 20, 5000, 5
+		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 64, 2, 2
+		c.ModelMaxEpochs, c.ModelPatience = 30, 5
+	default:
+		return OfflineConfig{}, fmt.Errorf("train: unknown preset %q (paper or quick)", name)
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the configuration's values and their consistency.
+func (c OfflineConfig) Validate() error {
+	var bad []string
+	check := func(ok bool, f string, a ...any) {
+		if !ok {
+			bad = append(bad, fmt.Sprintf(f, a...))
+		}
+	}
+	known := false
+	for _, a := range OfflineAlgos {
+		known = known || a == c.Algo
+	}
+	check(known, "algo %q is not one of %s", c.Algo, strings.Join(OfflineAlgos, ", "))
+	check(c.Epochs > 0 && c.StepsPerEpoch > 0, "epochs %d and steps per epoch %d must be positive", c.Epochs, c.StepsPerEpoch)
+	check(c.Batch > 0, "batch %d must be positive", c.Batch)
+	check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
+	check(len(c.Hidden) > 0, "hidden sizes must not be empty")
+	check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
+	check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
+	check(c.EvalEpisodes > 0, "eval episodes %d must be positive", c.EvalEpisodes)
+	check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
+	if c.Algo != "bc" {
+		check(c.CriticLR > 0 && c.AlphaLR > 0 && c.InitAlpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
+			c.CriticLR, c.AlphaLR, c.InitAlpha)
+		check(c.RolloutEvery > 0 && c.RolloutBatch > 0 && c.Horizon > 0, "roll-out every %d, batch %d and horizon %d must be positive",
+			c.RolloutEvery, c.RolloutBatch, c.Horizon)
+		check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)
+		check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
+		check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0, "model patience %d / max epochs %d invalid", c.ModelPatience, c.ModelMaxEpochs)
+	}
+	if c.Algo == "admpo" {
+		check(c.M >= 1, "m %d must be >= 1", c.M)
+		check(c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
+		check(c.ADMHidden > 0 && c.ADMLayers > 0 && c.ADMResBlocks >= 0, "ADM size %dx%d/%d invalid", c.ADMLayers, c.ADMHidden, c.ADMResBlocks)
+		check(c.Engine == "incremental" || c.Engine == "direct", "engine %q must be incremental or direct", c.Engine)
+	}
+	if c.Algo == "mopo" {
+		check(c.Ensemble > 0 && c.Elites > 0 && c.Elites <= c.Ensemble, "ensemble %d / elites %d invalid", c.Ensemble, c.Elites)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("train: invalid offline config: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// JSON returns the indented config.
+func (c OfflineConfig) JSON() []byte {
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return append(b, '\n')
+}
+
+// TotalSteps is the number of policy updates of the whole run.
+func (c OfflineConfig) TotalSteps() int { return c.Epochs * c.StepsPerEpoch }
+
+// ModelBufferSize is the model buffer's capacity: ModelRetain roll-outs of
+// RolloutBatch starts and Horizon steps.
+func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutBatch * c.Horizon }
+
+// onlineView maps the model settings onto an OnlineConfig so the online
+// loop's Dynamics constructors can build the ADM or the ensemble.
+func (c OfflineConfig) onlineView() OnlineConfig {
+	return OnlineConfig{Env: c.Env, Seed: c.Seed, LR: c.ModelLR, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
+		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, ModelMaxEpochs: c.ModelMaxEpochs,
+		ModelPatience: c.ModelPatience, ModelMaxHold: c.ModelMaxHold, Engine: c.Engine}
+}
