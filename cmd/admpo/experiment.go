@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/experiments"
+	"github.com/admpo/admpo/train"
+)
+
+func init() {
+	register(&command{name: "experiment", summary: "the paper's model studies: compounding-error, uncertainty, m-sweep", run: runExperiment})
+}
+
+func runExperiment(args []string) error {
+	subs := map[string]func([]string) error{
+		"compounding-error": expCompounding,
+		"uncertainty":       expUncertainty,
+		"m-sweep":           expMSweep,
+	}
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+		fmt.Fprint(os.Stderr, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
+			"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
+			"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
+			"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
+			"See admpo experiment SUB --help.\n")
+		if len(args) == 0 {
+			return fmt.Errorf("%w: experiment needs a sub-command: compounding-error, uncertainty or m-sweep", errUsage)
+		}
+		return nil
+	}
+	f, ok := subs[args[0]]
+	if !ok {
+		return fmt.Errorf("%w: experiment: unknown sub-command %q (compounding-error, uncertainty or m-sweep)", errUsage, args[0])
+	}
+	return f(args[1:])
+}
+
+// budgetFlags registers the model-size and fit-cap flags shared by the
+// studies that fit models.
+type budgetFlags struct {
+	m, hidden, layers, blocks, admEpochs, admSteps, admPatience *int
+	members, elites, ensEpochs, ensSteps, ensPatience           *int
+	admLR                                                       *float64
+	ensHidden                                                   *string
+}
+
+func addBudgetFlags(fs *pflag.FlagSet) *budgetFlags {
+	d := experiments.DefaultFitBudget(5)
+	return &budgetFlags{
+		m:           fs.Int("m", d.M, "ADM maximum backtracking length (and the bootstrapping RNN's sequence length)"),
+		hidden:      fs.Int("adm-hidden", d.Hidden, "ADM / RNN GRU width"),
+		layers:      fs.Int("adm-layers", d.Layers, "ADM / RNN GRU layers"),
+		blocks:      fs.Int("adm-res-blocks", d.Blocks, "ADM / RNN head ResBlocks"),
+		admLR:       fs.Float64("adm-lr", d.ADMLR, "ADM / RNN learning rate"),
+		admEpochs:   fs.Int("adm-epochs", d.ADMEpochs, "cap on ADM / RNN fit epochs (0: until early stopping)"),
+		admSteps:    fs.Int("adm-steps", d.ADMSteps, "ADM / RNN train steps (batches of 256) per epoch (0: a full pass)"),
+		admPatience: fs.Int("adm-patience", d.ADMPatience, "ADM / RNN epochs without holdout improvement before stopping"),
+		members:     fs.Int("ensemble", d.Members, "ensemble members"),
+		elites:      fs.Int("elites", d.Elites, "ensemble elites"),
+		ensHidden:   fs.String("ensemble-hidden", "200,200,200,200", "ensemble member hidden sizes"),
+		ensEpochs:   fs.Int("ensemble-epochs", d.EnsEpochs, "cap on ensemble fit epochs (0: until early stopping)"),
+		ensSteps:    fs.Int("ensemble-steps", d.EnsSteps, "ensemble train steps per epoch (0: a full pass)"),
+		ensPatience: fs.Int("ensemble-patience", d.EnsPatience, "ensemble epochs without improvement before stopping"),
+	}
+}
+
+func (b *budgetFlags) budget(seed int64) (experiments.FitBudget, error) {
+	h, err := parseInts(*b.ensHidden)
+	if err != nil {
+		return experiments.FitBudget{}, fmt.Errorf("%w: --ensemble-hidden: %v", errUsage, err)
+	}
+	fb := experiments.FitBudget{M: *b.m, Hidden: *b.hidden, Layers: *b.layers, Blocks: *b.blocks, ADMLR: *b.admLR,
+		ADMEpochs: *b.admEpochs, ADMSteps: *b.admSteps, ADMPatience: *b.admPatience, Members: *b.members, Elites: *b.elites,
+		EnsHidden: h, EnsEpochs: *b.ensEpochs, EnsSteps: *b.ensSteps, EnsPatience: *b.ensPatience, Seed: seed}
+	if fb.M < 1 || fb.Hidden < 1 || fb.Layers < 1 || fb.Blocks < 0 || fb.ADMPatience < 1 || fb.Members < 1 ||
+		fb.Elites < 1 || fb.Elites > fb.Members || fb.EnsPatience < 1 || fb.ADMLR <= 0 {
+		return fb, fmt.Errorf("%w: invalid model sizes or fit caps %+v", errUsage, fb)
+	}
+	return fb, nil
+}
+
+// expData reads the data set and checks it against the task (from --env or
+// the file's metadata); it returns the data, the task and a label such as
+// "hopper-medium".
+func expData(path, env string) (*datasets.Dataset, *envs.Task, string, error) {
+	if path == "" {
+		return nil, nil, "", fmt.Errorf("%w: --dataset FILE is required", errUsage)
+	}
+	d, err := datasets.ReadD4RL(path)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if env == "" {
+		env = d.Meta["env"]
+	}
+	if env == "" {
+		return nil, nil, "", fmt.Errorf("%w: %s names no task in its metadata: set --env", errUsage, path)
+	}
+	task, err := envs.Lookup(env)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := d.Validate(task.ObsDim, task.ActDim); err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	name := d.Meta["name"]
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return d, task, name, nil
+}
+
+// copyFile copies a written plot to an extra path (e.g. under docs/).
+func copyFile(src, dst string) error {
+	if dst == "" {
+		return nil
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+func expCompounding(args []string) error {
+	fs := newFlags("experiment compounding-error", "experiment compounding-error --dataset data/hopper-medium.hdf5 --env hopper --out runs/exp/ce-hopper-medium",
+		"Fits the ADM, the bootstrapping RNN (the ADM's network trained to predict one step from the real\n"+
+			"states of the last m steps) and the probabilistic ensemble on the same training episodes, then rolls\n"+
+			"each out open-loop along held-out real trajectories with the recorded actions for H = 1..--horizon and\n"+
+			"measures the state error (mean over segments of the per-segment MSE over the state dims; also L2 and\n"+
+			"the median in the CSV). Roll-out rules, all with mean predictions (no sampled noise):\n"+
+			"  ADM                ADM-Roll: every step draws k uniformly from 1..min(states in the window, m) and\n"+
+			"                     predicts from the state k-1 steps back (real history or its own predictions)\n"+
+			"  ADM (k=1)          the ADM as a one-step model on its own predictions (--fixed-k1)\n"+
+			"  ensemble           a uniformly drawn elite per step (MBPO/MOPO's rule)\n"+
+			"  bootstrapping RNN  reads the last m states (real, then predicted) and predicts the next\n"+
+			"Segments start with up to m-1 real history states. A prediction that overflows float32 counts\n"+
+			"as the float32 maximum from then on, and so does the mean at that H (as the paper plots it).\n"+
+			"Writes OUT/compounding-error.csv and .png; fitted models go to OUT/models (reused when the budget\n"+
+			"and data match).")
+	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
+	env := fs.String("env", "", "task (default: the data set's metadata)")
+	out := fs.String("out", "", "output directory (default runs/experiments/compounding-error-NAME)")
+	modelsDir := fs.String("models", "", "directory of fitted models to reuse or fill (default OUT/models)")
+	horizon := fs.Int("horizon", 100, "longest open-loop roll-out H")
+	segments := fs.Int("segments", 200, "held-out segments evaluated at most")
+	stride := fs.Int("stride", 25, "transitions between segment starts within an episode")
+	testFrac := fs.Float64("test-frac", 0.1, "share of the transitions held out (whole episodes of > horizon steps)")
+	fixedK1 := fs.Bool("fixed-k1", true, "also roll the ADM out with k = 1 at every step")
+	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
+	seed := fs.Int64("seed", 0, "seed of the split, the fits and the roll-outs")
+	bf := addBudgetFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	d, _, name, err := expData(*dataset, *env)
+	if err != nil {
+		return err
+	}
+	b, err := bf.budget(*seed)
+	if err != nil {
+		return err
+	}
+	if *horizon < 1 || *segments < 1 || *testFrac <= 0 || *testFrac >= 1 {
+		return fmt.Errorf("%w: --horizon, --segments must be positive and --test-frac in (0, 1)", errUsage)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("runs", "experiments", "compounding-error-"+name)
+	}
+	md := *modelsDir
+	if md == "" {
+		md = filepath.Join(dir, "models")
+	}
+	res, err := experiments.RunCompounding(experiments.CompoundingConfig{Data: d, Name: name, Out: dir, ModelsDir: md,
+		Budget: b, Horizon: *horizon, TestFrac: *testFrac, Stride: *stride, MaxSegments: *segments, FixedK1: *fixedK1,
+		Seed: *seed}, os.Stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nmean state MSE of open-loop roll-outs on %s (%d segments from %d held-out episodes; models fitted on %d transitions)\n",
+		name, res.Segments, res.TestEpisodes, res.TrainRows)
+	if err := res.Summary(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %s\n", res.CSV, res.PNG)
+	return copyFile(res.PNG, *png)
+}
+
+func expUncertainty(args []string) error {
+	fs := newFlags("experiment uncertainty", "experiment uncertainty --dataset data/hopper-medium-replay.hdf5 --env hopper --policy runs/off-hopper-mr-admpo-0 --out runs/exp/u-hopper-medium-replay",
+		"Rolls out three policies -- uniform random actions, a trained policy (--policy: an ONNX actor, a run\n"+
+			"directory with policy.onnx, or a bundle; it samples its actions) and the behaviour policy approximated\n"+
+			"by behaviour cloning on the data set (deterministic) -- in the ADM and in the ensemble, from the same\n"+
+			"real start sequences (up to m-1 history steps). For every roll-out step it records the model's\n"+
+			"uncertainty (ADM: U^ADM, the spread of the k = 1..m mean predictions as admpo penalises it; ensemble:\n"+
+			"MOPO's max over members of the norm of the predicted std) and its true one-step error: the task is set\n"+
+			"to the step's state (the observation's excluded x position set to 0 -- these tasks' dynamics do not\n"+
+			"depend on it), the action is stepped, and the L2 distance to the model's mean prediction (ADM: the\n"+
+			"average over k; ensemble: the elites' average) is taken. Hopper and walker2d clip velocities at +-10\n"+
+			"in the observation: a state with any |v| >= 10 cannot be restored and its step is skipped (counted).\n"+
+			"Roll-outs continue from a sample of the drawn component (ADM-Roll's k, a random elite) and stop when\n"+
+			"the task's termination rule fires. Models are fitted as in compounding-error (same split and --models\n"+
+			"cache). Writes OUT/uncertainty.csv and .png and prints Pearson and Spearman correlations.")
+	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
+	env := fs.String("env", "", "task (default: the data set's metadata)")
+	policy := fs.String("policy", "", "trained policy: ONNX actor, run directory (policy.onnx) or bundle; empty leaves it out")
+	out := fs.String("out", "", "output directory (default runs/experiments/uncertainty-NAME)")
+	modelsDir := fs.String("models", "", "directory of fitted models to reuse or fill (default OUT/models)")
+	starts := fs.Int("starts", 500, "roll-out start sequences per policy and model")
+	horizon := fs.Int("horizon", 10, "model steps per roll-out")
+	bcSteps := fs.Int("bc-steps", 5000, "behaviour cloning updates")
+	bcLR := fs.Float64("bc-lr", 1e-4, "behaviour cloning learning rate")
+	testFrac := fs.Float64("test-frac", 0.1, "held-out share for the model fit (as compounding-error)")
+	splitH := fs.Int("split-horizon", 100, "held-out episodes are longer than this (compounding-error's --horizon)")
+	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
+	seed := fs.Int64("seed", 0, "seed of the split, the fits, BC, the starts and the roll-outs")
+	bf := addBudgetFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	d, task, name, err := expData(*dataset, *env)
+	if err != nil {
+		return err
+	}
+	b, err := bf.budget(*seed)
+	if err != nil {
+		return err
+	}
+	if *starts < 1 || *horizon < 1 || *bcSteps < 1 {
+		return fmt.Errorf("%w: --starts, --horizon and --bc-steps must be positive", errUsage)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("runs", "experiments", "uncertainty-"+name)
+	}
+	md := *modelsDir
+	if md == "" {
+		md = filepath.Join(dir, "models")
+	}
+	if *policy == "" {
+		fmt.Println("no --policy: the trained policy is left out")
+	}
+	res, err := experiments.RunUncertainty(experiments.UncertaintyConfig{Data: d, Name: name, Task: task.Name, Out: dir,
+		ModelsDir: md, Budget: b, TestFrac: *testFrac, SplitHorizon: *splitH, PolicyPath: *policy, Starts: *starts,
+		Horizon: *horizon, BCSteps: *bcSteps, BCBatch: 256, BCLR: *bcLR, Seed: *seed}, os.Stdout)
+	if err != nil {
+		return err
+	}
+	if res.Policy != "" {
+		fmt.Printf("trained policy: %s\n", res.Policy)
+	}
+	fmt.Printf("\nuncertainty vs true one-step error on %s (%d starts x H=%d per policy and model)\n", name, *starts, *horizon)
+	if err := res.Summary(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %s\n", res.CSV, res.PNG)
+	return copyFile(res.PNG, *png)
+}
+func expMSweep(args []string) error {
+	fs := newFlags("experiment m-sweep", "experiment m-sweep --dataset data/hopper-medium.hdf5 --env hopper --m 1,2,3,5,8 --epochs 10 --out runs/exp/msweep-hopper-medium",
+		"Runs ADMPO-OFF (`admpo train offline --algo admpo`) once per maximum backtracking length m and seed with\n"+
+			"everything else equal (the preset's values for the data set, then the flags below), and plots the\n"+
+			"D4RL normalised score against m (the mean of each run's last --last evaluations; mean ± standard error\n"+
+			"over seeds). Runs live in OUT/runs/m<M>-seed<S>: finished runs are reused, interrupted ones resumed\n"+
+			"(Ctrl-C checkpoints). Writes OUT/m-sweep.csv and .png.")
+	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
+	env := fs.String("env", "", "task (default: the data set's metadata)")
+	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
+	msFlag := fs.String("m", "1,2,3,5,8", "maximum backtracking lengths")
+	seedsFlag := fs.String("seeds", "0", "seeds, e.g. 0,1,2")
+	preset := fs.String("preset", "quick", "offline preset: paper or quick")
+	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
+	out := fs.String("out", "", "output directory (default runs/experiments/m-sweep-NAME)")
+	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
+	ints := map[string]*int{}
+	for _, f := range []struct{ name, help string }{
+		{"epochs", "epochs (default: the preset's)"},
+		{"steps-per-epoch", "policy updates per epoch"},
+		{"rollout-batch", "start sequences per roll-out"},
+		{"horizon", "roll-out length H"},
+		{"adm-hidden", "ADM GRU width"},
+		{"adm-layers", "ADM GRU layers"},
+		{"adm-res-blocks", "ADM head ResBlocks"},
+		{"model-max-epochs", "cap on the ADM fit's epochs"},
+		{"model-patience", "ADM fit epochs without holdout improvement before stopping"},
+		{"eval-episodes", "deterministic episodes per evaluation"},
+	} {
+		ints[f.name] = fs.Int(f.name, 0, f.help)
+	}
+	penalty := fs.Float64("penalty", 0, "reward penalty coefficient beta (default: the preset's)")
+	realRatio := fs.Float64("real-ratio", 0, "share of data set transitions in each SAC batch (default: the preset's)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	d, task, name, err := expData(*dataset, *env)
+	if err != nil {
+		return err
+	}
+	ms, err := parseInts(*msFlag)
+	if err != nil {
+		return fmt.Errorf("%w: --m: %v", errUsage, err)
+	}
+	var seeds []int64
+	for _, f := range strings.Split(*seedsFlag, ",") {
+		var s int64
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &s); err != nil {
+			return fmt.Errorf("%w: --seeds %q: %v", errUsage, *seedsFlag, err)
+		}
+		seeds = append(seeds, s)
+	}
+	k := *kind
+	if k == "" {
+		k = d.Meta["kind"]
+	}
+	if k == "" {
+		if _, fk, err := train.ParseDatasetName(*dataset); err == nil {
+			k = fk
+		}
+	}
+	if k == "" {
+		return fmt.Errorf("%w: cannot tell the data set kind of %s: set --kind", errUsage, *dataset)
+	}
+	cfg, err := train.OfflinePreset(*preset, task.Name, k, "admpo", task.ActDim)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg.Dataset = *dataset
+	dst := map[string]*int{"epochs": &cfg.Epochs, "steps-per-epoch": &cfg.StepsPerEpoch, "rollout-batch": &cfg.RolloutBatch,
+		"horizon": &cfg.Horizon, "adm-hidden": &cfg.ADMHidden, "adm-layers": &cfg.ADMLayers, "adm-res-blocks": &cfg.ADMResBlocks,
+		"model-max-epochs": &cfg.ModelMaxEpochs, "model-patience": &cfg.ModelPatience, "eval-episodes": &cfg.EvalEpisodes}
+	for n, p := range dst {
+		if fs.Changed(n) {
+			*p = *ints[n]
+		}
+	}
+	if fs.Changed("penalty") {
+		cfg.Penalty = *penalty
+	}
+	if fs.Changed("real-ratio") {
+		cfg.RealRatio = *realRatio
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("runs", "experiments", "m-sweep-"+name)
+	}
+	fmt.Printf("m-sweep on %s: m in %v, seeds %v; every run: %d epochs x %d updates, H=%d, beta=%g, ADM %dx%d/%d, model fit <= %d epochs\n",
+		name, ms, seeds, cfg.Epochs, cfg.StepsPerEpoch, cfg.Horizon, cfg.Penalty, cfg.ADMLayers, cfg.ADMHidden, cfg.ADMResBlocks, cfg.ModelMaxEpochs)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := experiments.RunSweep(ctx, experiments.SweepConfig{Base: cfg, Ms: ms, Seeds: seeds, Out: dir, Last: *last,
+		OnStatus: func(label string, s train.Status) {
+			if s.Message != "" {
+				fmt.Printf("[%s] %s\n", label, s.Message)
+			}
+		}}, os.Stdout)
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Printf("interrupted: checkpoints written; rerun the same command to continue\n")
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nADMPO-OFF normalised score vs m on %s (mean of the last %d evaluations)\n", name, *last)
+	if err := res.Summary(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %s\n", res.CSV, res.PNG)
+	return copyFile(res.PNG, *png)
+}

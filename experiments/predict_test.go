@@ -1,0 +1,125 @@
+package experiments
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/admpo/admpo/models"
+)
+
+func randHistory(rng *rand.Rand, rows, m, od, ad int) *history {
+	h := newHistory(rows, m, od, ad)
+	for r := 0; r < rows; r++ {
+		h.l[r] = 1 + rng.Intn(m)
+	}
+	for i := range h.s {
+		h.s[i] = float32(rng.NormFloat64())
+	}
+	for i := range h.a {
+		h.a[i] = float32(2*rng.Float64() - 1)
+	}
+	return h
+}
+
+// TestADMPredictKMatchesPerRowUnroll checks the batched backtracking
+// prediction against unrolling the ADM row by row from the state k-1 steps
+// back with the window's actions, written out by index here.
+func TestADMPredictKMatchesPerRowUnroll(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	const od, ad, m = 4, 2, 4
+	adm, err := models.NewADM(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: 16, Layers: 2, ResBlocks: 1, M: m}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := randHistory(rng, 9, m, od, ad)
+	var st *models.ADMState
+	for k := 1; k <= m; k++ {
+		var rows []int
+		for r := range h.l {
+			if h.l[r] >= k {
+				rows = append(rows, r)
+			}
+		}
+		got := make([]float32, len(rows)*od)
+		if err := admPredictK(adm, &st, h, rows, k, got, nil); err != nil {
+			t.Fatal(err)
+		}
+		for q, r := range rows {
+			l := h.l[r]
+			start := h.s[(r*m+l-k)*od : (r*m+l-k+1)*od]
+			acts := make([][]float32, k)
+			mean := make([][]float32, k)
+			lv := make([][]float32, k)
+			for j := 0; j < k; j++ {
+				acts[j] = h.a[(r*m+l-k+j)*ad : (r*m+l-k+j+1)*ad]
+				mean[j], lv[j] = make([]float32, od+1), make([]float32, od+1)
+			}
+			if _, err := adm.PredictAll(nil, 1, start, acts, mean, lv); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < od; i++ {
+				want := start[i] + mean[k-1][i]
+				if math.Abs(float64(got[q*od+i]-want)) > 1e-5 {
+					t.Fatalf("k=%d row %d dim %d: %v, per-row unroll %v", k, r, i, got[q*od+i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestRNNPredictMatchesPerRowSteps checks the bootstrapping RNN's batched,
+// length-grouped prediction against stepping each row's GRU alone over its
+// window's states and actions.
+func TestRNNPredictMatchesPerRowSteps(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	const od, ad, m = 3, 2, 3
+	adm, err := models.NewADM(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: 12, Layers: 1, ResBlocks: 2, M: m}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := randHistory(rng, 11, m, od, ad)
+	rows := []int{0, 2, 3, 5, 6, 7, 10}
+	got := make([]float32, len(rows)*od)
+	if err := rnnPredict(adm, h, rows, got); err != nil {
+		t.Fatal(err)
+	}
+	for q, r := range rows {
+		st := adm.NewState(1)
+		for j := 0; j < h.l[r]; j++ {
+			if err := adm.GRUStep(st, h.s[(r*m+j)*od:(r*m+j+1)*od], h.a[(r*m+j)*ad:(r*m+j+1)*ad]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mean, lv := make([]float32, od+1), make([]float32, od+1)
+		if err := adm.Head(st, mean, lv); err != nil {
+			t.Fatal(err)
+		}
+		cur := h.s[(r*m+h.l[r]-1)*od:]
+		for i := 0; i < od; i++ {
+			if want := cur[i] + mean[i]; math.Abs(float64(got[q*od+i]-want)) > 1e-5 {
+				t.Fatalf("row %d dim %d: %v, per-row steps %v", r, i, got[q*od+i], want)
+			}
+		}
+	}
+}
+
+// TestUncertaintyFormulas checks U^ADM and MOPO's max-std on values worked
+// out by hand.
+func TestUncertaintyFormulas(t *testing.T) {
+	// Two dims, three k: dim 0 values 1,2,3 (variance 2/3), dim 1 all 5
+	// (variance 0): U = sqrt((2/3 + 0)/2) = sqrt(1/3).
+	u := admSpread([][]float32{{1, 5}, {2, 5}, {3, 5}}, 2)
+	if math.Abs(u-math.Sqrt(1.0/3)) > 1e-12 {
+		t.Errorf("U^ADM %v, want sqrt(1/3)", u)
+	}
+	if admSpread([][]float32{{1, 2}}, 2) != 0 {
+		t.Error("U^ADM of a single prediction must be 0")
+	}
+	// Two members, d = 2, one row: member 0 variances e^0, e^0 -> norm sqrt 2;
+	// member 1 variances e^ln3, e^0 -> norm 2.
+	lvs := [][]float32{{0, 0}, {float32(math.Log(3)), 0}}
+	if got := mopoMaxStd(lvs, 0, 2); math.Abs(got-2) > 1e-6 {
+		t.Errorf("max-std %v, want 2", got)
+	}
+}
