@@ -43,6 +43,20 @@ func (d decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return t
 }
 
+// fineTicks are gonum's default ticks labelled with 4 significant digits
+// (the default labels can repeat on narrow ranges).
+type fineTicks struct{}
+
+func (fineTicks) Ticks(lo, hi float64) []plot.Tick {
+	t := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range t {
+		if t[i].Label != "" {
+			t[i].Label = strconv.FormatFloat(t[i].Value, 'g', 4, 64)
+		}
+	}
+	return t
+}
+
 // PlotCurves draws the mean open-loop MSE of every curve against the
 // roll-out length on a log scale; overflowed values sit at the float32
 // maximum (dashed line).
@@ -100,6 +114,7 @@ func PlotScatters(panels [][]ScatterSet, titles []string, out string) error {
 		p.Title.Text = titles[i]
 		p.X.Label.Text = "model uncertainty"
 		p.Y.Label.Text = "true one-step error (L2)"
+		p.X.Tick.Marker, p.Y.Tick.Marker = fineTicks{}, fineTicks{}
 		p.Legend.Top, p.Legend.Left = true, true
 		for j, s := range sets {
 			xy := make(plotter.XYs, 0, len(s.U))

@@ -16,8 +16,13 @@ type UPoint struct {
 	Model, Policy string
 	Step          int     // roll-out step (0-based)
 	U             float64 // U^ADM, or MOPO's max-std for the ensemble
-	Err           float64 // ||mean prediction - true next observation||_2
-	ErrDrawn      float64 // the same for the component the roll-out drew (k or elite)
+	// UVar is the paper's Definition of U^ADM: the L1 norm of the variance
+	// of the next state under the mixture of the k = 1..m Gaussians,
+	// ||mean_k(Σ_k² + μ_k²) - μ̄²||_1; for the ensemble the same over its
+	// members' Gaussians.
+	UVar     float64
+	Err      float64 // ||mean prediction - true next observation||_2
+	ErrDrawn float64 // the same for the component the roll-out drew (k or elite)
 }
 
 // URollStats counts a roll-out's steps.
@@ -33,7 +38,32 @@ type URollStats struct {
 type uModel interface {
 	name() string
 	window() int
-	predict(h *history, rows []int, rng *rand.Rand) (mean, drawn, drawnLV []float32, u []float64, err error)
+	predict(h *history, rows []int, rng *rand.Rand) (p uPred, err error)
+}
+
+// uPred is a model's prediction for the alive rows.
+type uPred struct {
+	mean, drawn, drawnLV []float32 // [n·od], [n·od], [n·(od+1)]
+	u, uVar              []float64 // [n]
+}
+
+// mixtureVarL1 is ||mean_j(σ_j² + μ_j²) - (mean_j μ_j)²||_1 over the state
+// dims for Gaussians with means mus[j] and log-variances lvs[j] (the first
+// len(mus[j]) entries of each are used).
+func mixtureVarL1(mus, lvs [][]float32) float64 {
+	k := float64(len(mus))
+	var total float64
+	for d := range mus[0] {
+		var m1, m2 float64
+		for j := range mus {
+			mu := float64(mus[j][d])
+			m1 += mu
+			m2 += math.Exp(float64(lvs[j][d])) + mu*mu
+		}
+		m1 /= k
+		total += math.Abs(m2/k - m1*m1)
+	}
+	return total
 }
 
 // admU is the ADM: for every row all k = 1..min(states, m) predictions are
@@ -48,7 +78,7 @@ type admU struct {
 func (a *admU) name() string { return "ADM" }
 func (a *admU) window() int  { return a.m.Cfg.M }
 
-func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (mean, drawn, drawnLV []float32, u []float64, err error) {
+func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (uPred, error) {
 	od, d := h.od, h.od+1
 	n := len(rows)
 	maxL := 0
@@ -71,21 +101,24 @@ func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (mean, drawn, dra
 		perK[k] = make([]float32, len(sub)*od)
 		perLV[k] = make([]float32, len(sub)*d)
 		if err := admPredictK(a.m, &a.st, h, sub, k, perK[k], perLV[k]); err != nil {
-			return nil, nil, nil, nil, err
+			return uPred{}, err
 		}
 	}
-	mean = make([]float32, n*od)
-	drawn = make([]float32, n*od)
-	drawnLV = make([]float32, n*d)
-	u = make([]float64, n)
+	mean := make([]float32, n*od)
+	drawn := make([]float32, n*od)
+	drawnLV := make([]float32, n*d)
+	u, uVar := make([]float64, n), make([]float64, n)
 	for q, r := range rows {
 		l := h.l[r]
 		preds := make([][]float32, 0, l)
+		lvs := make([][]float32, 0, l)
 		for k := 1; k <= l; k++ {
 			p := pos[k][q]
 			preds = append(preds, perK[k][p*od:(p+1)*od])
+			lvs = append(lvs, perLV[k][p*d:(p+1)*d])
 		}
 		u[q] = admSpread(preds, od)
+		uVar[q] = mixtureVarL1(preds, lvs)
 		for i := 0; i < od; i++ {
 			var s float64
 			for _, p := range preds {
@@ -98,7 +131,7 @@ func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (mean, drawn, dra
 		copy(drawn[q*od:(q+1)*od], perK[k][p*od:(p+1)*od])
 		copy(drawnLV[q*d:(q+1)*d], perLV[k][p*d:(p+1)*d])
 	}
-	return mean, drawn, drawnLV, u, nil
+	return uPred{mean: mean, drawn: drawn, drawnLV: drawnLV, u: u, uVar: uVar}, nil
 }
 
 // ensembleU is the ensemble: U is MOPO's max over all members of the norm
@@ -113,22 +146,27 @@ type ensembleU struct {
 func (e *ensembleU) name() string { return "ensemble" }
 func (e *ensembleU) window() int  { return 1 }
 
-func (e *ensembleU) predict(h *history, rows []int, rng *rand.Rand) (mean, drawn, drawnLV []float32, u []float64, err error) {
+func (e *ensembleU) predict(h *history, rows []int, rng *rand.Rand) (uPred, error) {
 	od, d := h.od, h.od+1
 	n := len(rows)
 	if len(e.e.Elites) == 0 {
-		return nil, nil, nil, nil, fmt.Errorf("experiments: the ensemble has no elites")
+		return uPred{}, fmt.Errorf("experiments: the ensemble has no elites")
 	}
 	means, lvs, err := ensemblePredictAll(e.e, h, rows, &e.s)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return uPred{}, err
 	}
-	mean = make([]float32, n*od)
-	drawn = make([]float32, n*od)
-	drawnLV = make([]float32, n*d)
-	u = make([]float64, n)
+	mean := make([]float32, n*od)
+	drawn := make([]float32, n*od)
+	drawnLV := make([]float32, n*d)
+	u, uVar := make([]float64, n), make([]float64, n)
+	rowMus, rowLVs := make([][]float32, len(means)), make([][]float32, len(means))
 	for q := 0; q < n; q++ {
 		u[q] = mopoMaxStd(lvs, q, d)
+		for i := range means {
+			rowMus[i], rowLVs[i] = means[i][q*od:(q+1)*od], lvs[i][q*d:(q+1)*d]
+		}
+		uVar[q] = mixtureVarL1(rowMus, rowLVs)
 		for i := 0; i < od; i++ {
 			var s float64
 			for _, el := range e.e.Elites {
@@ -140,7 +178,7 @@ func (e *ensembleU) predict(h *history, rows []int, rng *rand.Rand) (mean, drawn
 		copy(drawn[q*od:(q+1)*od], means[el][q*od:(q+1)*od])
 		copy(drawnLV[q*d:(q+1)*d], lvs[el][q*d:(q+1)*d])
 	}
-	return mean, drawn, drawnLV, u, nil
+	return uPred{mean: mean, drawn: drawn, drawnLV: drawnLV, u: u, uVar: uVar}, nil
 }
 
 // uncertaintyRollout rolls actor out in the model from the start sequences
@@ -184,10 +222,11 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 		for q, r := range alive {
 			h.setAction(r, act[q*ad:(q+1)*ad])
 		}
-		mean, drawn, lv, u, err := mdl.predict(h, alive, rng)
+		pr, err := mdl.predict(h, alive, rng)
 		if err != nil {
 			return nil, st, err
 		}
+		mean, drawn, lv := pr.mean, pr.drawn, pr.drawnLV
 		kept := alive[:0]
 		for q, r := range alive {
 			st.Steps++
@@ -197,7 +236,7 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 				if err != nil {
 					return nil, st, err
 				}
-				pts = append(pts, UPoint{Model: mdl.name(), Policy: actor.Name(), Step: step, U: u[q],
+				pts = append(pts, UPoint{Model: mdl.name(), Policy: actor.Name(), Step: step, U: pr.u[q], UVar: pr.uVar[q],
 					Err: l2To(mean[q*od:(q+1)*od], truth), ErrDrawn: l2To(drawn[q*od:(q+1)*od], truth)})
 			} else {
 				st.Skipped++

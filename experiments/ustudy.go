@@ -123,10 +123,10 @@ func RunUncertainty(cfg UncertaintyConfig, log io.Writer) (*UncertaintyResult, e
 	}
 	res.CSV = filepath.Join(cfg.Out, "uncertainty.csv")
 	res.PNG = filepath.Join(cfg.Out, "uncertainty.png")
-	rows := [][]string{{"model", "policy", "step", "uncertainty", "error", "error_drawn"}}
+	rows := [][]string{{"model", "policy", "step", "uncertainty", "uncertainty_var", "error", "error_drawn"}}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, p := range res.Points {
-		rows = append(rows, []string{p.Model, p.Policy, strconv.Itoa(p.Step), g(p.U), g(p.Err), g(p.ErrDrawn)})
+		rows = append(rows, []string{p.Model, p.Policy, strconv.Itoa(p.Step), g(p.U), g(p.UVar), g(p.Err), g(p.ErrDrawn)})
 	}
 	if err := writeCSV(res.CSV, rows); err != nil {
 		return nil, err
@@ -156,23 +156,29 @@ func RunUncertainty(cfg UncertaintyConfig, log io.Writer) (*UncertaintyResult, e
 // Series returns the uncertainties and errors of a model's points (of one
 // policy, or all when policy is "").
 func (r *UncertaintyResult) Series(model, policy string) (u, e []float64) {
+	u, _, e = r.series(model, policy)
+	return u, e
+}
+
+func (r *UncertaintyResult) series(model, policy string) (u, uVar, e []float64) {
 	for _, p := range r.Points {
 		if p.Model == model && (policy == "" || p.Policy == policy) {
 			u = append(u, p.U)
+			uVar = append(uVar, p.UVar)
 			e = append(e, p.Err)
 		}
 	}
-	return u, e
+	return u, uVar, e
 }
 
 // Summary prints, per model and policy, the points, the skipped steps, the
 // mean uncertainty and error, and the correlations.
 func (r *UncertaintyResult) Summary(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tPOLICY\tPOINTS\tSKIPPED\tMEAN U\tMEAN ERROR\tPEARSON\tSPEARMAN")
+	fmt.Fprintln(tw, "MODEL\tPOLICY\tPOINTS\tSKIPPED\tMEAN U\tMEAN ERROR\tPEARSON\tSPEARMAN\tPEARSON (U_VAR)")
 	for _, m := range r.Models {
 		for _, pol := range append(append([]string(nil), r.Policies...), "") {
-			u, e := r.Series(m, pol)
+			u, uv, e := r.series(m, pol)
 			name, skipped := pol, 0
 			if pol == "" {
 				name = "all"
@@ -182,8 +188,8 @@ func (r *UncertaintyResult) Summary(w io.Writer) error {
 			} else {
 				skipped = r.Stats[m+"/"+pol].Skipped
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.3f\t%.3f\n", m, name, len(u), skipped, meanOf(u), meanOf(e),
-				Pearson(u, e), Spearman(u, e))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.3f\t%.3f\t%.3f\n", m, name, len(u), skipped, meanOf(u), meanOf(e),
+				Pearson(u, e), Spearman(u, e), Pearson(uv, e))
 		}
 	}
 	return tw.Flush()

@@ -27,10 +27,11 @@ func TestEnsembleUncertaintyStep(t *testing.T) {
 	h.load(1, [][]float32{{0.5, -2}}, nil)
 	h.setAction(0, []float32{0.5})
 	h.setAction(1, []float32{-1})
-	mean, drawn, _, u, err := (&ensembleU{e: e}).predict(h, []int{0, 1}, rand.New(rand.NewSource(1)))
+	pr, err := (&ensembleU{e: e}).predict(h, []int{0, 1}, rand.New(rand.NewSource(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	mean, drawn, u := pr.mean, pr.drawn, pr.u
 	for q := 0; q < 2; q++ {
 		s := []float64{float64(h.current(q)[0]), float64(h.current(q)[1])}
 		a := float64(h.action(q, 0)[0])
@@ -49,6 +50,25 @@ func TestEnsembleUncertaintyStep(t *testing.T) {
 		// The soft bounds barely move lv = 0 (max 0.5, min -10).
 		if want := math.Sqrt(3 * math.Exp(0.5-math.Log1p(math.Exp(0.5)))); math.Abs(u[q]-want) > 1e-4 {
 			t.Errorf("row %d: U %v, want %v (member 2, a non-elite)", q, u[q], want)
+		}
+		// Mixture variance over all three members, state dims only:
+		// sum_d [mean_i(var_i + mu_id²) - (mean_i mu_id)²].
+		var want float64
+		p1 := pred(cs[1])
+		for i := 0; i < 2; i++ {
+			mus := []float64{p0[i], p1[i], p2[i]}
+			var m1, m2 float64
+			for j, mu := range mus {
+				lv := float64(j - 2)
+				lv = 0.5 - math.Log1p(math.Exp(0.5-lv)) // the soft bounds, max 0.5 ...
+				lv = -10 + math.Log1p(math.Exp(lv+10))  // ... and min -10
+				m1 += mu / 3
+				m2 += (math.Exp(lv) + mu*mu) / 3
+			}
+			want += m2 - m1*m1
+		}
+		if math.Abs(pr.uVar[q]-want) > 1e-5*want {
+			t.Errorf("row %d: mixture variance %v, want %v", q, pr.uVar[q], want)
 		}
 	}
 }
