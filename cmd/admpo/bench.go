@@ -75,7 +75,7 @@ func benchRollout(args []string) error {
 		"Measures ADM-Roll throughput (transitions/s) of the direct and the incremental engines on ONNX\n"+
 			"Runtime, without the uncertainty penalty (ADMPO-ON) and with U^ADM (ADMPO-OFF), for random\n"+
 			"models of the paper's size (hopper dims, m 5, 3x200 GRU, 4 ResBlocks, 256x256 actor), and the\n"+
-			"achieved GFLOP/s next to the machine's measured sgemm peak.")
+			"achieved GFLOP/s next to the measured MatMul peak of ONNX Runtime (and of OpenBLAS).")
 	fs.IntSliceVar(&c.Rows, "rows", c.Rows, "start rows per roll-out (comma-separated)")
 	fs.IntVar(&c.Horizon, "horizon", c.Horizon, "roll-out length H")
 	fs.IntVar(&c.M, "m", c.M, "maximum backtracking length")
