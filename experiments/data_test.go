@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"math"
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
@@ -100,26 +99,5 @@ func TestSplitEpisodes(t *testing.T) {
 		if !e.Terminal && !e.Timeout {
 			t.Errorf("training episode %v has no end flag", e)
 		}
-	}
-}
-
-func TestCorrelations(t *testing.T) {
-	x := []float64{1, 2, 3, 4}
-	y := []float64{2, 1, 4, 3}
-	// Pearson: cov = (−1.5·−0.5 + −0.5·−1.5 + 0.5·1.5 + 1.5·0.5)/n = 3/n, var = 5/n each: r = 0.6.
-	if r := Pearson(x, y); math.Abs(r-0.6) > 1e-12 {
-		t.Errorf("Pearson %v, want 0.6", r)
-	}
-	// Spearman is invariant to monotone maps: exp(y) has the same ranks.
-	ey := []float64{math.Exp(2), math.Exp(1), math.Exp(4), math.Exp(3)}
-	if r := Spearman(x, ey); math.Abs(r-0.6) > 1e-12 {
-		t.Errorf("Spearman %v, want 0.6", r)
-	}
-	// Ties get mean ranks: ranks of {1,1,2} are {1.5,1.5,3}.
-	if r := ranks([]float64{1, 1, 2}); r[0] != 1.5 || r[1] != 1.5 || r[2] != 3 {
-		t.Errorf("ranks %v, want [1.5 1.5 3]", r)
-	}
-	if !math.IsNaN(Pearson([]float64{1, 1}, []float64{1, 2})) {
-		t.Error("Pearson of a constant series must be NaN")
 	}
 }

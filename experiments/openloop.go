@@ -274,8 +274,3 @@ func median(v []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-
-// sortIdx sorts the indices by their values.
-func sortIdx(idx []int, v []float64) {
-	sort.Slice(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
-}

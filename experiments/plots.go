@@ -22,6 +22,7 @@ var palette = []color.RGBA{{214, 39, 40, 255}, {31, 119, 180, 255}, {44, 160, 44
 // decades, up to the float32 maximum).
 type decadeTicks struct{ step int }
 
+// Ticks returns one tick per decade in [lo, hi], every step-th labelled.
 func (d decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	a, b := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
 	step := d.step
@@ -47,6 +48,7 @@ func (d decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 // (the default labels can repeat on narrow ranges).
 type fineTicks struct{}
 
+// Ticks returns gonum's default ticks with 4-digit labels.
 func (fineTicks) Ticks(lo, hi float64) []plot.Tick {
 	t := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range t {

@@ -70,12 +70,15 @@ func (t *TrueStepper) Restorable(obs []float32) bool {
 	return true
 }
 
-// Set puts the simulator into the state obs describes, with the skipped
-// root coordinates at 0.
+// Set resets the simulator (which clears MuJoCo's warnings and the
+// solver's warm start, so a step never depends on the previous call) and
+// puts it into the state obs describes, with the skipped root coordinates
+// at 0.
 func (t *TrueStepper) Set(obs []float32) error {
 	if !t.Restorable(obs) {
 		return fmt.Errorf("experiments: %s: observation %v cannot be restored (non-finite or clipped velocity)", t.env.Task.Name, obs)
 	}
+	t.env.Reset(0)
 	clear(t.qpos[:t.skip])
 	for i := t.skip; i < t.nq; i++ {
 		t.qpos[i] = float64(obs[i-t.skip])
@@ -87,20 +90,25 @@ func (t *TrueStepper) Set(obs []float32) error {
 }
 
 // Step sets the state from obs, applies act and returns the next
-// observation (float64, as the task computes it).
-func (t *TrueStepper) Step(obs, act []float32) ([]float64, error) {
+// observation (float64, as the task computes it). ok is false when MuJoCo
+// flagged the step (NaN, Inf or huge values: it then resets the state, so
+// the observation is not the true next one).
+func (t *TrueStepper) Step(obs, act []float32) (next []float64, ok bool, err error) {
 	if err := t.Set(obs); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(act) != len(t.act) {
-		return nil, fmt.Errorf("experiments: %s: action has %d values, want %d", t.env.Task.Name, len(act), len(t.act))
+		return nil, false, fmt.Errorf("experiments: %s: action has %d values, want %d", t.env.Task.Name, len(act), len(t.act))
 	}
 	for i, v := range act {
 		t.act[i] = float64(v)
 	}
 	st, err := t.env.Step(t.act)
 	if err != nil {
-		return nil, fmt.Errorf("experiments: %s true step: %w", t.env.Task.Name, err)
+		return nil, false, fmt.Errorf("experiments: %s true step: %w", t.env.Task.Name, err)
 	}
-	return st.Obs, nil
+	// Terminated fires for unhealthy states and for MuJoCo warnings; a
+	// healthy state after the step means it was a warning.
+	bad := st.Terminated && t.env.Healthy()
+	return st.Obs, !bad, nil
 }

@@ -78,9 +78,9 @@ func TestTrueStepReproducesRecordedTransitions(t *testing.T) {
 				skipped++
 				continue
 			}
-			got, err := ts.Step(r.obs, r.act)
-			if err != nil {
-				t.Fatal(err)
+			got, ok, err := ts.Step(r.obs, r.act)
+			if err != nil || !ok {
+				t.Fatalf("%s: true step: ok %v, %v", task, ok, err)
 			}
 			var e float64
 			for i, v := range got {
@@ -137,7 +137,7 @@ func TestTrueStepperRejects(t *testing.T) {
 		if ts.Restorable(o) {
 			t.Errorf("observation with obs[%d] = %v must not be restorable", i, v)
 		}
-		if _, err := ts.Step(o, []float32{0, 0, 0}); err == nil {
+		if _, _, err := ts.Step(o, []float32{0, 0, 0}); err == nil {
 			t.Errorf("stepping an unrestorable observation (obs[%d] = %v) must fail", i, v)
 		}
 	}
@@ -155,5 +155,19 @@ func TestTrueStepperRejects(t *testing.T) {
 	big[10] = 30
 	if !hc.Restorable(big) {
 		t.Error("halfcheetah does not clip velocities: |v| = 30 is restorable")
+	}
+	act := make([]float32, 6)
+	if _, ok, err := hc.Step(big, act); err != nil || !ok {
+		t.Errorf("a fast but sane halfcheetah state: ok %v, error %v", ok, err)
+	}
+	// MuJoCo rejects velocities beyond 1e10 (it warns and resets): no true
+	// next state, and the next, sane call must not inherit the warning.
+	big[10] = 1e12
+	if _, ok, err := hc.Step(big, act); err != nil || ok {
+		t.Errorf("a 1e12 velocity: ok %v, error %v; want ok false", ok, err)
+	}
+	big[10] = 30
+	if _, ok, err := hc.Step(big, act); err != nil || !ok {
+		t.Errorf("after a flagged step, a sane state: ok %v, error %v", ok, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/models"
 )
 
@@ -29,6 +30,7 @@ type UPoint struct {
 type URollStats struct {
 	Steps   int // model steps taken
 	Skipped int // steps whose state could not be restored (clipped velocity)
+	Warned  int // steps the simulator flagged (NaN/Inf/huge values): no true next state
 	Ended   int // rows ended by the task's termination rule or a non-finite state
 }
 
@@ -232,19 +234,23 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 			st.Steps++
 			s := obs[q*od : (q+1)*od]
 			if ts.Restorable(s) {
-				truth, err := ts.Step(s, act[q*ad:(q+1)*ad])
+				truth, ok, err := ts.Step(s, act[q*ad:(q+1)*ad])
 				if err != nil {
 					return nil, st, err
 				}
-				pts = append(pts, UPoint{Model: mdl.name(), Policy: actor.Name(), Step: step, U: pr.u[q], UVar: pr.uVar[q],
-					Err: l2To(mean[q*od:(q+1)*od], truth), ErrDrawn: l2To(drawn[q*od:(q+1)*od], truth)})
+				if !ok {
+					st.Warned++
+				} else {
+					pts = append(pts, UPoint{Model: mdl.name(), Policy: actor.Name(), Step: step, U: pr.u[q], UVar: pr.uVar[q],
+						Err: l2To(mean[q*od:(q+1)*od], truth), ErrDrawn: l2To(drawn[q*od:(q+1)*od], truth)})
+				}
 			} else {
 				st.Skipped++
 			}
 			for i := 0; i < od; i++ {
 				next[i] = drawn[q*od+i] + float32(math.Exp(0.5*float64(lv[q*(od+1)+i]))*rng.NormFloat64())
 			}
-			if !finite32(next) || task.Done(next) {
+			if !stats.Finite(next) || task.Done(next) {
 				st.Ended++
 				continue
 			}
@@ -263,65 +269,4 @@ func l2To(p []float32, truth []float64) float64 {
 		s += e * e
 	}
 	return math.Sqrt(s)
-}
-
-func finite32(v []float32) bool {
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// Pearson is the sample correlation coefficient of x and y (NaN for fewer
-// than two points or a constant series).
-func Pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	if len(x) < 2 || len(y) != len(x) {
-		return math.NaN()
-	}
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-// Spearman is the Pearson correlation of the ranks (ties get their mean rank).
-func Spearman(x, y []float64) float64 {
-	return Pearson(ranks(x), ranks(y))
-}
-
-func ranks(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	sortIdx(idx, v)
-	r := make([]float64, len(v))
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && v[idx[j+1]] == v[idx[i]] {
-			j++
-		}
-		for k := i; k <= j; k++ {
-			r[idx[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	return r
 }

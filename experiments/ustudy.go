@@ -12,6 +12,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/train"
 )
 
@@ -144,7 +145,7 @@ func RunUncertainty(cfg UncertaintyConfig, log io.Writer) (*UncertaintyResult, e
 		if m != "ADM" {
 			label = "max-std (MOPO)"
 		}
-		titles = append(titles, fmt.Sprintf("%s %s: %s, Pearson r = %.2f", cfg.Name, m, label, Pearson(u, e)))
+		titles = append(titles, fmt.Sprintf("%s %s: %s, Pearson r = %.2f", cfg.Name, m, label, stats.Pearson(u, e)))
 		panels = append(panels, sets)
 	}
 	if err := PlotScatters(panels, titles, res.PNG); err != nil {
@@ -175,21 +176,22 @@ func (r *UncertaintyResult) series(model, policy string) (u, uVar, e []float64) 
 // mean uncertainty and error, and the correlations.
 func (r *UncertaintyResult) Summary(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tPOLICY\tPOINTS\tSKIPPED\tMEAN U\tMEAN ERROR\tPEARSON\tSPEARMAN\tPEARSON (U_VAR)")
+	fmt.Fprintln(tw, "MODEL\tPOLICY\tPOINTS\tSKIPPED (CLIPPED)\tFLAGGED BY MUJOCO\tMEAN U\tMEAN ERROR\tPEARSON\tSPEARMAN\tPEARSON (U_VAR)")
 	for _, m := range r.Models {
 		for _, pol := range append(append([]string(nil), r.Policies...), "") {
 			u, uv, e := r.series(m, pol)
-			name, skipped := pol, 0
+			name, skipped, warned := pol, 0, 0
+			for _, p := range r.Policies {
+				if pol == "" || p == pol {
+					skipped += r.Stats[m+"/"+p].Skipped
+					warned += r.Stats[m+"/"+p].Warned
+				}
+			}
 			if pol == "" {
 				name = "all"
-				for _, p := range r.Policies {
-					skipped += r.Stats[m+"/"+p].Skipped
-				}
-			} else {
-				skipped = r.Stats[m+"/"+pol].Skipped
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.3f\t%.3f\t%.3f\n", m, name, len(u), skipped, meanOf(u), meanOf(e),
-				Pearson(u, e), Spearman(u, e), Pearson(uv, e))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.4g\t%.4g\t%.3f\t%.3f\t%.3f\n", m, name, len(u), skipped, warned, meanOf(u), meanOf(e),
+				stats.Pearson(u, e), stats.Spearman(u, e), stats.Pearson(uv, e))
 		}
 	}
 	return tw.Flush()

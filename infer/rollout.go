@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // Start holds the start sequences of a roll-out batch, taken from real data:
@@ -189,7 +191,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 				u = pr.u[q]
 				rew -= cfg.Penalty * u
 			}
-			done := !finite(next) || (cfg.Done != nil && cfg.Done(next))
+			done := !stats.Finite(next) || (cfg.Done != nil && cfg.Done(next))
 			out.Obs = append(out.Obs, obs[q*od:(q+1)*od]...)
 			out.Act = append(out.Act, act[q*ad:(q+1)*ad]...)
 			out.Rew = append(out.Rew, rew)
@@ -223,15 +225,6 @@ func newTransitions(n, od, ad int) *Transitions {
 		Step: make([]int32, 0, n)}
 }
 
-func finite(v []float32) bool {
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return false
-		}
-	}
-	return true
-}
-
 func checkStart(s *Start, m, od, ad int) error {
 	if s == nil || s.N <= 0 {
 		return fmt.Errorf("infer: empty start batch")
@@ -247,10 +240,10 @@ func checkStart(s *Start, m, od, ad int) error {
 		if l < 1 || l > m {
 			return fmt.Errorf("infer: start row %d has %d states, want 1..%d", i, l, m)
 		}
-		if !finite(s.Obs[i*m*od : (i*m+l)*od]) {
+		if !stats.Finite(s.Obs[i*m*od : (i*m+l)*od]) {
 			return fmt.Errorf("infer: start row %d has a NaN or Inf observation", i)
 		}
-		if m > 1 && !finite(s.Act[i*(m-1)*ad:(i*(m-1)+l-1)*ad]) {
+		if m > 1 && !stats.Finite(s.Act[i*(m-1)*ad:(i*(m-1)+l-1)*ad]) {
 			return fmt.Errorf("infer: start row %d has a NaN or Inf action", i)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // Monitor measures U^ADM, the ADM's disagreement with itself about the next
@@ -65,7 +66,7 @@ func (mo *Monitor) Uncertainty(obs, acts []float32) (Reading, error) {
 		return Reading{}, fmt.Errorf("policies: monitor history: %d observation and %d action values are not l rows of %d and %d (l >= 1)",
 			len(obs), len(acts), od, ad)
 	}
-	if !finite32(obs) || !finite32(acts) {
+	if !stats.Finite(obs) || !stats.Finite(acts) {
 		return Reading{}, fmt.Errorf("policies: monitor history holds a NaN or Inf")
 	}
 	l := len(obs) / od
@@ -152,13 +153,4 @@ func resize(s []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return s[:n]
-}
-
-func finite32(v []float32) bool {
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return false
-		}
-	}
-	return true
 }

@@ -253,21 +253,10 @@ func (o *Online) Checkpoint() error {
 // networks, optimisers, random sources, the env mid-episode and the
 // counters, so the run continues as if never stopped.
 func ResumeOnline(dir string) (*Online, error) {
-	path := filepath.Join(dir, CheckpointName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("train: no checkpoint to resume in %s: %w", dir, err)
-	}
-	f, err := ckpt.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	cb, err := f.Bytes("config")
-	if err != nil {
-		return nil, err
-	}
 	var cfg OnlineConfig
-	if err := json.Unmarshal(cb, &cfg); err != nil {
-		return nil, fmt.Errorf("train: checkpoint config: %w", err)
+	f, err := loadCheckpoint(dir, &cfg)
+	if err != nil {
+		return nil, err
 	}
 	o, err := newOnline(cfg, dir)
 	if err != nil {
@@ -374,4 +363,25 @@ func sinceStart(o *Online) float64 {
 		return 0
 	}
 	return time.Since(o.started).Seconds()
+}
+
+// loadCheckpoint reads the checkpoint in run directory dir and decodes its
+// config section into cfg.
+func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
+	path := filepath.Join(dir, CheckpointName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("train: no checkpoint in %s: %w", dir, err)
+	}
+	f, err := ckpt.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := f.Bytes("config")
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(cb, cfg); err != nil {
+		return nil, fmt.Errorf("train: %s: checkpoint config: %w", path, err)
+	}
+	return f, nil
 }

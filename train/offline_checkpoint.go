@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -86,21 +85,10 @@ func (o *Offline) sinceStart() float64 {
 // continues as if never stopped. The data set file must still hold the
 // same data.
 func ResumeOffline(dir string) (*Offline, error) {
-	path := filepath.Join(dir, CheckpointName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("train: no checkpoint to resume in %s: %w", dir, err)
-	}
-	f, err := ckpt.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	cb, err := f.Bytes("config")
-	if err != nil {
-		return nil, err
-	}
 	var cfg OfflineConfig
-	if err := json.Unmarshal(cb, &cfg); err != nil {
-		return nil, fmt.Errorf("train: checkpoint config: %w", err)
+	f, err := loadCheckpoint(dir, &cfg)
+	if err != nil {
+		return nil, err
 	}
 	o, err := newOffline(cfg, dir)
 	if err != nil {

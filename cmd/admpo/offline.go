@@ -174,9 +174,14 @@ func trainOffline(args []string) error {
 	seed := fs.Int64("seed", 0, "random seed")
 	out := fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
 	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint")
+	diagnose := fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
+	diagStarts := fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
 	ov := addOfflineOverrides(fs)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *diagnose != "" {
+		return diagnoseOffline(*diagnose, *diagStarts, *seed)
 	}
 	var o *train.Offline
 	var err error
@@ -240,5 +245,29 @@ func trainOffline(args []string) error {
 		return err
 	}
 	fmt.Printf("\ndone: %d updates in %s; run directory %s\n", o.Cfg.TotalSteps(), time.Since(start).Round(time.Second), o.Dir)
+	return nil
+}
+
+// diagnoseOffline prints a run's model error against the simulator by
+// roll-out step and its correlation with the run's uncertainty U.
+func diagnoseOffline(dir string, starts int, seed int64) error {
+	d, err := train.DiagnoseOffline(dir, starts, seed)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s (%s): %d model transitions of the final policy, replayed in the simulator (%d with clipped velocities left out)\n",
+		dir, d.Algo, d.Transitions, d.SkippedClipped)
+	fmt.Printf("  error (RMS of s'_model - s'_real) %.4f, U %.4f (beta %.3g: penalty %.4f), |reward error| %.4f, termination agreement %.3f\n",
+		d.ErrMean, d.UMean, d.Penalty, d.Penalty*d.UMean, d.RewErrMean, d.DoneAgree)
+	fmt.Printf("  correlation of U and the error: Pearson %.3f, Spearman %.3f\n", d.Corr, d.RankCorr)
+	fmt.Println("  by roll-out step  h: transitions  error  U  |reward error|")
+	for _, p := range d.PerStep {
+		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.H, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
+	}
+	fmt.Print("  by U quintile (U, error):")
+	for _, g := range d.ByUQuintile {
+		fmt.Printf(" (%.3f, %.3f)", g.UMean, g.ErrMean)
+	}
+	fmt.Println()
 	return nil
 }

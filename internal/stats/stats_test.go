@@ -1,0 +1,48 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func TestCorrelations(t *testing.T) {
+	x := []float64{1, 2, 3, 4}
+	y := []float64{2, 1, 4, 3}
+	// cov = (−1.5·−0.5 + −0.5·−1.5 + 0.5·1.5 + 1.5·0.5)/n = 3/n, var = 5/n each: r = 0.6.
+	if r := Pearson(x, y); math.Abs(r-0.6) > 1e-12 {
+		t.Errorf("Pearson %v, want 0.6", r)
+	}
+	// x = 1..4, y = (1, 3, 2, 4): cov 1.0, var 1.25 each: r = 0.8.
+	if r := Pearson(x, []float64{1, 3, 2, 4}); math.Abs(r-0.8) > 1e-12 {
+		t.Errorf("Pearson %v, want 0.8", r)
+	}
+	if r := Pearson(x, []float64{4, 3, 2, 1}); math.Abs(r+1) > 1e-12 {
+		t.Errorf("Pearson of a reversed series %v, want -1", r)
+	}
+	// Spearman is invariant to monotone maps: exp(y) has the same ranks.
+	ey := []float64{math.Exp(2), math.Exp(1), math.Exp(4), math.Exp(3)}
+	if r := Spearman(x, ey); math.Abs(r-0.6) > 1e-12 {
+		t.Errorf("Spearman %v, want 0.6", r)
+	}
+	for _, bad := range [][2][]float64{{{1, 1}, {1, 2}}, {{1}, {2}}, {{1, 2, 3}, {1, 2}}} {
+		if r := Pearson(bad[0], bad[1]); !math.IsNaN(r) {
+			t.Errorf("Pearson(%v, %v) = %v, want NaN", bad[0], bad[1], r)
+		}
+	}
+}
+
+func TestRanks(t *testing.T) {
+	r := Ranks([]float64{10, 30, 20, 20, 5})
+	want := []float64{2, 5, 3.5, 3.5, 1}
+	for i := range r {
+		if r[i] != want[i] {
+			t.Fatalf("Ranks %v, want %v", r, want)
+		}
+	}
+}
+
+func TestFinite(t *testing.T) {
+	if !Finite([]float32{0, -1, 3e38}) || Finite([]float32{1, float32(math.NaN())}) || Finite([]float32{float32(math.Inf(-1))}) {
+		t.Error("Finite misclassifies")
+	}
+}

@@ -1,0 +1,216 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/stats"
+)
+
+// Diagnosis measures how well a finished offline run's model and penalty
+// track the true dynamics where its final policy goes: the policy is rolled
+// out in the model from data set start sequences (as in training), and every
+// model transition (s, a, s') is replayed in the real simulator from s (the
+// simulator state is rebuilt from the observation: the x position it leaves
+// out does not affect these tasks' dynamics), giving the true next state and
+// reward. Error is the RMS over dimensions of s'_model - s'_real (the
+// sampled model state the agent learns from); U is the run's uncertainty
+// (U^ADM or MOPO's max-std) before beta.
+type Diagnosis struct {
+	Run         string `json:"run"`
+	Algo        string `json:"algo"`
+	Transitions int    `json:"transitions"`
+	// SkippedClipped counts transitions left out because their state has a
+	// velocity at the observation's clip bound (hopper, walker2d: ±10).
+	SkippedClipped int         `json:"skipped_clipped"`
+	Penalty        float64     `json:"penalty"`
+	PerStep        []DiagStep  `json:"per_step"`     // by roll-out step h = 1..H
+	Corr           float64     `json:"corr_u_error"` // Pearson correlation of U and the error over all transitions
+	RankCorr       float64     `json:"rank_corr_u_error"`
+	ErrMean        float64     `json:"error_mean"`
+	UMean          float64     `json:"u_mean"`
+	RewErrMean     float64     `json:"reward_error_mean"` // |r_model (unpenalised) - r_real|
+	DoneAgree      float64     `json:"done_agreement"`    // model and simulator agree on termination
+	ByUQuintile    []DiagGroup `json:"by_u_quintile"`     // error within each fifth of the transitions sorted by U
+}
+
+// DiagStep is one roll-out step's averages.
+type DiagStep struct {
+	H           int     `json:"h"`
+	Transitions int     `json:"transitions"`
+	ErrMean     float64 `json:"error_mean"`
+	UMean       float64 `json:"u_mean"`
+	RewErrMean  float64 `json:"reward_error_mean"`
+}
+
+// DiagGroup is the mean U and error of a group of transitions.
+type DiagGroup struct {
+	UMean, ErrMean float64
+}
+
+// DiagnoseOffline loads the finished (or checkpointed) offline run in dir
+// and measures its model on starts roll-out starts (seeded). It reads the
+// run's files only.
+func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
+	var cfg OfflineConfig
+	f, err := loadCheckpoint(dir, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Algo == "bc" {
+		return nil, fmt.Errorf("train: %s is a BC run: it has no model to diagnose", dir)
+	}
+	o, err := newOffline(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	if err := o.restore(f); err != nil {
+		return nil, fmt.Errorf("train: %s: %w", dir, err)
+	}
+	if !o.fitted {
+		return nil, fmt.Errorf("train: %s: the model was never fitted", dir)
+	}
+	o.Cfg.RolloutBatch = starts
+	o.rng = rand.New(rand.NewSource(seed))
+	tr, err := o.rollout()
+	if err != nil {
+		return nil, err
+	}
+	env, err := envs.Make(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	d := &Diagnosis{Run: dir, Algo: cfg.Algo, Penalty: cfg.Penalty, Transitions: tr.N}
+	od, ad := o.task.ObsDim, o.task.ActDim
+	act := make([]float64, ad)
+	errs, us := make([]float64, 0, tr.N), make([]float64, 0, tr.N)
+	var agree float64
+	for i := 0; i < tr.N; i++ {
+		obs := tr.Obs[i*od : (i+1)*od]
+		if !stats.Finite(obs) || !stats.Finite(tr.NextObs[i*od:(i+1)*od]) {
+			continue
+		}
+		if velocityClipped(cfg.Env, obs, len(env.QVel())) {
+			d.SkippedClipped++ // the true velocity is unknown
+			continue
+		}
+		if err := setStateFromObs(env, obs); err != nil {
+			return nil, err
+		}
+		for j := range act {
+			act[j] = float64(tr.Act[i*ad+j])
+		}
+		st, err := env.Step(act)
+		if err != nil {
+			return nil, err
+		}
+		var se float64
+		for j := 0; j < od; j++ {
+			e := float64(tr.NextObs[i*od+j]) - st.Obs[j]
+			se += e * e
+		}
+		e := math.Sqrt(se / float64(od))
+		u := float64(tr.Uncertainty[i])
+		rewErr := math.Abs(float64(tr.Rew[i]) + cfg.Penalty*u - st.Reward)
+		if tr.Done[i] == st.Terminated {
+			agree++
+		}
+		h := int(tr.Step[i])
+		for len(d.PerStep) <= h {
+			d.PerStep = append(d.PerStep, DiagStep{H: len(d.PerStep) + 1})
+		}
+		p := &d.PerStep[h]
+		p.Transitions++
+		p.ErrMean += e
+		p.UMean += u
+		p.RewErrMean += rewErr
+		d.RewErrMean += rewErr
+		errs = append(errs, e)
+		us = append(us, u)
+	}
+	n := float64(len(errs))
+	if n == 0 {
+		return nil, fmt.Errorf("train: %s: no finite model transitions", dir)
+	}
+	for i := range d.PerStep {
+		p := &d.PerStep[i]
+		if p.Transitions > 0 {
+			c := float64(p.Transitions)
+			p.ErrMean, p.UMean, p.RewErrMean = p.ErrMean/c, p.UMean/c, p.RewErrMean/c
+		}
+	}
+	d.RewErrMean /= n
+	d.DoneAgree = agree / n
+	d.ErrMean, _ = meanStd(errs)
+	d.UMean, _ = meanStd(us)
+	d.Corr = stats.Pearson(us, errs)
+	d.RankCorr = stats.Spearman(us, errs)
+	idx := make([]int, len(us))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return us[idx[a]] < us[idx[b]] })
+	for q := 0; q < 5; q++ {
+		lo, hi := q*len(idx)/5, (q+1)*len(idx)/5
+		var g DiagGroup
+		for _, i := range idx[lo:hi] {
+			g.UMean += us[i] / float64(hi-lo)
+			g.ErrMean += errs[i] / float64(hi-lo)
+		}
+		d.ByUQuintile = append(d.ByUQuintile, g)
+	}
+	b, _ := json.MarshalIndent(d, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "diagnosis.json"), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return d, nil
+}
+
+// setStateFromObs resets env and sets its simulator state from an
+// observation: the observation holds the last od-nv generalised positions
+// and all nv velocities (qpos[k:] and qvel for these tasks); the leading
+// positions it leaves out (the x or x-y position) are set to 0, which does
+// not change the dynamics. Velocities clipped in the observation stay
+// clipped.
+func setStateFromObs(env *envs.Env, obs []float32) error {
+	nq, nv := len(env.QPos()), len(env.QVel())
+	inObs := len(obs) - nv
+	if len(obs) != env.Task.ObsDim || inObs < 0 || inObs > nq {
+		return fmt.Errorf("train: cannot rebuild a %s state from a %d-value observation", env.Task.Name, len(obs))
+	}
+	qpos, qvel := make([]float64, nq), make([]float64, nv)
+	for j := 0; j < inObs; j++ {
+		qpos[nq-inObs+j] = float64(obs[j])
+	}
+	for j := 0; j < nv; j++ {
+		qvel[j] = float64(obs[inObs+j])
+	}
+	env.Reset(0)
+	return env.SetState(qpos, qvel)
+}
+
+// obsVelClip is the bound at which tasks clip velocities in observations.
+var obsVelClip = map[string]float64{"hopper": 10, "walker2d": 10}
+
+// velocityClipped tells whether an observation has a velocity at its
+// task's clip bound, where the simulator's velocity cannot be recovered.
+func velocityClipped(task string, obs []float32, nv int) bool {
+	c, ok := obsVelClip[task]
+	if !ok {
+		return false
+	}
+	for _, v := range obs[len(obs)-nv:] {
+		if math.Abs(float64(v)) >= c-1e-4 {
+			return true
+		}
+	}
+	return false
+}
