@@ -9,13 +9,13 @@ import (
 
 // admDims reads the ADM metadata every admpo ADM graph carries.
 func admDims(meta map[string]string) (m, od, ad int, err error) {
-	if m, err = metaInt(meta, "m"); err != nil {
+	if m, err = MetaInt(meta, "m"); err != nil {
 		return
 	}
-	if od, err = metaInt(meta, "obs_dim"); err != nil {
+	if od, err = MetaInt(meta, "obs_dim"); err != nil {
 		return
 	}
-	ad, err = metaInt(meta, "act_dim")
+	ad, err = MetaInt(meta, "act_dim")
 	return
 }
 

@@ -47,8 +47,8 @@ func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
 	m, od, ad, err := admDims(s.meta)
 	if err == nil {
 		var l, h int
-		if l, err = metaInt(s.meta, "layers"); err == nil {
-			if h, err = metaInt(s.meta, "hidden"); err == nil {
+		if l, err = MetaInt(s.meta, "layers"); err == nil {
+			if h, err = MetaInt(s.meta, "hidden"); err == nil {
 				sp := engineSplit(opts)
 				return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
 					wk: make([]incWorker, sp.workers), freshRows: s.meta["fresh_rows"] == "true"}, nil

@@ -28,9 +28,9 @@ func OpenEnsemble(model []byte, opts Options) (*Ensemble, error) {
 		return nil, fmt.Errorf("%w (opening the ensemble)", err)
 	}
 	e := &Ensemble{sess: s}
-	od, err1 := metaInt(s.meta, "obs_dim")
-	ad, err2 := metaInt(s.meta, "act_dim")
-	mem, err3 := metaInt(s.meta, "members")
+	od, err1 := MetaInt(s.meta, "obs_dim")
+	ad, err2 := MetaInt(s.meta, "act_dim")
+	mem, err3 := MetaInt(s.meta, "members")
 	if err1 != nil || err2 != nil || err3 != nil {
 		s.Close()
 		return nil, fmt.Errorf("infer: ensemble metadata: %v %v %v", err1, err2, err3)

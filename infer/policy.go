@@ -23,8 +23,8 @@ func OpenPolicy(model []byte, opts Options) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the policy)", err)
 	}
-	od, err1 := metaInt(s.meta, "obs_dim")
-	ad, err2 := metaInt(s.meta, "act_dim")
+	od, err1 := MetaInt(s.meta, "obs_dim")
+	ad, err2 := MetaInt(s.meta, "act_dim")
 	if err1 != nil || err2 != nil {
 		s.Close()
 		return nil, fmt.Errorf("infer: policy metadata: obs_dim/act_dim missing or bad (%v, %v)", err1, err2)
@@ -32,7 +32,10 @@ func OpenPolicy(model []byte, opts Options) (*Policy, error) {
 	return &Policy{sess: s, ObsDim: od, ActDim: ad}, nil
 }
 
-func metaInt(meta map[string]string, key string) (int, error) {
+// MetaInt reads the metadata_prop key of an admpo ONNX graph as a positive
+// integer (obs_dim, act_dim, m, ...); a missing key or a value that is not a
+// positive integer is an error naming the key.
+func MetaInt(meta map[string]string, key string) (int, error) {
 	v, ok := meta[key]
 	if !ok {
 		return 0, fmt.Errorf("no %q", key)

@@ -261,9 +261,16 @@ func drawK(w *window, alive []int, rng *rand.Rand, k []int) []int {
 	return k
 }
 
-// uADM is sqrt(mean over dims of the population variance over k of the
-// mean next states) for one row; preds holds kn rows of obsDim.
+// uADM is UADM as float32, the engines' uncertainty column.
 func uADM(preds []float32, kn, od int) float32 {
+	return float32(UADM(preds, kn, od))
+}
+
+// UADM is U^ADM for one row: sqrt(mean over the od state dims of the
+// population variance over k of the kn mean next-state predictions in preds
+// (kn rows of od values, one per backtracking length k)); 0 when kn <= 1.
+// The roll-out engines and the deployed policy's monitor share it.
+func UADM(preds []float32, kn, od int) float64 {
 	if kn <= 1 {
 		return 0
 	}
@@ -281,7 +288,7 @@ func uADM(preds []float32, kn, od int) float32 {
 		}
 		total += v / float64(kn)
 	}
-	return float32(math.Sqrt(total / float64(od)))
+	return math.Sqrt(total / float64(od))
 }
 
 func grow(s []float32, n int) []float32 {

@@ -10,6 +10,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+
+	"github.com/admpo/admpo/infer"
 )
 
 // maxFileBytes bounds every file a bundle may hold (models of the paper's
@@ -119,10 +121,10 @@ func completeManifest(b Bundle) (*Manifest, error) {
 		return nil, fmt.Errorf("policies: %s: %w", PolicyFile, err)
 	}
 	if m.ObsDim == 0 {
-		m.ObsDim, _ = metaPositive(pi.Metadata, "obs_dim")
+		m.ObsDim, _ = infer.MetaInt(pi.Metadata, "obs_dim")
 	}
 	if m.ActDim == 0 {
-		m.ActDim, _ = metaPositive(pi.Metadata, "act_dim")
+		m.ActDim, _ = infer.MetaInt(pi.Metadata, "act_dim")
 	}
 	m.Files = map[string]FileSum{PolicyFile: sum(b.Policy)}
 	var ai *ModelInfo
@@ -131,7 +133,7 @@ func completeManifest(b Bundle) (*Manifest, error) {
 			return nil, fmt.Errorf("policies: %s: %w", ADMFile, err)
 		}
 		if m.M == 0 {
-			m.M, _ = metaPositive(ai.Metadata, "m")
+			m.M, _ = infer.MetaInt(ai.Metadata, "m")
 		}
 		if _, ok := m.Normalizers["adm"]; !ok {
 			mean, err1 := metaFloats(ai.Metadata, "norm_mean")

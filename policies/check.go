@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/admpo/admpo/infer"
 )
 
 // checkModels checks the manifest against the models' graphs and metadata.
@@ -50,7 +52,7 @@ func checkModels(m *Manifest, pi, ai *ModelInfo) error {
 	if err := checkDims(ADMFile, md, m.ObsDim, m.ActDim); err != nil {
 		return err
 	}
-	if mm, err := metaPositive(md, "m"); err != nil || mm != m.M {
+	if mm, err := infer.MetaInt(md, "m"); err != nil || mm != m.M {
 		return fmt.Errorf("policies: %s has m=%q but the manifest says m=%d", ADMFile, md["m"], m.M)
 	}
 	if t, ok := md["task"]; ok && m.Task != "" && t != m.Task {
@@ -81,8 +83,8 @@ func checkIO(file string, info *ModelInfo, ins, outs []string) error {
 }
 
 func checkDims(file string, md map[string]string, obsDim, actDim int) error {
-	od, err1 := metaPositive(md, "obs_dim")
-	ad, err2 := metaPositive(md, "act_dim")
+	od, err1 := infer.MetaInt(md, "obs_dim")
+	ad, err2 := infer.MetaInt(md, "act_dim")
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("policies: %s: obs_dim/act_dim metadata missing or bad (%v, %v)", file, err1, err2)
 	}
@@ -94,18 +96,6 @@ func checkDims(file string, md map[string]string, obsDim, actDim int) error {
 
 func near(a, b float32) bool {
 	return math.Abs(float64(a)-float64(b)) <= 1e-6*math.Max(1, math.Abs(float64(b)))
-}
-
-func metaPositive(md map[string]string, key string) (int, error) {
-	v, ok := md[key]
-	if !ok {
-		return 0, fmt.Errorf("no %q", key)
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q=%q is not a positive integer", key, v)
-	}
-	return n, nil
 }
 
 // metaFloats parses a comma-separated float32 list (onnx.JoinFloats).

@@ -2,7 +2,6 @@ package policies
 
 import (
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/admpo/admpo/infer"
@@ -118,27 +117,7 @@ func (mo *Monitor) uadm(obs, acts []float32, l int) (float64, error) {
 	if err := mo.adm.Predict(mo.obs, mo.acts, mo.lens, mo.next, mo.rew, mo.lv); err != nil {
 		return 0, fmt.Errorf("policies: monitor: %w", err)
 	}
-	return popStd(mo.next, l, od), nil
-}
-
-// popStd is sqrt(mean over the od columns of the population variance over
-// the kn rows of preds).
-func popStd(preds []float32, kn, od int) float64 {
-	var total float64
-	for d := 0; d < od; d++ {
-		var s float64
-		for j := 0; j < kn; j++ {
-			s += float64(preds[j*od+d])
-		}
-		mean := s / float64(kn)
-		var v float64
-		for j := 0; j < kn; j++ {
-			e := float64(preds[j*od+d]) - mean
-			v += e * e
-		}
-		total += v / float64(kn)
-	}
-	return math.Sqrt(total / float64(od))
+	return infer.UADM(mo.next, l, od), nil
 }
 
 func (mo *Monitor) close() {
