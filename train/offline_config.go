@@ -1,7 +1,6 @@
 package train
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -183,54 +182,37 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 
 // Validate checks the configuration's values and their consistency.
 func (c OfflineConfig) Validate() error {
-	var bad []string
-	check := func(ok bool, f string, a ...any) {
-		if !ok {
-			bad = append(bad, fmt.Sprintf(f, a...))
-		}
-	}
-	known := false
-	for _, a := range OfflineAlgos {
-		known = known || a == c.Algo
-	}
-	check(known, "algo %q is not one of %s", c.Algo, strings.Join(OfflineAlgos, ", "))
-	check(c.Epochs > 0 && c.StepsPerEpoch > 0, "epochs %d and steps per epoch %d must be positive", c.Epochs, c.StepsPerEpoch)
-	check(c.Batch > 0, "batch %d must be positive", c.Batch)
-	check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
-	check(len(c.Hidden) > 0, "hidden sizes must not be empty")
-	check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
-	check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
-	check(c.EvalEpisodes > 0, "eval episodes %d must be positive", c.EvalEpisodes)
-	check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
+	var p problems
+	p.algo(c.Algo, OfflineAlgos)
+	p.check(c.Epochs > 0 && c.StepsPerEpoch > 0, "epochs %d and steps per epoch %d must be positive", c.Epochs, c.StepsPerEpoch)
+	p.check(c.Batch > 0, "batch %d must be positive", c.Batch)
+	p.check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
+	p.check(len(c.Hidden) > 0, "hidden sizes must not be empty")
+	p.check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
+	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
+	p.check(c.EvalEpisodes > 0, "eval episodes %d must be positive", c.EvalEpisodes)
+	p.check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
 	if c.Algo != "bc" {
-		check(c.CriticLR > 0 && c.AlphaLR > 0 && c.InitAlpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
+		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.InitAlpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
 			c.CriticLR, c.AlphaLR, c.InitAlpha)
-		check(c.RolloutEvery > 0 && c.RolloutBatch > 0 && c.Horizon > 0, "roll-out every %d, batch %d and horizon %d must be positive",
+		p.check(c.RolloutEvery > 0 && c.RolloutBatch > 0 && c.Horizon > 0, "roll-out every %d, batch %d and horizon %d must be positive",
 			c.RolloutEvery, c.RolloutBatch, c.Horizon)
-		check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)
-		check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
-		check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0, "model patience %d / max epochs %d invalid", c.ModelPatience, c.ModelMaxEpochs)
+		p.check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)
+		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
+		p.check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0, "model patience %d / max epochs %d invalid", c.ModelPatience, c.ModelMaxEpochs)
 	}
 	if c.Algo == "admpo" {
-		check(c.M >= 1, "m %d must be >= 1", c.M)
-		check(c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
-		check(c.ADMHidden > 0 && c.ADMLayers > 0 && c.ADMResBlocks >= 0, "ADM size %dx%d/%d invalid", c.ADMLayers, c.ADMHidden, c.ADMResBlocks)
-		check(c.Engine == "incremental" || c.Engine == "direct", "engine %q must be incremental or direct", c.Engine)
+		p.check(c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
+		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
 	}
 	if c.Algo == "mopo" {
-		check(c.Ensemble > 0 && c.Elites > 0 && c.Elites <= c.Ensemble, "ensemble %d / elites %d invalid", c.Ensemble, c.Elites)
+		p.ensemble(c.Ensemble, c.Elites)
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("train: invalid offline config: %s", strings.Join(bad, "; "))
-	}
-	return nil
+	return p.err("offline config")
 }
 
 // JSON returns the indented config.
-func (c OfflineConfig) JSON() []byte {
-	b, _ := json.MarshalIndent(c, "", "  ")
-	return append(b, '\n')
-}
+func (c OfflineConfig) JSON() []byte { return configJSON(c) }
 
 // TotalSteps is the number of policy updates of the whole run.
 func (c OfflineConfig) TotalSteps() int { return c.Epochs * c.StepsPerEpoch }

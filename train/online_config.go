@@ -1,9 +1,7 @@
 package train
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // OnlineConfig is everything an online run (ADMPO-ON, MBPO or SAC) needs.
@@ -114,54 +112,37 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 
 // Validate checks the configuration's values and their consistency.
 func (c OnlineConfig) Validate() error {
-	var bad []string
-	check := func(ok bool, f string, a ...any) {
-		if !ok {
-			bad = append(bad, fmt.Sprintf(f, a...))
-		}
-	}
-	known := false
-	for _, a := range Algos {
-		known = known || a == c.Algo
-	}
-	check(known, "algo %q is not one of %s", c.Algo, strings.Join(Algos, ", "))
-	check(c.Steps > 0, "steps %d must be positive", c.Steps)
-	check(c.WarmUp >= 0 && c.WarmUp < c.Steps, "warm-up %d must be in [0, steps)", c.WarmUp)
-	check(c.UpdatesPerStep >= 0, "updates per step %d must be >= 0", c.UpdatesPerStep)
-	check(c.Batch > 0, "batch %d must be positive", c.Batch)
-	check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
-	check(c.LR > 0, "learning rate %v must be positive", c.LR)
-	check(c.Tau > 0 && c.Tau <= 1, "tau %v must be in (0, 1]", c.Tau)
-	check(len(c.Hidden) > 0, "hidden sizes must not be empty")
-	check(c.EvalEvery > 0 && c.EvalEpisodes > 0, "eval every %d / episodes %d must be positive", c.EvalEvery, c.EvalEpisodes)
-	check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
+	var p problems
+	p.algo(c.Algo, Algos)
+	p.check(c.Steps > 0, "steps %d must be positive", c.Steps)
+	p.check(c.WarmUp >= 0 && c.WarmUp < c.Steps, "warm-up %d must be in [0, steps)", c.WarmUp)
+	p.check(c.UpdatesPerStep >= 0, "updates per step %d must be >= 0", c.UpdatesPerStep)
+	p.check(c.Batch > 0, "batch %d must be positive", c.Batch)
+	p.check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
+	p.check(c.LR > 0, "learning rate %v must be positive", c.LR)
+	p.check(c.Tau > 0 && c.Tau <= 1, "tau %v must be in (0, 1]", c.Tau)
+	p.check(len(c.Hidden) > 0, "hidden sizes must not be empty")
+	p.check(c.EvalEvery > 0 && c.EvalEpisodes > 0, "eval every %d / episodes %d must be positive", c.EvalEvery, c.EvalEpisodes)
+	p.check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
 	if c.Algo != "sac" {
-		check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
-		check(c.RolloutBatch > 0, "roll-out batch %d must be positive", c.RolloutBatch)
-		check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)
-		check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
-		check(c.ModelPatience > 0, "model patience %d must be positive", c.ModelPatience)
-		check(c.Algo != "admpo" || c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
+		p.check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
+		p.check(c.RolloutBatch > 0, "roll-out batch %d must be positive", c.RolloutBatch)
+		p.check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)
+		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
+		p.check(c.ModelPatience > 0, "model patience %d must be positive", c.ModelPatience)
+		p.check(c.Algo != "admpo" || c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
 	}
 	if c.Algo == "admpo" {
-		check(c.M >= 1, "m %d must be >= 1", c.M)
-		check(c.ADMHidden > 0 && c.ADMLayers > 0 && c.ADMResBlocks >= 0, "ADM size %dx%d/%d invalid", c.ADMLayers, c.ADMHidden, c.ADMResBlocks)
-		check(c.Engine == "incremental" || c.Engine == "direct", "engine %q must be incremental or direct", c.Engine)
+		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
 	}
 	if c.Algo == "mbpo" {
-		check(c.Ensemble > 0 && c.Elites > 0 && c.Elites <= c.Ensemble, "ensemble %d / elites %d invalid", c.Ensemble, c.Elites)
+		p.ensemble(c.Ensemble, c.Elites)
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("train: invalid config: %s", strings.Join(bad, "; "))
-	}
-	return nil
+	return p.err("config")
 }
 
 // JSON returns the indented config.
-func (c OnlineConfig) JSON() []byte {
-	b, _ := json.MarshalIndent(c, "", "  ")
-	return append(b, '\n')
-}
+func (c OnlineConfig) JSON() []byte { return configJSON(c) }
 
 // ModelBufferSize is MBPO's model buffer capacity: the transitions of
 // ModelRetain roll-out rounds at the longest scheduled length.
