@@ -3,13 +3,10 @@ package train
 import (
 	"encoding/csv"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"github.com/admpo/admpo/internal/atomicfile"
 )
 
 // OfflineLogName is the run directory's offline log: per evaluation, the D4RL
@@ -45,11 +42,11 @@ var offlineHeader = []string{"step", "epoch", "wall_s", "score_mean", "score_std
 	"rollout_done_frac", "q_mean", "bc_loss"}
 
 func (r OfflineRecord) row() []string {
-	f := func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+	f := func(v float64) string { // Inf is empty too
+		if math.IsInf(v, 0) {
 			return ""
 		}
-		return strconv.FormatFloat(v, 'g', 7, 64)
+		return formatCell(v)
 	}
 	return []string{strconv.Itoa(r.Step), strconv.Itoa(r.Epoch), f(r.Wall), f(r.ScoreMean), f(r.ScoreStd),
 		f(r.ReturnMean), f(r.ReturnStd), strconv.Itoa(r.Roll.Transitions), f(r.Roll.RewardMean), f(r.Roll.UMean),
@@ -78,38 +75,19 @@ func openOfflineLog(dir string, keepUpTo int) (*offlineLog, error) {
 			}
 		}
 	}
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		cw.Write(offlineHeader)
-		cw.WriteAll(keep)
-		cw.Flush()
-		return cw.Error()
-	})
-	if err != nil {
+	if err := writeCSVLog(path, offlineHeader, keep); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := openAppend(path, "offline log")
 	if err != nil {
-		return nil, fmt.Errorf("train: offline log: %w", err)
+		return nil, err
 	}
 	return &offlineLog{f: f, w: csv.NewWriter(f)}, nil
 }
 
 // readCSV returns the data rows of an offline.csv (header checked).
 func readCSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("train: offline log: %w", err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("train: offline log %s: %w", path, err)
-	}
-	if len(rows) == 0 || len(rows[0]) != len(offlineHeader) || rows[0][0] != offlineHeader[0] {
-		return nil, fmt.Errorf("train: offline log %s has no offline header", path)
-	}
-	return rows[1:], nil
+	return readCSVLog(path, offlineHeader, "offline log", "offline")
 }
 
 // ReadOfflineLog reads offline.csv; empty cells become NaN.
@@ -118,13 +96,7 @@ func ReadOfflineLog(path string) ([]OfflineRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	fl := func(s string) float64 {
-		v, err := strconv.ParseFloat(s, 64)
-		if s == "" || err != nil {
-			return math.NaN()
-		}
-		return v
-	}
+	fl := parseCell
 	var out []OfflineRecord
 	for i, r := range rows {
 		if len(r) != len(offlineHeader) {

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,12 +36,7 @@ var csvHeader = []string{"env_step", "wall_s", "eval_return_mean", "eval_return_
 	"model_train_loss", "model_holdout_loss", "rollout_len", "model_buffer", "alpha", "critic_loss", "actor_loss"}
 
 func (r Record) csvRow() []string {
-	f := func(v float64) string {
-		if math.IsNaN(v) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'g', 7, 64)
-	}
+	f := formatCell
 	return []string{strconv.Itoa(r.Step), f(r.Wall), f(r.EvalMean), f(r.EvalStd), f(r.TrainReturn),
 		f(r.ModelTrainLoss), f(r.ModelHoldoutLoss), strconv.Itoa(r.RolloutLen), strconv.Itoa(r.ModelBuffer),
 		f(r.Alpha), f(r.CriticLoss), f(r.ActorLoss)}
@@ -61,7 +55,7 @@ type Progress struct {
 func OpenProgress(dir string, keepUpTo int) (*Progress, error) {
 	cp, jp := filepath.Join(dir, "progress.csv"), filepath.Join(dir, "progress.jsonl")
 	if keepUpTo < 0 {
-		if err := atomicfile.WriteFile(cp, []byte(joinCSV(csvHeader)), 0o644); err != nil {
+		if err := writeCSVLog(cp, csvHeader, nil); err != nil {
 			return nil, err
 		}
 		if err := atomicfile.WriteFile(jp, nil, 0o644); err != nil {
@@ -70,27 +64,16 @@ func OpenProgress(dir string, keepUpTo int) (*Progress, error) {
 	} else if err := trimProgress(cp, jp, keepUpTo); err != nil {
 		return nil, err
 	}
-	cf, err := os.OpenFile(cp, os.O_APPEND|os.O_WRONLY, 0o644)
+	cf, err := openAppend(cp, "progress")
 	if err != nil {
-		return nil, fmt.Errorf("train: progress: %w", err)
+		return nil, err
 	}
-	jf, err := os.OpenFile(jp, os.O_APPEND|os.O_WRONLY, 0o644)
+	jf, err := openAppend(jp, "progress")
 	if err != nil {
 		cf.Close()
-		return nil, fmt.Errorf("train: progress: %w", err)
+		return nil, err
 	}
 	return &Progress{csvF: cf, jsonF: jf, csv: csv.NewWriter(cf), json: bufio.NewWriter(jf)}, nil
-}
-
-func joinCSV(row []string) string {
-	var b []byte
-	for i, c := range row {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c...)
-	}
-	return string(append(b, '\n'))
 }
 
 // trimProgress rewrites both logs keeping the rows with env_step <= keep.
@@ -99,18 +82,13 @@ func trimProgress(cp, jp string, keep int) error {
 	if err != nil {
 		return err
 	}
-	err = atomicfile.Write(cp, 0o644, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		cw.Write(csvHeader)
-		for _, r := range rows {
-			if r.Step <= keep {
-				cw.Write(r.csvRow())
-			}
+	var csvRows [][]string
+	for _, r := range rows {
+		if r.Step <= keep {
+			csvRows = append(csvRows, r.csvRow())
 		}
-		cw.Flush()
-		return cw.Error()
-	})
-	if err != nil {
+	}
+	if err := writeCSVLog(cp, csvHeader, csvRows); err != nil {
 		return err
 	}
 	f, err := os.Open(jp)
@@ -190,33 +168,16 @@ func jsonRecord(r Record) map[string]any {
 
 // ReadProgressCSV reads a progress.csv; empty cells become NaN.
 func ReadProgressCSV(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	rows, err := readCSVLog(path, csvHeader, "progress", "admpo progress")
 	if err != nil {
-		return nil, fmt.Errorf("train: progress: %w", err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("train: progress: reading %s: %w", path, err)
-	}
-	if len(rows) == 0 || len(rows[0]) != len(csvHeader) || rows[0][0] != csvHeader[0] {
-		return nil, fmt.Errorf("train: progress: %s has no admpo progress header", path)
+		return nil, err
 	}
 	var out []Record
-	for i, row := range rows[1:] {
+	for i, row := range rows {
 		if len(row) != len(csvHeader) {
 			return nil, fmt.Errorf("train: progress: %s line %d has %d columns, want %d", path, i+2, len(row), len(csvHeader))
 		}
-		fl := func(s string) float64 {
-			if s == "" {
-				return math.NaN()
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return math.NaN()
-			}
-			return v
-		}
+		fl := parseCell
 		step, err := strconv.Atoi(row[0])
 		if err != nil {
 			return nil, fmt.Errorf("train: progress: %s line %d: env_step %q", path, i+2, row[0])
