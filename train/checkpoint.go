@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/ckpt"
@@ -209,44 +208,91 @@ func fromPtr(p *float64) float64 {
 
 // Checkpoint writes the whole run state to DIR/checkpoint.ckpt atomically.
 func (o *Online) Checkpoint() error {
-	f := ckpt.New()
-	f.PutBytes("config", o.Cfg.JSON())
 	snap, err := o.env.Snapshot()
 	if err != nil {
 		return err
 	}
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
-		Wall: o.wallBefore + sinceStart(o), LastFit: o.lastFit, LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
+		Wall: o.wall(), LastFit: o.lastFit, LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
 	if math.IsNaN(st.LastFit.HoldoutLoss) {
 		st.LastFit.HoldoutLoss = 0
 	}
-	b, err := json.Marshal(st)
+	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.save(f, "real") })
+}
+
+// writeCheckpoint writes DIR/checkpoint.ckpt atomically, in this order: the
+// config, the state (as JSON), the random sources, SAC, the sections extra
+// adds (may be nil), the model buffer and the dynamics model.
+func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(*ckpt.File) error) error {
+	f := ckpt.New()
+	f.PutBytes("config", config)
+	b, err := json.Marshal(state)
 	if err != nil {
 		return fmt.Errorf("train: checkpoint: %w", err)
 	}
 	f.PutBytes("state", b)
-	if err := o.saveRNGs(f); err != nil {
+	if err := l.saveRNGs(f); err != nil {
 		return err
 	}
-	o.sac.save(f)
-	if err := o.real.save(f, "real"); err != nil {
-		return err
-	}
-	if o.model != nil {
-		if err := o.model.save(f, "model"); err != nil {
+	l.sac.save(f)
+	if extra != nil {
+		if err := extra(f); err != nil {
 			return err
 		}
 	}
-	if o.dyn != nil {
-		if err := o.dyn.Save(f); err != nil {
+	if l.model != nil {
+		if err := l.model.save(f, "model"); err != nil {
 			return err
 		}
 	}
-	if err := f.Save(filepath.Join(o.Dir, CheckpointName)); err != nil {
+	if l.dyn != nil {
+		if err := l.dyn.Save(f); err != nil {
+			return err
+		}
+	}
+	if err := f.Save(filepath.Join(dir, CheckpointName)); err != nil {
 		return fmt.Errorf("train: checkpoint: %w", err)
 	}
 	return nil
+}
+
+// readState decodes a checkpoint's state section into st.
+func readState(f *ckpt.File, st any) error {
+	b, err := f.Bytes("state")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, st); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	return nil
+}
+
+// restoreNets takes SAC, the sections extra reads (may be nil), the model
+// buffer (when the checkpoint has one), the dynamics model and the random
+// sources from a checkpoint written by writeCheckpoint.
+func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) error {
+	if err := l.sac.load(f); err != nil {
+		return err
+	}
+	if extra != nil {
+		if err := extra(); err != nil {
+			return err
+		}
+	}
+	if hasModel {
+		var err error
+		if l.model, err = loadReplay(f, "model"); err != nil {
+			return err
+		}
+	}
+	if l.dyn != nil {
+		if err := l.dyn.Load(f); err != nil {
+			return err
+		}
+	}
+	return l.loadRNGs(f)
 }
 
 // ResumeOnline reopens the run in dir at its last checkpoint: buffers,
@@ -262,25 +308,16 @@ func ResumeOnline(dir string) (*Online, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.restore(f); err != nil {
-		o.Close()
-		return nil, fmt.Errorf("train: resuming %s: %w", dir, err)
-	}
-	if o.progress, err = OpenProgress(dir, o.step); err != nil {
-		o.Close()
+	if err := resumeRun(o, dir, f); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
 func (o *Online) restore(f *ckpt.File) error {
-	b, err := f.Bytes("state")
-	if err != nil {
-		return err
-	}
 	var st onlineState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("state: %w", err)
+	if err := readState(f, &st); err != nil {
+		return err
 	}
 	if len(st.Obs) != o.task.ObsDim {
 		return fmt.Errorf("state has a %d-value observation, task %s has %d", len(st.Obs), o.task.Name, o.task.ObsDim)
@@ -291,23 +328,10 @@ func (o *Online) restore(f *ckpt.File) error {
 	if err := o.env.Restore(st.Env); err != nil {
 		return err
 	}
-	if err := o.sac.load(f); err != nil {
+	return o.restoreNets(f, st.HasModel, func() (err error) {
+		o.real, err = loadReplay(f, "real")
 		return err
-	}
-	if o.real, err = loadReplay(f, "real"); err != nil {
-		return err
-	}
-	if st.HasModel {
-		if o.model, err = loadReplay(f, "model"); err != nil {
-			return err
-		}
-	}
-	if o.dyn != nil {
-		if err := o.dyn.Load(f); err != nil {
-			return err
-		}
-	}
-	return o.loadRNGs(f)
+	})
 }
 
 // rngSources are the random sources of a run, saved in checkpoints.
@@ -315,20 +339,18 @@ type rngSources struct {
 	loop, real, model, sac *rng.Source
 }
 
-// seedRNGs gives the loop, the buffers and SAC serialisable sources.
-func (o *Online) seedRNGs() {
-	s := o.Cfg.Seed
-	o.rng, o.srcs.loop = rng.New(s*7 + 2)
-	o.real.rng, o.srcs.real = rng.New(s*7 + 3)
-	o.sac.rng, o.srcs.sac = rng.New(s*7 + 4)
-	o.srcs.model = rng.NewSource(s*7 + 5)
+// rngList names the random sources as the checkpoint stores them.
+func (l *loop) rngList() []namedSource {
+	return []namedSource{{"rng/loop", l.srcs.loop}, {"rng/real", l.srcs.real}, {"rng/model", l.srcs.model}, {"rng/sac", l.srcs.sac}}
 }
 
-func (o *Online) saveRNGs(f *ckpt.File) error {
-	for _, x := range []struct {
-		n string
-		s *rng.Source
-	}{{"rng/loop", o.srcs.loop}, {"rng/real", o.srcs.real}, {"rng/model", o.srcs.model}, {"rng/sac", o.srcs.sac}} {
+type namedSource struct {
+	n string
+	s *rng.Source
+}
+
+func (l *loop) saveRNGs(f *ckpt.File) error {
+	for _, x := range l.rngList() {
 		b, err := x.s.MarshalBinary()
 		if err != nil {
 			return fmt.Errorf("train: checkpoint %s: %w", x.n, err)
@@ -338,11 +360,11 @@ func (o *Online) saveRNGs(f *ckpt.File) error {
 	return nil
 }
 
-func (o *Online) loadRNGs(f *ckpt.File) error {
-	for _, x := range []struct {
-		n string
-		s *rng.Source
-	}{{"rng/loop", o.srcs.loop}, {"rng/real", o.srcs.real}, {"rng/model", o.srcs.model}, {"rng/sac", o.srcs.sac}} {
+// loadRNGs restores the sources and gives the buffers fresh *rand.Rand
+// views of theirs (a restored buffer has none; rand.Rand keeps no state of
+// its own beyond the source).
+func (l *loop) loadRNGs(f *ckpt.File) error {
+	for _, x := range l.rngList() {
 		b, err := f.Bytes(x.n)
 		if err != nil {
 			return err
@@ -351,18 +373,11 @@ func (o *Online) loadRNGs(f *ckpt.File) error {
 			return err
 		}
 	}
-	o.real.rng = rand.New(o.srcs.real)
-	if o.model != nil {
-		o.model.rng = rand.New(o.srcs.model)
+	l.real.rng = rand.New(l.srcs.real)
+	if l.model != nil {
+		l.model.rng = rand.New(l.srcs.model)
 	}
 	return nil
-}
-
-func sinceStart(o *Online) float64 {
-	if o.started.IsZero() {
-		return 0
-	}
-	return time.Since(o.started).Seconds()
 }
 
 // loadCheckpoint reads the checkpoint in run directory dir and decodes its

@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
-	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/blas"
-	"github.com/admpo/admpo/internal/rng"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -31,31 +26,15 @@ type Offline struct {
 	Cfg OfflineConfig
 	Dir string
 
-	task    *envs.Task
-	eval    *envs.Env
-	sac     *SAC
-	bc      *BC
-	real    *Replay
-	model   *Replay // nil before the first roll-out and for bc
-	dyn     Dynamics
-	rng     *rand.Rand
-	srcs    rngSources
-	dataSum uint32
+	loop // real holds the data set; the model buffer stays nil for bc
 
-	step       int
-	fitted     bool
-	lastFit    FitReport
-	lastSAC    SACStats
-	lastBC     float64
-	lastRoll   RollStats
-	lastScore  float64 // normalised score of the last evaluation
-	evals      int
-	wallBefore float64
-	started    time.Time
-	progress   *Progress
-	olog       *offlineLog
-	batch      *Batch
-	onStatus   func(Status)
+	bc        *BC
+	dataSum   uint32
+	fitted    bool
+	lastBC    float64
+	lastRoll  RollStats
+	lastScore float64 // normalised score of the last evaluation
+	olog      *offlineLog
 }
 
 // NewOffline prepares a fresh run in dir (created; must not already hold a
@@ -64,26 +43,14 @@ func NewOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
-		return nil, fmt.Errorf("train: %s already holds a run: use --resume %s, or another --out", dir, dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+	if err := prepareRunDir(dir); err != nil {
+		return nil, err
 	}
 	o, err := newOffline(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "config.json"), cfg.JSON(), 0o644); err != nil {
-		o.Close()
-		return nil, err
-	}
-	if o.progress, err = OpenProgress(dir, -1); err != nil {
-		o.Close()
-		return nil, err
-	}
-	if o.olog, err = openOfflineLog(dir, -1); err != nil {
-		o.Close()
+	if err := startRun(o, dir, cfg.JSON()); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -127,7 +94,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 			return nil, err
 		}
 	}
-	o.seedRNGs()
+	o.seedRNGs(cfg.Seed * 11)
 	o.batch = NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
@@ -142,35 +109,27 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	return o, nil
 }
 
-// seedRNGs gives the loop, the buffers and SAC serialisable sources.
-func (o *Offline) seedRNGs() {
-	s := o.Cfg.Seed
-	o.rng, o.srcs.loop = rng.New(s*11 + 2)
-	o.real.rng, o.srcs.real = rng.New(s*11 + 3)
-	o.sac.rng, o.srcs.sac = rng.New(s*11 + 4)
-	_, o.srcs.model = rng.New(s*11 + 5)
-}
-
 // OnStatus sets a callback run after every policy update.
 func (o *Offline) OnStatus(f func(Status)) { o.onStatus = f }
 
 // Close frees the simulator, the graphs and the logs.
 func (o *Offline) Close() {
-	if o.progress != nil {
-		o.progress.Close()
-	}
 	if o.olog != nil {
 		o.olog.close()
 	}
 	if o.bc != nil {
 		o.bc.Close()
 	}
-	if o.sac != nil {
-		o.sac.Close()
+	o.loop.close()
+}
+
+// openLogs opens progress.csv and .jsonl (see OpenProgress) and offline.csv.
+func (o *Offline) openLogs(keepUpTo int) (err error) {
+	if o.progress, err = OpenProgress(o.Dir, keepUpTo); err != nil {
+		return err
 	}
-	if o.eval != nil {
-		o.eval.Close()
-	}
+	o.olog, err = openOfflineLog(o.Dir, keepUpTo)
+	return err
 }
 
 // Step is the number of policy updates done so far.
@@ -202,11 +161,8 @@ func (o *Offline) runTo(ctx context.Context, stop int) error {
 		o.status(msg)
 	}
 	for o.step < stop {
-		if ctx.Err() != nil {
-			if err := o.Checkpoint(); err != nil {
-				return fmt.Errorf("train: interrupted, and the checkpoint failed: %w", err)
-			}
-			return ErrInterrupted
+		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
+			return err
 		}
 		msg := ""
 		if o.dyn != nil && o.step%c.RolloutEvery == 0 {
@@ -239,17 +195,7 @@ func (o *Offline) runTo(ctx context.Context, stop int) error {
 	return nil
 }
 
-func (o *Offline) status(msg string) {
-	if o.onStatus == nil {
-		return
-	}
-	loss := math.NaN()
-	if o.lastFit.Epochs > 0 {
-		loss = o.lastFit.HoldoutLoss
-	}
-	o.onStatus(Status{Step: o.step, Steps: o.Cfg.TotalSteps(), LastEval: o.lastScore, ModelLoss: loss,
-		RolloutLen: o.Cfg.Horizon, Message: msg})
-}
+func (o *Offline) status(msg string) { o.report(o.Cfg.TotalSteps(), o.lastScore, o.Cfg.Horizon, msg) }
 
 // fit trains the dynamics model once on the whole data set.
 func (o *Offline) fit() (string, error) {
@@ -283,13 +229,7 @@ func (o *Offline) rolloutRound() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if o.model == nil {
-		if o.model, err = NewReplay(o.task.ObsDim, o.task.ActDim, o.Cfg.ModelBufferSize(), 0); err != nil {
-			return "", err
-		}
-		o.model.rng = rand.New(o.srcs.model)
-	}
-	if err := o.model.AddTransitions(tr); err != nil {
+	if err := o.addModel(tr, o.Cfg.ModelBufferSize()); err != nil {
 		return "", err
 	}
 	o.lastRoll = rollStats(tr, o.Cfg.Penalty)
@@ -301,31 +241,13 @@ func (o *Offline) rolloutRound() (string, error) {
 
 // rollout exports the policy and the model and runs one penalised roll-out.
 func (o *Offline) rollout() (*infer.Transitions, error) {
-	opts := infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}
-	roller, err := o.dyn.Roller(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer roller.Close()
 	b, err := o.actorONNX()
 	if err != nil {
 		return nil, err
 	}
-	pol, err := infer.OpenPolicy(b, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer pol.Close()
-	starts, err := o.real.SampleStarts(o.Cfg.RolloutBatch, o.dyn.M(), o.rng)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := roller.Rollout(pol, starts, infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty),
-		WantU: true, Done: o.task.Done}, o.rng)
-	if err != nil {
-		return nil, fmt.Errorf("train: roll-out at update %d: %w", o.step, err)
-	}
-	return tr, nil
+	return o.rollPolicy(b, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done},
+		fmt.Sprintf("update %d", o.step))
 }
 
 // rollStats summarises a roll-out's transitions.
@@ -363,61 +285,16 @@ func (o *Offline) update() error {
 		o.lastBC = loss
 		return nil
 	}
-	if err := o.fillBatch(); err != nil {
-		return err
-	}
-	st, err := o.sac.Update(o.batch)
-	if err != nil {
-		return err
-	}
-	o.lastSAC = st
-	return nil
-}
-
-// fillBatch samples round(RealRatio·Batch) data set rows and the rest from
-// the model buffer (all data set rows while the model buffer is empty).
-func (o *Offline) fillBatch() error {
-	b := o.batch
-	nReal := b.N
-	if o.model != nil && o.model.Len() > 0 {
-		nReal = int(math.Round(o.Cfg.RealRatio * float64(b.N)))
-	}
-	if err := o.real.SampleRows(b, 0, nReal); err != nil {
-		return err
-	}
-	if nReal < b.N {
-		return o.model.SampleRows(b, nReal, b.N-nReal)
-	}
-	return nil
+	return o.sacUpdate(o.Cfg.RealRatio)
 }
 
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds and
 // logs their D4RL normalised score and raw return.
 func (o *Offline) evaluate() (string, error) {
-	rets := make([]float64, o.Cfg.EvalEpisodes)
-	act := make([]float64, o.task.ActDim)
-	for ep := range rets {
-		obs := f32(o.eval.Reset(o.Cfg.Seed*1000003 + int64(1000*o.evals+ep)))
-		for {
-			a, err := o.sac.Act(obs, true, nil)
-			if err != nil {
-				return "", err
-			}
-			for i, v := range a {
-				act[i] = float64(v)
-			}
-			st, err := o.eval.Step(act)
-			if err != nil {
-				return "", err
-			}
-			rets[ep] += st.Reward
-			if st.Terminated || st.Truncated {
-				break
-			}
-			obs = f32(st.Obs)
-		}
+	rets, err := o.evalReturns(o.Cfg.Seed, o.Cfg.EvalEpisodes)
+	if err != nil {
+		return "", err
 	}
-	o.evals++
 	scores := make([]float64, len(rets))
 	for i, r := range rets {
 		s, err := datasets.NormalizedScore(o.Cfg.Env, r)
@@ -439,48 +316,28 @@ func (o *Offline) evaluate() (string, error) {
 		o.step/o.Cfg.StepsPerEpoch, o.step, sm, ss, rm, rs), nil
 }
 
-func meanStd(v []float64) (mean, std float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	for _, x := range v {
-		std += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(std / float64(len(v)))
-}
-
 // log writes a progress row (the normalised score as eval_return_mean, or
 // the raw return for tasks without D4RL scores) and an offline.csv row.
 func (o *Offline) log(scoreMean, scoreStd, retMean, retStd float64) error {
-	wall := o.wallBefore + time.Since(o.started).Seconds()
 	em, es := scoreMean, scoreStd
 	if math.IsNaN(em) {
 		em, es = retMean, retStd
 	}
-	r := Record{Step: o.step, Wall: wall, EvalMean: em, EvalStd: es, TrainReturn: math.NaN(),
-		ModelTrainLoss: math.NaN(), ModelHoldoutLoss: math.NaN(), RolloutLen: o.Cfg.Horizon,
-		Alpha: math.NaN(), CriticLoss: math.NaN(), ActorLoss: math.NaN()}
+	rolloutLen := o.Cfg.Horizon
 	if o.dyn == nil {
-		r.RolloutLen = 0
+		rolloutLen = 0
 	}
-	if o.lastFit.Epochs > 0 {
-		r.ModelTrainLoss, r.ModelHoldoutLoss, r.ModelHoldoutPerK = o.lastFit.TrainLoss, o.lastFit.HoldoutLoss, o.lastFit.HoldoutPerK
-	}
-	if o.model != nil {
-		r.ModelBuffer = o.model.Len()
-	}
+	r := o.record(em, es, rolloutLen)
 	q := math.NaN()
 	if o.bc != nil {
-		r.ActorLoss = o.lastBC
+		r.ActorLoss = o.lastBC // SAC makes no updates under bc
 	} else if o.sac.Updates > 0 {
-		r.Alpha, r.CriticLoss, r.ActorLoss = o.lastSAC.Alpha, o.lastSAC.CriticLoss, o.lastSAC.ActorLoss
 		q = o.lastSAC.Q1
 	}
 	if err := o.progress.Log(r); err != nil {
 		return err
 	}
-	return o.olog.log(OfflineRecord{Step: o.step, Epoch: o.step / o.Cfg.StepsPerEpoch, Wall: wall,
+	return o.olog.log(OfflineRecord{Step: o.step, Epoch: o.step / o.Cfg.StepsPerEpoch, Wall: r.Wall,
 		ScoreMean: scoreMean, ScoreStd: scoreStd, ReturnMean: retMean, ReturnStd: retStd, Roll: o.lastRoll,
 		QMean: q, BCLoss: o.lastBC})
 }
@@ -497,19 +354,5 @@ func (o *Offline) exportFinal() error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(o.Dir, "policy.onnx"), b, 0o644); err != nil {
-		return err
-	}
-	if o.dyn != nil && o.fitted {
-		b, err := o.dyn.ExportONNX()
-		if err != nil {
-			return err
-		}
-		name := "adm.onnx"
-		if o.Cfg.Algo == "mopo" {
-			name = "ensemble.onnx"
-		}
-		return atomicfile.WriteFile(filepath.Join(o.Dir, name), b, 0o644)
-	}
-	return nil
+	return o.writeFinal(o.Dir, b, o.fitted)
 }

@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
-	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/onnx"
 )
@@ -37,29 +33,14 @@ type Online struct {
 	Cfg OnlineConfig
 	Dir string
 
-	task      *envs.Task
-	env, eval *envs.Env
-	sac       *SAC
-	real      *Replay
-	model     *Replay // nil for sac and before the first roll-out
-	dyn       Dynamics
-	rng       *rand.Rand
-	srcs      rngSources
+	loop // the model buffer stays nil for sac
 
-	step       int
+	env        *envs.Env // the training episodes
 	obs        []float32
 	epReturn   float64
 	lastReturn float64
-	lastFit    FitReport
-	lastSAC    SACStats
 	rolloutLen int
 	lastEval   float64
-	evals      int
-	wallBefore float64 // seconds spent before a resume
-	started    time.Time
-	progress   *Progress
-	batch      *Batch
-	onStatus   func(Status)
 }
 
 // NewOnline prepares a fresh run in dir (created; must not already hold a run).
@@ -67,20 +48,14 @@ func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
-		return nil, fmt.Errorf("train: %s already holds a run: use --resume %s, or another --out", dir, dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+	if err := prepareRunDir(dir); err != nil {
+		return nil, err
 	}
 	o, err := newOnline(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "config.json"), cfg.JSON(), 0o644); err != nil {
-		return nil, err
-	}
-	if o.progress, err = OpenProgress(dir, -1); err != nil {
+	if err := startRun(o, dir, cfg.JSON()); err != nil {
 		return nil, err
 	}
 	o.obs = f32(o.env.Reset(cfg.Seed))
@@ -109,7 +84,7 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if o.real, err = NewReplay(od, ad, cfg.Steps, cfg.Seed+1); err != nil {
 		return nil, err
 	}
-	o.seedRNGs()
+	o.seedRNGs(cfg.Seed * 7)
 	o.batch = NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
@@ -128,12 +103,14 @@ func (o *Online) OnStatus(f func(Status)) { o.onStatus = f }
 
 // Close frees the simulators and graphs.
 func (o *Online) Close() {
-	if o.progress != nil {
-		o.progress.Close()
-	}
+	o.loop.close()
 	o.env.Close()
-	o.eval.Close()
-	o.sac.Close()
+}
+
+// openLogs opens progress.csv and progress.jsonl (see OpenProgress).
+func (o *Online) openLogs(keepUpTo int) (err error) {
+	o.progress, err = OpenProgress(o.Dir, keepUpTo)
+	return err
 }
 
 // Run continues the loop until Cfg.Steps env steps or ctx is cancelled,
@@ -150,11 +127,8 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
 	for o.step < stop {
-		if ctx.Err() != nil {
-			if err := o.Checkpoint(); err != nil {
-				return fmt.Errorf("train: interrupted, and the checkpoint failed: %w", err)
-			}
-			return ErrInterrupted
+		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
+			return err
 		}
 		msg := ""
 		if o.dyn != nil && o.step >= c.WarmUp && (o.step-c.WarmUp)%c.ModelEvery == 0 {
@@ -168,7 +142,7 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 		}
 		if o.step > c.WarmUp {
 			for g := 0; g < c.UpdatesPerStep; g++ {
-				if err := o.update(); err != nil {
+				if err := o.sacUpdate(o.Cfg.RealRatio); err != nil {
 					return err
 				}
 			}
@@ -188,14 +162,7 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 				return err
 			}
 		}
-		if o.onStatus != nil {
-			loss := math.NaN()
-			if o.lastFit.Epochs > 0 {
-				loss = o.lastFit.HoldoutLoss
-			}
-			o.onStatus(Status{Step: o.step, Steps: c.Steps, LastEval: o.lastEval, ModelLoss: loss,
-				RolloutLen: o.rolloutLen, Message: msg})
-		}
+		o.report(c.Steps, o.lastEval, o.rolloutLen, msg)
 	}
 	return nil
 }
@@ -237,35 +204,8 @@ func (o *Online) envStep() error {
 	return nil
 }
 
-// update is one SAC update on a real/model mixture.
-func (o *Online) update() error {
-	if err := o.fillBatch(); err != nil {
-		return err
-	}
-	st, err := o.sac.Update(o.batch)
-	if err != nil {
-		return err
-	}
-	o.lastSAC = st
-	return nil
-}
-
-// fillBatch samples round(RealRatio·Batch) real rows and the rest from the
-// model buffer (all real while the model buffer is empty or absent).
-func (o *Online) fillBatch() error {
-	b := o.batch
-	nReal := b.N
-	if o.model != nil && o.model.Len() > 0 {
-		nReal = int(math.Round(o.Cfg.RealRatio * float64(b.N)))
-	}
-	if err := o.real.SampleRows(b, 0, nReal); err != nil {
-		return err
-	}
-	if nReal < b.N {
-		return o.model.SampleRows(b, nReal, b.N-nReal)
-	}
-	return nil
-}
+// fillBatch fills the SAC batch with Cfg.RealRatio real rows and model rows.
+func (o *Online) fillBatch() error { return o.mixBatch(o.Cfg.RealRatio) }
 
 // modelRound re-fits the dynamics model, exports it and the policy to ONNX,
 // rolls out from real start sequences and refills the model buffer.
@@ -278,36 +218,17 @@ func (o *Online) modelRound() (string, error) {
 	o.lastFit = rep
 	fitS := time.Since(t0).Seconds()
 	t1 := time.Now()
-	opts := infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}
-	roller, err := o.dyn.Roller(opts)
+	actor, err := o.actorONNX()
 	if err != nil {
 		return "", err
 	}
-	defer roller.Close()
-	pol, err := o.policy(opts)
-	if err != nil {
-		return "", err
-	}
-	defer pol.Close()
 	o.rolloutLen = o.Cfg.Rollout.At(o.step)
-	starts, err := o.real.SampleStarts(o.Cfg.RolloutBatch, o.dyn.M(), o.rng)
+	tr, err := o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+		infer.RollConfig{Horizon: o.rolloutLen, Done: o.task.Done}, fmt.Sprintf("step %d", o.step))
 	if err != nil {
 		return "", err
 	}
-	tr, err := roller.Rollout(pol, starts, infer.RollConfig{Horizon: o.rolloutLen, Done: o.task.Done}, o.rng)
-	if err != nil {
-		return "", fmt.Errorf("train: roll-out at step %d: %w", o.step, err)
-	}
-	capacity := o.Cfg.ModelRetain * o.Cfg.RolloutBatch * o.rolloutLen
-	if o.model == nil {
-		if o.model, err = NewReplay(o.task.ObsDim, o.task.ActDim, capacity, 0); err != nil {
-			return "", err
-		}
-		o.model.rng = rand.New(o.srcs.model)
-	} else if o.model, err = o.model.Resized(capacity); err != nil {
-		return "", err
-	}
-	if err := o.model.AddTransitions(tr); err != nil {
+	if err := o.addModel(tr, o.Cfg.ModelRetain*o.Cfg.RolloutBatch*o.rolloutLen); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)",
@@ -316,65 +237,19 @@ func (o *Online) modelRound() (string, error) {
 
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds.
 func (o *Online) evaluate() (mean, std float64, err error) {
-	rets := make([]float64, o.Cfg.EvalEpisodes)
-	for ep := range rets {
-		obs := f32(o.eval.Reset(o.Cfg.Seed*1000003 + int64(1000*o.evals+ep)))
-		act := make([]float64, o.task.ActDim)
-		for {
-			a, err := o.sac.Act(obs, true, nil)
-			if err != nil {
-				return 0, 0, err
-			}
-			for i, v := range a {
-				act[i] = float64(v)
-			}
-			st, err := o.eval.Step(act)
-			if err != nil {
-				return 0, 0, err
-			}
-			rets[ep] += st.Reward
-			if st.Terminated || st.Truncated {
-				break
-			}
-			obs = f32(st.Obs)
-		}
+	rets, err := o.evalReturns(o.Cfg.Seed, o.Cfg.EvalEpisodes)
+	if err != nil {
+		return 0, 0, err
 	}
-	o.evals++
-	for _, r := range rets {
-		mean += r
-	}
-	mean /= float64(len(rets))
-	for _, r := range rets {
-		std += (r - mean) * (r - mean)
-	}
-	std = math.Sqrt(std / float64(len(rets)))
+	mean, std = meanStd(rets)
 	o.lastEval = mean
 	return mean, std, nil
 }
 
 func (o *Online) log(evalMean, evalStd float64) error {
-	r := Record{Step: o.step, Wall: o.wallBefore + time.Since(o.started).Seconds(), EvalMean: evalMean, EvalStd: evalStd,
-		TrainReturn: o.lastReturn, ModelTrainLoss: math.NaN(), ModelHoldoutLoss: math.NaN(), RolloutLen: o.rolloutLen,
-		Alpha: math.NaN(), CriticLoss: math.NaN(), ActorLoss: math.NaN()}
-	if o.dyn != nil && o.lastFit.Epochs > 0 {
-		r.ModelTrainLoss, r.ModelHoldoutLoss, r.ModelHoldoutPerK = o.lastFit.TrainLoss, o.lastFit.HoldoutLoss, o.lastFit.HoldoutPerK
-	}
-	if o.model != nil {
-		r.ModelBuffer = o.model.Len()
-	}
-	if o.sac.Updates > 0 {
-		r.Alpha, r.CriticLoss, r.ActorLoss = o.lastSAC.Alpha, o.lastSAC.CriticLoss, o.lastSAC.ActorLoss
-	}
+	r := o.record(evalMean, evalStd, o.rolloutLen)
+	r.TrainReturn = o.lastReturn
 	return o.progress.Log(r)
-}
-
-// policy exports the current actor to ONNX in memory and opens it.
-func (o *Online) policy(opts infer.Options) (*infer.Policy, error) {
-	b, err := o.actorONNX()
-	if err != nil {
-		return nil, err
-	}
-	return infer.OpenPolicy(b, opts)
 }
 
 func (o *Online) actorONNX() ([]byte, error) {
@@ -389,21 +264,7 @@ func (o *Online) exportFinal() error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(o.Dir, "policy.onnx"), b, 0o644); err != nil {
-		return err
-	}
-	if o.dyn != nil && o.lastFit.Epochs > 0 {
-		b, err := o.dyn.ExportONNX()
-		if err != nil {
-			return err
-		}
-		name := "adm.onnx"
-		if o.Cfg.Algo == "mbpo" {
-			name = "ensemble.onnx"
-		}
-		return atomicfile.WriteFile(filepath.Join(o.Dir, name), b, 0o644)
-	}
-	return nil
+	return o.writeFinal(o.Dir, b, o.lastFit.Epochs > 0)
 }
 
 // Step is the number of env steps taken so far.

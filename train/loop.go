@@ -1,0 +1,298 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/atomicfile"
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/internal/rng"
+)
+
+// loop is the state and the steps that the online loop (Online) and the
+// offline loop (Offline) share: the evaluation simulator, SAC, the real (or
+// data set) and model buffers, the dynamics model, the random sources, the
+// counters and the progress log. Both embed it.
+type loop struct {
+	task  *envs.Task
+	eval  *envs.Env // deterministic evaluation episodes
+	sac   *SAC
+	real  *Replay
+	model *Replay // nil before the first roll-out and without a model
+	dyn   Dynamics
+	rng   *rand.Rand
+	srcs  rngSources
+
+	step       int
+	lastFit    FitReport
+	lastSAC    SACStats
+	evals      int
+	wallBefore float64 // seconds spent before a resume
+	started    time.Time
+	progress   *Progress
+	batch      *Batch
+	onStatus   func(Status)
+}
+
+// runLoop is what a fresh or resumed run finishes the same way.
+type runLoop interface {
+	Step() int
+	Close()
+	// openLogs opens the run's logs: fresh ones (keepUpTo < 0) or the
+	// existing ones cut after env step / update keepUpTo.
+	openLogs(keepUpTo int) error
+	// restore takes the run state from a checkpoint.
+	restore(f *ckpt.File) error
+}
+
+// prepareRunDir creates dir for a fresh run; it must not already hold one.
+func prepareRunDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+		return fmt.Errorf("train: %s already holds a run: use --resume %s, or another --out", dir, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
+}
+
+// startRun writes a fresh run's config.json and opens its logs, closing r
+// on failure.
+func startRun(r runLoop, dir string, config []byte) error {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "config.json"), config, 0o644); err != nil {
+		r.Close()
+		return err
+	}
+	if err := r.openLogs(-1); err != nil {
+		r.Close()
+		return err
+	}
+	return nil
+}
+
+// resumeRun restores r from its run directory's checkpoint f and reopens
+// its logs at the checkpoint's step, closing r on failure.
+func resumeRun(r runLoop, dir string, f *ckpt.File) error {
+	if err := r.restore(f); err != nil {
+		r.Close()
+		return fmt.Errorf("train: resuming %s: %w", dir, err)
+	}
+	if err := r.openLogs(r.Step()); err != nil {
+		r.Close()
+		return err
+	}
+	return nil
+}
+
+// seedRNGs gives the loop, the buffers and SAC serialisable sources seeded
+// base+2 .. base+5.
+func (l *loop) seedRNGs(base int64) {
+	l.rng, l.srcs.loop = rng.New(base + 2)
+	l.real.rng, l.srcs.real = rng.New(base + 3)
+	l.sac.rng, l.srcs.sac = rng.New(base + 4)
+	l.srcs.model = rng.NewSource(base + 5)
+}
+
+// stopIfCancelled writes a checkpoint and returns ErrInterrupted once ctx
+// is cancelled; nil while it is not.
+func stopIfCancelled(ctx context.Context, checkpoint func() error) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if err := checkpoint(); err != nil {
+		return fmt.Errorf("train: interrupted, and the checkpoint failed: %w", err)
+	}
+	return ErrInterrupted
+}
+
+// report passes the loop's state to the OnStatus callback, if one is set.
+func (l *loop) report(steps int, lastEval float64, rolloutLen int, msg string) {
+	if l.onStatus == nil {
+		return
+	}
+	loss := math.NaN()
+	if l.lastFit.Epochs > 0 {
+		loss = l.lastFit.HoldoutLoss
+	}
+	l.onStatus(Status{Step: l.step, Steps: steps, LastEval: lastEval, ModelLoss: loss, RolloutLen: rolloutLen, Message: msg})
+}
+
+// sacUpdate is one SAC update on a real/model mixture (see mixBatch).
+func (l *loop) sacUpdate(realRatio float64) error {
+	if err := l.mixBatch(realRatio); err != nil {
+		return err
+	}
+	st, err := l.sac.Update(l.batch)
+	if err != nil {
+		return err
+	}
+	l.lastSAC = st
+	return nil
+}
+
+// mixBatch samples round(realRatio·Batch) real rows and the rest from the
+// model buffer (all real while the model buffer is empty or absent).
+func (l *loop) mixBatch(realRatio float64) error {
+	b := l.batch
+	nReal := b.N
+	if l.model != nil && l.model.Len() > 0 {
+		nReal = int(math.Round(realRatio * float64(b.N)))
+	}
+	if err := l.real.SampleRows(b, 0, nReal); err != nil {
+		return err
+	}
+	if nReal < b.N {
+		return l.model.SampleRows(b, nReal, b.N-nReal)
+	}
+	return nil
+}
+
+// rollPolicy opens the model's roll-out engine and the exported actor on
+// ONNX Runtime and rolls the policy out from n real start sequences; where
+// ("step 5000", "update 1000") places a roll-out error.
+func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.RollConfig, where string) (*infer.Transitions, error) {
+	roller, err := l.dyn.Roller(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer roller.Close()
+	pol, err := infer.OpenPolicy(actor, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer pol.Close()
+	starts, err := l.real.SampleStarts(n, l.dyn.M(), l.rng)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := roller.Rollout(pol, starts, rc, l.rng)
+	if err != nil {
+		return nil, fmt.Errorf("train: roll-out at %s: %w", where, err)
+	}
+	return tr, nil
+}
+
+// addModel adds roll-out transitions to the model buffer, which it first
+// creates (drawing from the model source) or resizes to capacity.
+func (l *loop) addModel(tr *infer.Transitions, capacity int) error {
+	var err error
+	if l.model == nil {
+		if l.model, err = NewReplay(l.task.ObsDim, l.task.ActDim, capacity, 0); err != nil {
+			return err
+		}
+		l.model.rng = rand.New(l.srcs.model)
+	} else if l.model, err = l.model.Resized(capacity); err != nil {
+		return err
+	}
+	return l.model.AddTransitions(tr)
+}
+
+// evalReturns runs episodes deterministic episodes of the current policy
+// with fixed seeds (evaluation number and episode) and returns their
+// returns.
+func (l *loop) evalReturns(seed int64, episodes int) ([]float64, error) {
+	rets := make([]float64, episodes)
+	act := make([]float64, l.task.ActDim)
+	for ep := range rets {
+		obs := f32(l.eval.Reset(seed*1000003 + int64(1000*l.evals+ep)))
+		for {
+			a, err := l.sac.Act(obs, true, nil)
+			if err != nil {
+				return nil, err
+			}
+			for i, v := range a {
+				act[i] = float64(v)
+			}
+			st, err := l.eval.Step(act)
+			if err != nil {
+				return nil, err
+			}
+			rets[ep] += st.Reward
+			if st.Terminated || st.Truncated {
+				break
+			}
+			obs = f32(st.Obs)
+		}
+	}
+	l.evals++
+	return rets, nil
+}
+
+// meanStd is the mean and the population standard deviation of v.
+func meanStd(v []float64) (mean, std float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(v)))
+}
+
+// wall is the run's training time in seconds, resumes included.
+func (l *loop) wall() float64 {
+	if l.started.IsZero() {
+		return l.wallBefore
+	}
+	return l.wallBefore + time.Since(l.started).Seconds()
+}
+
+// record is a progress row for an evaluation, with the model and SAC
+// columns filled in once measured (NaN before) and no training return.
+func (l *loop) record(evalMean, evalStd float64, rolloutLen int) Record {
+	r := Record{Step: l.step, Wall: l.wall(), EvalMean: evalMean, EvalStd: evalStd, TrainReturn: math.NaN(),
+		ModelTrainLoss: math.NaN(), ModelHoldoutLoss: math.NaN(), RolloutLen: rolloutLen,
+		Alpha: math.NaN(), CriticLoss: math.NaN(), ActorLoss: math.NaN()}
+	if l.lastFit.Epochs > 0 {
+		r.ModelTrainLoss, r.ModelHoldoutLoss, r.ModelHoldoutPerK = l.lastFit.TrainLoss, l.lastFit.HoldoutLoss, l.lastFit.HoldoutPerK
+	}
+	if l.model != nil {
+		r.ModelBuffer = l.model.Len()
+	}
+	if l.sac.Updates > 0 {
+		r.Alpha, r.CriticLoss, r.ActorLoss = l.lastSAC.Alpha, l.lastSAC.CriticLoss, l.lastSAC.ActorLoss
+	}
+	return r
+}
+
+// writeFinal writes the final policy (actor) and, when fitted, the model
+// as ONNX files in the run directory dir: policy.onnx, adm.onnx or
+// ensemble.onnx.
+func (l *loop) writeFinal(dir string, actor []byte, fitted bool) error {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "policy.onnx"), actor, 0o644); err != nil {
+		return err
+	}
+	if l.dyn == nil || !fitted {
+		return nil
+	}
+	b, err := l.dyn.ExportONNX()
+	if err != nil {
+		return err
+	}
+	name := "adm.onnx"
+	if _, ok := l.dyn.(*EnsembleDynamics); ok {
+		name = "ensemble.onnx"
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644)
+}
+
+// close frees the evaluation simulator, SAC's graphs and the progress log.
+func (l *loop) close() {
+	if l.progress != nil {
+		l.progress.Close()
+	}
+	if l.sac != nil {
+		l.sac.Close()
+	}
+	if l.eval != nil {
+		l.eval.Close()
+	}
+}
