@@ -21,9 +21,8 @@ func maxDiff(a []float32, b []float64) float64 {
 
 // TestActorBackendsMatchReference runs the exported actor on both runtimes
 // with explicit noise and compares each with the float64 reference and
-// with each other, over batch sizes that exercise the pure-Go runtime's
-// padding (1, act_dim, powers of two, more than one chunk) and repeated
-// runs of the same decoded graph.
+// with each other, over batch sizes 1, act_dim, powers of two and odd
+// sizes, and repeated runs of the same compiled model.
 func TestActorBackendsMatchReference(t *testing.T) {
 	needORT(t)
 	const od, ad = 6, 4

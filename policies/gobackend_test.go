@@ -1,0 +1,396 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+)
+
+// plainActor is an independent float64 forward pass of an actor, straight
+// from its weights (ReLU or swish hidden layers), for rows of obs: it
+// returns the mean actions and, with noise, the sampled ones.
+func plainActor(a *models.Actor, obs, noise []float32) (mean, sampled []float64) {
+	n := len(obs) / a.ObsDim
+	for r := 0; r < n; r++ {
+		x := make([]float64, a.ObsDim)
+		for i := range x {
+			x[i] = float64(obs[r*a.ObsDim+i])
+		}
+		for li, l := range a.Net.Layers {
+			y := make([]float64, l.Out)
+			for o := range y {
+				s := float64(l.B[o])
+				for i := 0; i < l.In; i++ {
+					s += x[i] * float64(l.W[i*l.Out+o])
+				}
+				if li+1 < len(a.Net.Layers) {
+					if a.Net.Activation == "swish" {
+						s /= 1 + math.Exp(-s)
+					} else {
+						s = math.Max(s, 0)
+					}
+				}
+				y[o] = s
+			}
+			x = y
+		}
+		lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
+		for j := 0; j < a.ActDim; j++ {
+			u := x[j]
+			mean = append(mean, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
+			if noise != nil {
+				logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
+				u += math.Exp(logstd) * float64(noise[r*a.ActDim+j])
+				sampled = append(sampled, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
+			}
+		}
+	}
+	return mean, sampled
+}
+
+func newGoTestActor(t testing.TB, a *models.Actor) (*goActor, []byte) {
+	t.Helper()
+	model, err := onnx.ExportActor(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Inspect(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newGoActor(model, info, a.ObsDim, a.ActDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, model
+}
+
+// TestGoBackendMatchesPlainMLP runs exported actors of several shapes (both
+// batch-1 kernels: the row sums for k <= n and the dot products for k > n;
+// a fused and an unfused activation) on the Go runtime and compares them
+// with plainActor over batch sizes 1, act_dim, 3, 64 and 257 (more than
+// two chunks), deterministic and sampled, repeating batch 1 to catch state
+// left over from a previous run.
+func TestGoBackendMatchesPlainMLP(t *testing.T) {
+	cases := []struct {
+		obs, act   int
+		hidden     []int
+		activation string
+	}{
+		{6, 4, []int{32, 32}, "relu"},
+		{11, 3, []int{256, 256}, "relu"},
+		{40, 2, []int{8}, "relu"}, // 40 -> 8: dot products in the first layer too
+		{5, 3, []int{16, 16}, "swish"},
+		{3, 1, []int{7}, "relu"},
+	}
+	for ci, c := range cases {
+		t.Run(fmt.Sprintf("%d-%v-%d-%s", c.obs, c.hidden, c.act, c.activation), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(int64(100 + ci)))
+			low, high := make([]float64, c.act), make([]float64, c.act)
+			for i := range low {
+				low[i] = -1 - rng.Float64()
+				high[i] = low[i] + 0.5 + 2*rng.Float64()
+			}
+			a := models.NewActor(c.obs, low, high, c.hidden, rng)
+			a.Net.Activation = c.activation
+			for i := range a.Net.Layers {
+				for j := range a.Net.Layers[i].W {
+					a.Net.Layers[i].W[j] *= 2
+				}
+			}
+			g, _ := newGoTestActor(t, a)
+			defer g.close()
+			for _, n := range []int{1, c.act, 3, 64, 1, 257, 1, 1} {
+				obs := randObs(rng, n*c.obs)
+				noise := randObs(rng, n*c.act)
+				mean, sampled := plainActor(a, obs, noise)
+				got := make([]float32, n*c.act)
+				if err := g.act(obs, nil, got); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxDiff(got, mean); d > 1e-5 {
+					t.Fatalf("n=%d mean action differs from the plain MLP by %g", n, d)
+				}
+				if err := g.act(obs, noise, got); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxDiff(got, sampled); d > 1e-5 {
+					t.Fatalf("n=%d sampled action differs from the plain MLP by %g", n, d)
+				}
+				if n > 1 && got[0] == got[c.act] && got[1%c.act] == got[c.act+1%c.act] {
+					t.Fatalf("n=%d: the first two rows are identical", n)
+				}
+			}
+		})
+	}
+}
+
+// TestGoBackendPlans checks that the deterministic plan does not read the
+// noise and that the Relu after each hidden Gemm was fused.
+func TestGoBackendPlans(t *testing.T) {
+	f := newFixture(t, 21, 5, 2, 2)
+	g, _ := newGoTestActor(t, f.actor)
+	if !g.prog.plans[0].needs[1] || g.prog.plans[1].needs[1] || !g.prog.plans[1].needs[0] {
+		t.Fatalf("plans need %v and %v", g.prog.plans[0].needs, g.prog.plans[1].needs)
+	}
+	var gemms, fused, relus int
+	for _, s := range g.prog.steps {
+		switch {
+		case s.kind == goGemm && s.relu:
+			gemms++
+			fused++
+		case s.kind == goGemm:
+			gemms++
+		case s.kind == goRelu:
+			relus++
+		}
+	}
+	if gemms != 4 || fused != 2 || relus != 0 { // two hidden layers, the mean and log-std halves
+		t.Fatalf("%d Gemm kernels, %d with a fused Relu, %d Relu kernels", gemms, fused, relus)
+	}
+}
+
+// opsModel builds a hand-made model over obs [batch, 5] and noise
+// [batch, 3] using every supported op with attributes and broadcasts the
+// exporter does not emit, and returns it with a float64 reference.
+func opsModel(t *testing.T, rng *rand.Rand) ([]byte, func(obs, noise []float32) []float64) {
+	t.Helper()
+	bT := randObs(rng, 3*5) // Gemm B given transposed: [3, 5]
+	w2 := randObs(rng, 5*3)
+	row := randObs(rng, 3)
+	const alpha, beta, c0, c1 = 0.5, 2.0, 0.25, -0.75
+	g := onnx.NewGraph("ops", "")
+	obs := g.Input("obs", onnx.Float, onnx.Batch, onnx.Fixed(5))
+	noise := g.Input("noise", onnx.Float, onnx.Batch, onnx.Fixed(3))
+	h := g.Op("Gemm", []string{obs, g.Float("B", []int64{3, 5}, bT), g.Scalar("C", c0)},
+		onnx.AttrFloat("alpha", alpha), onnx.AttrFloat("beta", beta), onnx.AttrInt("transB", 1))
+	m := g.Op("MatMul", []string{obs, g.Float("W2", []int64{5, 3}, w2)})
+	p := g.Op("Mul", []string{g.Op("Sigmoid", []string{m}), noise})
+	q := g.Op("Mul", []string{g.Float("row", []int64{1, 3}, row), p})
+	r := g.Op("Add", []string{g.Op("Add", []string{h, q}), g.Op("Relu", []string{m})}) // m is read twice: no fusion
+	e := g.Op("Exp", []string{g.Op("Tanh", []string{r})})
+	y := g.Op("Add", []string{e, g.Float("one", []int64{1}, []float32{c1})})
+	g.Output(g.Op("Mul", []string{y, y}), "y", onnx.Float, onnx.Batch, onnx.Fixed(3))
+	model, err := g.Model(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := func(obs, noise []float32) []float64 {
+		var out []float64
+		for b := 0; b < len(obs)/5; b++ {
+			x := obs[b*5 : (b+1)*5]
+			for j := 0; j < 3; j++ {
+				var hj, mj float64
+				for i := 0; i < 5; i++ {
+					hj += float64(x[i]) * float64(bT[j*5+i])
+					mj += float64(x[i]) * float64(w2[i*3+j])
+				}
+				hj = alpha*hj + beta*c0
+				q := float64(row[j]) * float64(noise[b*3+j]) / (1 + math.Exp(-mj))
+				v := math.Exp(math.Tanh(hj+q+math.Max(mj, 0))) + c1
+				out = append(out, v*v)
+			}
+		}
+		return out
+	}
+	return model, ref
+}
+
+// TestGoBackendOps checks each supported op and broadcast against a float64
+// reference on a hand-made model.
+func TestGoBackendOps(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	model, ref := opsModel(t, rng)
+	prog, err := compileGoModel(model, []goInput{{"obs", 5}, {"noise", 3}}, []string{"y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := prog.newScratch()
+	for _, n := range []int{1, 3, 257, 1} {
+		obs, noise := randObs(rng, n*5), randObs(rng, n*3)
+		out := make([]float32, n*3)
+		s.in[0], s.in[1] = obs, noise
+		if err := prog.run(s, &prog.plans[0], out); err != nil {
+			t.Fatal(err)
+		}
+		if d := maxDiff(out, ref(obs, noise)); d > 1e-5 {
+			t.Fatalf("n=%d: differs from the reference by %g", n, d)
+		}
+		s.in[1] = noise[:len(noise)-3]
+		if err := prog.run(s, &prog.plans[0], out); err == nil || !strings.Contains(err.Error(), "rows") {
+			t.Fatalf("n=%d: a short noise input gave %v", n, err)
+		}
+	}
+}
+
+// TestGoBackendErrors checks that models outside the supported set fail
+// at compile time with errors naming the problem.
+func TestGoBackendErrors(t *testing.T) {
+	build := func(f func(g *onnx.Graph, obs string) string) []byte {
+		g := onnx.NewGraph("bad", "")
+		obs := g.Input("obs", onnx.Float, onnx.Batch, onnx.Fixed(4))
+		g.Output(f(g, obs), "y", onnx.Float, onnx.Batch, onnx.Fixed(4))
+		m, err := g.Model(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	w := make([]float32, 16)
+	cases := []struct {
+		name  string
+		model []byte
+		want  []string
+	}{
+		{"Sub", build(func(g *onnx.Graph, x string) string { return g.Op("Sub", []string{x, g.Scalar("c", 1)}) }),
+			[]string{`unsupported ONNX op "Sub"`, "supports Add, Exp, Gemm"}},
+		{"Clip", build(func(g *onnx.Graph, x string) string { return g.Op("Clip", []string{x}) }),
+			[]string{`unsupported ONNX op "Clip"`}},
+		{"transA", build(func(g *onnx.Graph, x string) string {
+			return g.Op("Gemm", []string{x, g.Float("W", []int64{4, 4}, w)}, onnx.AttrInt("transA", 1))
+		}), []string{"Gemm", "transA=1 is not supported"}},
+		{"attribute", build(func(g *onnx.Graph, x string) string {
+			return g.Op("Relu", []string{x}, onnx.AttrInt("axis", 1))
+		}), []string{"Relu", "attribute axis=1 is not supported"}},
+		{"broadcast", build(func(g *onnx.Graph, x string) string {
+			return g.Op("Add", []string{x, g.Float("v", []int64{3}, w[:3])})
+		}), []string{"Add", "does not broadcast against [batch, 4]"}},
+		{"batch B", build(func(g *onnx.Graph, x string) string { return g.Op("MatMul", []string{x, x}) }),
+			[]string{"MatMul", "must be an initialiser"}},
+		{"constant", build(func(g *onnx.Graph, x string) string {
+			return g.Op("Add", []string{x, g.Op("Exp", []string{g.Scalar("c", 1)})})
+		}), []string{"Exp", "does not fold constants"}},
+		{"width", build(func(g *onnx.Graph, x string) string {
+			return g.Op("MatMul", []string{x, g.Float("W", []int64{3, 4}, w[:12])})
+		}), []string{"MatMul", "A is [batch, 4] but B is 3×4"}},
+	}
+	for _, c := range cases {
+		_, err := compileGoModel(c.model, []goInput{{"obs", 4}}, []string{"y"})
+		if err == nil {
+			t.Fatalf("%s: compiled", c.name)
+		}
+		t.Logf("%s: %v", c.name, err)
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("%s: error %q lacks %q", c.name, err, w)
+			}
+		}
+	}
+	if _, err := compileGoModel([]byte("not a model"), []goInput{{"obs", 4}}, []string{"y"}); err == nil ||
+		!strings.Contains(err.Error(), "decoding the model with onnx-go") {
+		t.Fatalf("garbage: %v", err)
+	}
+	relu := build(func(g *onnx.Graph, x string) string { return g.Op("Relu", []string{x}) })
+	if _, err := compileGoModel(relu, []goInput{{"state", 4}}, []string{"y"}); err == nil ||
+		!strings.Contains(err.Error(), `no input "state"`) {
+		t.Fatalf("wrong input name: %v", err)
+	}
+	// Through the actor: the op list is checked before decoding.
+	info, err := Inspect(cases[1].model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newGoActor(cases[1].model, info, 4, 4); err == nil || !strings.Contains(err.Error(), "cannot run op(s) Clip") {
+		t.Fatalf("actor with Clip: %v", err)
+	}
+}
+
+// TestGoBackendNoAllocs checks that batch-1 calls allocate nothing once the
+// actor has run, also after a larger batch and through Policy.ActInto.
+func TestGoBackendNoAllocs(t *testing.T) {
+	f := newHopperFixture(t)
+	g, _ := newGoTestActor(t, f.actor)
+	rng := rand.New(rand.NewSource(9))
+	obs, noise, out := randObs(rng, 11), randObs(rng, 3), make([]float32, 3)
+	big := randObs(rng, 200*11)
+	if err := g.act(big, nil, make([]float32, 200*3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, nz := range [][]float32{nil, noise} {
+		var err error
+		allocs := testing.AllocsPerRun(200, func() {
+			if e := g.act(obs, nz, out); e != nil {
+				err = e
+			}
+		})
+		if err != nil || allocs != 0 {
+			t.Fatalf("noise=%v: %v allocations per call (%v)", nz != nil, allocs, err)
+		}
+	}
+	p := openTestPolicy(t, f, false, Options{Runtime: RuntimeGo, Sessions: 1})
+	var err error
+	if allocs := testing.AllocsPerRun(200, func() { err = p.ActInto(out, obs, false) }); err != nil || allocs != 0 {
+		t.Fatalf("Policy.ActInto: %v allocations per call (%v)", allocs, err)
+	}
+}
+
+// TestGoBackendConcurrent shares one actor between goroutines (its mutex
+// serialises them) and checks every result against a sequential run.
+func TestGoBackendConcurrent(t *testing.T) {
+	f := newFixture(t, 23, 7, 3, 2)
+	g, _ := newGoTestActor(t, f.actor)
+	rng := rand.New(rand.NewSource(4))
+	const calls = 64
+	obs := make([][]float32, calls)
+	want := make([][]float32, calls)
+	for i := range obs {
+		obs[i] = randObs(rng, (1+i%5)*7)
+		want[i] = make([]float32, (1+i%5)*3)
+		if err := g.act(obs[i], nil, want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for i := range obs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := make([]float32, len(want[i]))
+			if err := g.act(obs[i], nil, got); err != nil {
+				errs <- err
+				return
+			}
+			for j := range got {
+				if got[j] != want[i][j] {
+					errs <- fmt.Errorf("call %d value %d: %v, sequentially %v", i, j, got[j], want[i][j])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	g.close()
+	if err := g.act(obs[0], nil, want[0]); err != ErrClosed {
+		t.Fatalf("act after close: %v", err)
+	}
+}
+
+// BenchmarkGoBackend measures the Go runtime's actor alone (no Policy) on
+// a Hopper-sized actor at a few batch sizes.
+func BenchmarkGoBackend(b *testing.B) {
+	f := newHopperFixture(b)
+	g, _ := newGoTestActor(b, f.actor)
+	rng := rand.New(rand.NewSource(1))
+	for _, n := range []int{1, 64, 256} {
+		b.Run(fmt.Sprint("batch", n), func(b *testing.B) {
+			obs, out := randObs(rng, n*11), make([]float32, n*3)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := g.act(obs, nil, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
