@@ -10,9 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-runs/offline}
-[ -n "${NO_BUILD:-}" ] || make -s build
+[ -n "${NO_BUILD:-}${ADMPO_BIN:-}" ] || make -s build
 root=$PWD
-bin=$root/bin/admpo
+bin=${ADMPO_BIN:-$root/bin/admpo}   # ADMPO_BIN: another admpo binary
 mkdir -p "$work/d" "$work/runs" docs
 cd "$work"
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
