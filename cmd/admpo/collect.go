@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
@@ -96,7 +93,7 @@ func runCollect(args []string) error {
 	}
 	task, err := envs.Lookup(*env)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErr(err)
 	}
 	known := false
 	for _, k := range train.DatasetKinds {
@@ -272,7 +269,7 @@ func behaviour(policy, trainDir, out string, bc train.BehaviourConfig) (behaviou
 		return behaviourSource{dir: dir, log: l}, nil
 	}
 	fmt.Printf("training the behaviour SAC run in %s (%d env steps at most; Ctrl-C checkpoints, rerun to resume)\n", dir, bc.Steps)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	l, err := train.TrainBehaviour(ctx, bc, dir, statusPrinter(bc.Steps, 0))
 	if errors.Is(err, train.ErrInterrupted) {

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/admpo/admpo/envs"
@@ -139,7 +135,7 @@ func runServe(args []string) error {
 		return err
 	}
 	defer p.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	m := p.Manifest()
 	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s) on http://%s\n", *bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), *addr)

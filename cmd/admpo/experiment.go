@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -109,7 +106,7 @@ func expData(path, env string) (*datasets.Dataset, *envs.Task, string, error) {
 	}
 	task, err := envs.Lookup(env)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, "", usageErr(err)
 	}
 	if err := d.Validate(task.ObsDim, task.ActDim); err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
@@ -287,7 +284,7 @@ func expMSweep(args []string) error {
 	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
 	out := fs.String("out", "", "output directory (default runs/experiments/m-sweep-NAME)")
 	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
-	ints := map[string]*int{}
+	ov := newOverrideFlags(fs)
 	for _, f := range []struct{ name, help string }{
 		{"epochs", "epochs (default: the preset's)"},
 		{"steps-per-epoch", "policy updates per epoch"},
@@ -300,10 +297,10 @@ func expMSweep(args []string) error {
 		{"model-patience", "ADM fit epochs without holdout improvement before stopping"},
 		{"eval-episodes", "deterministic episodes per evaluation"},
 	} {
-		ints[f.name] = fs.Int(f.name, 0, f.help)
+		ov.addInt(f.name, f.help)
 	}
-	penalty := fs.Float64("penalty", 0, "reward penalty coefficient beta (default: the preset's)")
-	realRatio := fs.Float64("real-ratio", 0, "share of data set transitions in each SAC batch (default: the preset's)")
+	ov.addFloat("penalty", "reward penalty coefficient beta (default: the preset's)")
+	ov.addFloat("real-ratio", "share of data set transitions in each SAC batch (default: the preset's)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -337,30 +334,20 @@ func expMSweep(args []string) error {
 	}
 	cfg, err := train.OfflinePreset(*preset, task.Name, k, "admpo", task.ActDim)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErr(err)
 	}
 	cfg.Dataset = *dataset
-	dst := map[string]*int{"epochs": &cfg.Epochs, "steps-per-epoch": &cfg.StepsPerEpoch, "rollout-batch": &cfg.RolloutBatch,
+	ov.copyGiven(map[string]*int{"epochs": &cfg.Epochs, "steps-per-epoch": &cfg.StepsPerEpoch, "rollout-batch": &cfg.RolloutBatch,
 		"horizon": &cfg.Horizon, "adm-hidden": &cfg.ADMHidden, "adm-layers": &cfg.ADMLayers, "adm-res-blocks": &cfg.ADMResBlocks,
-		"model-max-epochs": &cfg.ModelMaxEpochs, "model-patience": &cfg.ModelPatience, "eval-episodes": &cfg.EvalEpisodes}
-	for n, p := range dst {
-		if fs.Changed(n) {
-			*p = *ints[n]
-		}
-	}
-	if fs.Changed("penalty") {
-		cfg.Penalty = *penalty
-	}
-	if fs.Changed("real-ratio") {
-		cfg.RealRatio = *realRatio
-	}
+		"model-max-epochs": &cfg.ModelMaxEpochs, "model-patience": &cfg.ModelPatience, "eval-episodes": &cfg.EvalEpisodes},
+		map[string]*float64{"penalty": &cfg.Penalty, "real-ratio": &cfg.RealRatio}, nil)
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join("runs", "experiments", "m-sweep-"+name)
 	}
 	fmt.Printf("m-sweep on %s: m in %v, seeds %v; every run: %d epochs x %d updates, H=%d, beta=%g, ADM %dx%d/%d, model fit <= %d epochs\n",
 		name, ms, seeds, cfg.Epochs, cfg.StepsPerEpoch, cfg.Horizon, cfg.Penalty, cfg.ADMLayers, cfg.ADMHidden, cfg.ADMResBlocks, cfg.ModelMaxEpochs)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	res, err := experiments.RunSweep(ctx, experiments.SweepConfig{Base: cfg, Ms: ms, Seeds: seeds, Out: dir, Last: *last,
 		OnStatus: func(label string, s train.Status) {

@@ -1,16 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -22,11 +15,8 @@ import (
 // offlineOverrides registers one flag per tunable offline config value;
 // unset flags keep the preset's value.
 type offlineOverrides struct {
-	fs     *pflag.FlagSet
-	ints   map[string]*int
-	floats map[string]*float64
-	strs   map[string]*string
-	auto   *bool
+	*overrideFlags
+	auto *bool
 }
 
 var offlineIntFlags = []struct{ name, help string }{
@@ -63,51 +53,36 @@ var offlineFloatFlags = []struct{ name, help string }{
 }
 
 func addOfflineOverrides(fs *pflag.FlagSet) *offlineOverrides {
-	o := &offlineOverrides{fs: fs, ints: map[string]*int{}, floats: map[string]*float64{}, strs: map[string]*string{}}
+	o := &offlineOverrides{overrideFlags: newOverrideFlags(fs)}
 	for _, f := range offlineIntFlags {
-		o.ints[f.name] = fs.Int(f.name, 0, f.help)
+		o.addInt(f.name, f.help)
 	}
 	for _, f := range offlineFloatFlags {
-		o.floats[f.name] = fs.Float64(f.name, 0, f.help)
+		o.addFloat(f.name, f.help)
 	}
-	o.strs["hidden"] = fs.String("hidden", "", "actor and critic hidden sizes, e.g. 256,256")
-	o.strs["engine"] = fs.String("engine", "", "ADM roll-out engine: incremental or direct")
-	o.strs["provider"] = fs.String("provider", "", "ONNX Runtime provider for roll-outs: cpu or cuda")
+	o.addString("hidden", "actor and critic hidden sizes, e.g. 256,256")
+	o.addString("engine", "ADM roll-out engine: incremental or direct")
+	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
 	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy")
 	return o
 }
 
 func (o *offlineOverrides) apply(c *train.OfflineConfig) error {
-	ints := map[string]*int{"steps-per-epoch": &c.StepsPerEpoch, "batch": &c.Batch, "rollout-every": &c.RolloutEvery,
+	o.copyGiven(map[string]*int{"steps-per-epoch": &c.StepsPerEpoch, "batch": &c.Batch, "rollout-every": &c.RolloutEvery,
 		"rollout-batch": &c.RolloutBatch, "horizon": &c.Horizon, "model-retain": &c.ModelRetain, "m": &c.M,
 		"adm-hidden": &c.ADMHidden, "adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks,
 		"ensemble": &c.Ensemble, "elites": &c.Elites, "model-max-epochs": &c.ModelMaxEpochs,
 		"model-patience": &c.ModelPatience, "eval-episodes": &c.EvalEpisodes, "checkpoint-every": &c.CheckpointEvery,
-		"threads": &c.Threads, "blas-threads": &c.BLASThreads}
-	for name, dst := range ints {
-		if o.fs.Changed(name) {
-			*dst = *o.ints[name]
-		}
-	}
-	floats := map[string]*float64{"real-ratio": &c.RealRatio, "actor-lr": &c.ActorLR, "critic-lr": &c.CriticLR,
-		"alpha-lr": &c.AlphaLR, "alpha": &c.InitAlpha, "target-entropy": &c.TargetEntropy, "penalty": &c.Penalty,
-		"model-lr": &c.ModelLR, "gamma": &c.Gamma}
-	for name, dst := range floats {
-		if o.fs.Changed(name) {
-			*dst = *o.floats[name]
-		}
-	}
+		"threads": &c.Threads, "blas-threads": &c.BLASThreads},
+		map[string]*float64{"real-ratio": &c.RealRatio, "actor-lr": &c.ActorLR, "critic-lr": &c.CriticLR,
+			"alpha-lr": &c.AlphaLR, "alpha": &c.InitAlpha, "target-entropy": &c.TargetEntropy, "penalty": &c.Penalty,
+			"model-lr": &c.ModelLR, "gamma": &c.Gamma},
+		map[string]*string{"engine": &c.Engine, "provider": &c.Provider})
 	if o.fs.Changed("auto-alpha") {
 		c.AutoAlpha = *o.auto
 	}
-	if o.fs.Changed("engine") {
-		c.Engine = *o.strs["engine"]
-	}
-	if o.fs.Changed("provider") {
-		c.Provider = *o.strs["provider"]
-	}
-	if o.fs.Changed("hidden") {
-		h, err := parseInts(*o.strs["hidden"])
+	if v, ok := o.given("hidden"); ok {
+		h, err := parseInts(v)
 		if err != nil {
 			return fmt.Errorf("%w: --hidden: %v", errUsage, err)
 		}
@@ -206,11 +181,11 @@ func trainOffline(args []string) error {
 		}
 		task, err := envs.Lookup(de)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
 		cfg, err := train.OfflinePreset(*preset, task.Name, dk, *algo, task.ActDim)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
 		cfg.Dataset, cfg.Seed = *dataset, *seed
 		if *epochs > 0 {
@@ -220,32 +195,14 @@ func trainOffline(args []string) error {
 			return err
 		}
 		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
-		dir := *out
-		if dir == "" {
-			dir = filepath.Join("runs", fmt.Sprintf("offline-%s-%s-%d", cfg.Name, cfg.Algo, cfg.Seed))
-		}
-		fmt.Printf("config (saved to %s/config.json):\n%s", dir, cfg.JSON())
+		dir := newRunDir(*out, fmt.Sprintf("offline-%s-%s-%d", cfg.Name, cfg.Algo, cfg.Seed), cfg.JSON())
 		if o, err = train.NewOffline(cfg, dir); err != nil {
 			return err
 		}
 	}
-	defer o.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	o.OnStatus(statusPrinter(o.Cfg.TotalSteps(), o.Step()))
-	start := time.Now()
-	err = o.Run(ctx)
-	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Printf("\ninterrupted at update %d: checkpoint written; continue with --resume %s\n", o.Step(), o.Dir)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\ndone: %d updates in %s; run directory %s\n", o.Cfg.TotalSteps(), time.Since(start).Round(time.Second), o.Dir)
-	return nil
+	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "update")
 }
 
 // diagnoseOffline prints a run's model error against the simulator by

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/admpo/admpo/envs"
@@ -43,7 +40,7 @@ func runPipeline(args []string) error {
 	}
 	task, err := envs.Lookup(*env)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErr(err)
 	}
 	if err := infer.Init(); err != nil {
 		return err
@@ -78,7 +75,7 @@ func runPipeline(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	o.OnStatus(statusPrinter(cfg.Steps, 0))
 	err = o.Run(ctx)

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -40,92 +35,52 @@ func runTrain(args []string) error {
 	return fmt.Errorf("%w: train: unknown sub-command %q (online or offline)", errUsage, args[0])
 }
 
-// overrides registers one flag per tunable config value; unset flags keep
-// the preset's value.
+// overrides registers one flag per tunable online config value; unset
+// flags keep the preset's value.
 type overrides struct {
-	fs                                           *pflag.FlagSet
-	warmup, updates, batch, modelEvery, rollouts *int
-	m, admHidden, admLayers, evalEvery, evalEps  *int
-	ckptEvery, threads, blasThreads              *int
-	realRatio, entropy, lr, tau, modelLR         *float64
-	schedule, engine, provider                   *string
-	hidden                                       *[]int
-	warm                                         *bool
+	*overrideFlags
+	hidden *[]int
 }
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
-	return &overrides{fs: fs,
-		warmup:      fs.Int("warmup", 0, "uniform random env steps before learning"),
-		updates:     fs.Int("updates-per-step", 0, "policy updates per env step (G)"),
-		batch:       fs.Int("batch", 0, "SAC batch size"),
-		realRatio:   fs.Float64("real-ratio", 0, "share of real transitions in each batch"),
-		entropy:     fs.Float64("target-entropy", 0, "SAC target entropy"),
-		lr:          fs.Float64("lr", 0, "learning rate of actor, critics, alpha and model"),
-		hidden:      fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256"),
-		modelEvery:  fs.Int("model-every", 0, "env steps between model fits and roll-outs"),
-		rollouts:    fs.Int("rollout-batch", 0, "start sequences per roll-out"),
-		schedule:    fs.String("rollout-schedule", "", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)"),
-		m:           fs.Int("m", 0, "ADM maximum backtracking length"),
-		admHidden:   fs.Int("adm-hidden", 0, "ADM GRU width"),
-		admLayers:   fs.Int("adm-layers", 0, "ADM GRU layers"),
-		engine:      fs.String("engine", "", "ADM roll-out engine: incremental or direct"),
-		evalEvery:   fs.Int("eval-every", 0, "env steps between evaluations"),
-		evalEps:     fs.Int("eval-episodes", 0, "deterministic episodes per evaluation"),
-		ckptEvery:   fs.Int("checkpoint-every", 0, "env steps between checkpoints"),
-		threads:     fs.Int("threads", 0, "ONNX Runtime threads for roll-outs (0: its default)"),
-		blasThreads: fs.Int("blas-threads", 0, "OpenBLAS threads for training (presets: 1)"),
-		provider:    fs.String("provider", "", "ONNX Runtime provider for roll-outs: cpu or cuda"),
-	}
+	o := &overrides{overrideFlags: newOverrideFlags(fs)}
+	o.addInt("warmup", "uniform random env steps before learning")
+	o.addInt("updates-per-step", "policy updates per env step (G)")
+	o.addInt("batch", "SAC batch size")
+	o.addFloat("real-ratio", "share of real transitions in each batch")
+	o.addFloat("target-entropy", "SAC target entropy")
+	o.addFloat("lr", "learning rate of actor, critics, alpha and model")
+	o.hidden = fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256")
+	o.addInt("model-every", "env steps between model fits and roll-outs")
+	o.addInt("rollout-batch", "start sequences per roll-out")
+	o.addString("rollout-schedule", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)")
+	o.addInt("m", "ADM maximum backtracking length")
+	o.addInt("adm-hidden", "ADM GRU width")
+	o.addInt("adm-layers", "ADM GRU layers")
+	o.addString("engine", "ADM roll-out engine: incremental or direct")
+	o.addInt("eval-every", "env steps between evaluations")
+	o.addInt("eval-episodes", "deterministic episodes per evaluation")
+	o.addInt("checkpoint-every", "env steps between checkpoints")
+	o.addInt("threads", "ONNX Runtime threads for roll-outs (0: its default)")
+	o.addInt("blas-threads", "OpenBLAS threads for training (presets: 1)")
+	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
+	return o
 }
 
 func (o *overrides) apply(c *train.OnlineConfig) error {
-	set := func(name string) bool { return o.fs.Changed(name) }
-	ints := []struct {
-		flag string
-		src  *int
-		dst  *int
-	}{{"warmup", o.warmup, &c.WarmUp}, {"updates-per-step", o.updates, &c.UpdatesPerStep}, {"batch", o.batch, &c.Batch},
-		{"model-every", o.modelEvery, &c.ModelEvery}, {"rollout-batch", o.rollouts, &c.RolloutBatch}, {"m", o.m, &c.M},
-		{"adm-hidden", o.admHidden, &c.ADMHidden}, {"adm-layers", o.admLayers, &c.ADMLayers},
-		{"eval-every", o.evalEvery, &c.EvalEvery}, {"eval-episodes", o.evalEps, &c.EvalEpisodes},
-		{"checkpoint-every", o.ckptEvery, &c.CheckpointEvery}, {"threads", o.threads, &c.Threads},
-		{"blas-threads", o.blasThreads, &c.BLASThreads}}
-	for _, x := range ints {
-		if set(x.flag) {
-			*x.dst = *x.src
-		}
-	}
-	if set("real-ratio") {
-		c.RealRatio = *o.realRatio
-	}
-	if set("target-entropy") {
-		c.TargetEntropy = *o.entropy
-	}
-	if set("lr") {
-		c.LR = *o.lr
-	}
-	if set("model-warm-start") {
-		c.ModelWarmStart = *o.warm
-	}
-	if set("model-lr") {
-		c.ModelLR = *o.modelLR
-	}
-	if set("tau") {
-		c.Tau = *o.tau
-	}
-	if set("hidden") {
+	o.copyGiven(map[string]*int{"warmup": &c.WarmUp, "updates-per-step": &c.UpdatesPerStep, "batch": &c.Batch,
+		"model-every": &c.ModelEvery, "rollout-batch": &c.RolloutBatch, "m": &c.M, "adm-hidden": &c.ADMHidden,
+		"adm-layers": &c.ADMLayers, "eval-every": &c.EvalEvery, "eval-episodes": &c.EvalEpisodes,
+		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads},
+		map[string]*float64{"real-ratio": &c.RealRatio, "target-entropy": &c.TargetEntropy, "lr": &c.LR},
+		map[string]*string{"engine": &c.Engine, "provider": &c.Provider})
+	if o.fs.Changed("hidden") {
 		c.Hidden = *o.hidden
 	}
-	if set("engine") {
-		c.Engine = *o.engine
-	}
-	if set("provider") {
-		c.Provider = *o.provider
-	}
-	if set("rollout-schedule") {
-		s, err := train.ParseSchedule(*o.schedule)
+	if v, ok := o.given("rollout-schedule"); ok {
+		s, err := train.ParseSchedule(v)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
 		c.Rollout = s
 	}
@@ -161,11 +116,11 @@ func trainOnline(args []string) error {
 	} else {
 		task, err := envs.Lookup(*env)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
 		cfg, err := train.Preset(*preset, task.Name, *algo, task.ActDim)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
 		cfg.Seed = *seed
 		if *steps > 0 {
@@ -175,32 +130,14 @@ func trainOnline(args []string) error {
 			return err
 		}
 		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return usageErr(err)
 		}
-		dir := *out
-		if dir == "" {
-			dir = filepath.Join("runs", fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed))
-		}
-		fmt.Printf("config (saved to %s/config.json):\n%s", dir, cfg.JSON())
+		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed), cfg.JSON())
 		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return err
 		}
 	}
-	defer o.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	o.OnStatus(statusPrinter(o.Cfg.Steps, o.Step()))
-	start := time.Now()
-	err = o.Run(ctx)
-	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Printf("\ninterrupted at env step %d: checkpoint written; continue with --resume %s\n", o.Step(), o.Dir)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\ndone: %d env steps in %s; run directory %s\n", o.Cfg.Steps, time.Since(start).Round(time.Second), o.Dir)
-	return nil
+	return runToEnd(o, o.Dir, o.Cfg.Steps, "env step")
 }
 
 // statusPrinter shows a progress bar on a terminal and periodic log lines

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/admpo/admpo/train"
+)
+
+// usageErr marks err as a usage problem (exit code 2), keeping its message.
+func usageErr(err error) error { return fmt.Errorf("%w: %v", errUsage, err) }
+
+// interruptible is a context that Ctrl-C or SIGTERM cancels (long commands
+// checkpoint and stop then); stop releases the signal handler.
+func interruptible() (ctx context.Context, stop context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// overrideFlags registers flags that replace config values only when they
+// are given on the command line, so unset flags keep the preset's values.
+// Flags are listed in --help in the order they are added.
+type overrideFlags struct {
+	fs     *pflag.FlagSet
+	ints   map[string]*int
+	floats map[string]*float64
+	strs   map[string]*string
+}
+
+func newOverrideFlags(fs *pflag.FlagSet) *overrideFlags {
+	return &overrideFlags{fs: fs, ints: map[string]*int{}, floats: map[string]*float64{}, strs: map[string]*string{}}
+}
+
+// addInt adds an int override flag (shown with default 0).
+func (o *overrideFlags) addInt(name, help string) { o.ints[name] = o.fs.Int(name, 0, help) }
+
+// addFloat adds a float override flag (shown with default 0).
+func (o *overrideFlags) addFloat(name, help string) { o.floats[name] = o.fs.Float64(name, 0, help) }
+
+// addString adds a string override flag (shown with default "").
+func (o *overrideFlags) addString(name, help string) { o.strs[name] = o.fs.String(name, "", help) }
+
+// given is the value of string flag name and whether it was set.
+func (o *overrideFlags) given(name string) (string, bool) {
+	return *o.strs[name], o.fs.Changed(name)
+}
+
+// copyGiven copies every given flag into its config field; the maps take
+// flag names to the fields.
+func (o *overrideFlags) copyGiven(ints map[string]*int, floats map[string]*float64, strs map[string]*string) {
+	setGiven(o.fs, o.ints, ints)
+	setGiven(o.fs, o.floats, floats)
+	setGiven(o.fs, o.strs, strs)
+}
+
+// setGiven sets *dst[name] = *src[name] for each flag name given on the
+// command line.
+func setGiven[T any](fs *pflag.FlagSet, src, dst map[string]*T) {
+	for name, p := range dst {
+		if fs.Changed(name) {
+			*p = *src[name]
+		}
+	}
+}
+
+// newRunDir is out, or runs/def when out is empty; it prints the resolved
+// config that the run saves there as config.json.
+func newRunDir(out, def string, config []byte) string {
+	dir := out
+	if dir == "" {
+		dir = filepath.Join("runs", def)
+	}
+	fmt.Printf("config (saved to %s/config.json):\n%s", dir, config)
+	return dir
+}
+
+// trainingRun is what a train.Online or train.Offline run offers the CLI.
+type trainingRun interface {
+	Run(ctx context.Context) error
+	Step() int
+	OnStatus(f func(train.Status))
+	Close()
+}
+
+// runToEnd runs r in dir to its total steps (unit: "env step" or
+// "update") with a progress display, and closes it. Ctrl-C or SIGTERM
+// stops it after a checkpoint (train.ErrInterrupted) with a hint to resume.
+func runToEnd(r trainingRun, dir string, total int, unit string) error {
+	defer r.Close()
+	ctx, stop := interruptible()
+	defer stop()
+	r.OnStatus(statusPrinter(total, r.Step()))
+	start := time.Now()
+	err := r.Run(ctx)
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Printf("\ninterrupted at %s %d: checkpoint written; continue with --resume %s\n", unit, r.Step(), dir)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\ndone: %d %ss in %s; run directory %s\n", total, unit, time.Since(start).Round(time.Second), dir)
+	return nil
+}
