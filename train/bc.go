@@ -32,21 +32,15 @@ func NewBC(actor *models.Actor, batch int, lr float64) (*BC, error) {
 
 // Update does one Adam step on a batch and returns the loss before the step.
 func (b *BC) Update(batch *Batch) (float64, error) {
-	if err := b.g.Obs.Set(batch.Obs); err != nil {
-		return 0, fmt.Errorf("train: bc: %w", err)
-	}
-	if err := b.g.Act.Set(batch.Act); err != nil {
-		return 0, fmt.Errorf("train: bc: %w", err)
-	}
-	loss, _, err := b.g.Run()
+	loss, err := b.Loss(batch)
 	if err != nil {
-		return 0, fmt.Errorf("train: bc: %w", err)
+		return 0, err
 	}
 	if err := b.Opt.Step(); err != nil {
 		return 0, fmt.Errorf("train: bc: step: %w", err)
 	}
 	b.Updates++
-	return float64(loss), nil
+	return loss, nil
 }
 
 // Loss evaluates the loss on a batch without a step (its gradients are
