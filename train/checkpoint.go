@@ -206,6 +206,34 @@ func fromPtr(p *float64) float64 {
 	return *p
 }
 
+// fitToJSON returns a copy of r that JSON can encode: a NaN holdout or
+// training loss becomes 0, a NaN per-k holdout MSE (a k with no holdout
+// sequences) -1; fitFromJSON turns the -1s back into NaN.
+func fitToJSON(r FitReport) FitReport {
+	if math.IsNaN(r.HoldoutLoss) {
+		r.HoldoutLoss = 0
+	}
+	if math.IsNaN(r.TrainLoss) {
+		r.TrainLoss = 0
+	}
+	r.HoldoutPerK = append([]float64(nil), r.HoldoutPerK...)
+	for i, v := range r.HoldoutPerK {
+		if math.IsNaN(v) {
+			r.HoldoutPerK[i] = -1
+		}
+	}
+	return r
+}
+
+func fitFromJSON(r FitReport) FitReport {
+	for i, v := range r.HoldoutPerK {
+		if v < 0 {
+			r.HoldoutPerK[i] = math.NaN()
+		}
+	}
+	return r
+}
+
 // Checkpoint writes the whole run state to DIR/checkpoint.ckpt atomically.
 func (o *Online) Checkpoint() error {
 	snap, err := o.env.Snapshot()
@@ -214,10 +242,7 @@ func (o *Online) Checkpoint() error {
 	}
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
-		Wall: o.wall(), LastFit: o.lastFit, LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
-	if math.IsNaN(st.LastFit.HoldoutLoss) {
-		st.LastFit.HoldoutLoss = 0
-	}
+		Wall: o.wall(), LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.save(f, "real") })
 }
 
@@ -324,7 +349,7 @@ func (o *Online) restore(f *ckpt.File) error {
 	}
 	o.step, o.obs, o.epReturn, o.lastReturn = st.Step, st.Obs, st.EpReturn, fromPtr(st.LastReturn)
 	o.lastEval, o.evals, o.rolloutLen, o.wallBefore = fromPtr(st.LastEval), st.Evals, st.RolloutLen, st.Wall
-	o.lastFit, o.lastSAC = st.LastFit, st.LastSAC
+	o.lastFit, o.lastSAC = fitFromJSON(st.LastFit), st.LastSAC
 	if err := o.env.Restore(st.Env); err != nil {
 		return err
 	}

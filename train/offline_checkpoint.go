@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/admpo/admpo/internal/ckpt"
 )
@@ -28,17 +27,9 @@ type offlineState struct {
 // sources. The data set is not copied: a resume reloads the file and checks
 // its checksum.
 func (o *Offline) Checkpoint() error {
-	st := offlineState{Step: o.step, Fitted: o.fitted, LastFit: o.lastFit, LastSAC: o.lastSAC, LastBC: nanPtr(o.lastBC),
+	st := offlineState{Step: o.step, Fitted: o.fitted, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, LastBC: nanPtr(o.lastBC),
 		LastRoll: o.lastRoll, LastScore: nanPtr(o.lastScore), Evals: o.evals, Wall: o.wall(),
 		HasModel: o.model != nil, DataN: o.real.Len(), DataSum: o.dataSum}
-	if math.IsNaN(st.LastFit.HoldoutLoss) {
-		st.LastFit.HoldoutLoss = 0
-	}
-	for i, v := range st.LastFit.HoldoutPerK {
-		if math.IsNaN(v) {
-			st.LastFit.HoldoutPerK[i] = -1
-		}
-	}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error {
 		if o.bc != nil {
 			o.bc.save(f)
@@ -75,12 +66,7 @@ func (o *Offline) restore(f *ckpt.File) error {
 		return fmt.Errorf("the data set %s changed since the run started (%d transitions, checksum %08x; now %d, %08x)",
 			o.Cfg.Dataset, st.DataN, st.DataSum, o.real.Len(), o.dataSum)
 	}
-	for i, v := range st.LastFit.HoldoutPerK {
-		if v < 0 {
-			st.LastFit.HoldoutPerK[i] = math.NaN()
-		}
-	}
-	o.step, o.fitted, o.lastFit, o.lastSAC, o.lastBC = st.Step, st.Fitted, st.LastFit, st.LastSAC, fromPtr(st.LastBC)
+	o.step, o.fitted, o.lastFit, o.lastSAC, o.lastBC = st.Step, st.Fitted, fitFromJSON(st.LastFit), st.LastSAC, fromPtr(st.LastBC)
 	o.lastRoll, o.lastScore, o.evals, o.wallBefore = st.LastRoll, fromPtr(st.LastScore), st.Evals, st.Wall
 	return o.restoreNets(f, st.HasModel, func() error {
 		if o.bc != nil {

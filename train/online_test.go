@@ -233,3 +233,32 @@ func TestSampleStartsNeverCrossEpisodes(t *testing.T) {
 }
 
 func rngNew(seed int64) (*rand.Rand, error) { return rand.New(rand.NewSource(seed)), nil }
+
+// TestCheckpointKeepsNaNPerKHoldout: a fit whose holdout has no sequences
+// for some k reports NaN there; the checkpoint must still be written and a
+// resume must give the NaN back, and the running loop's own report must
+// not be changed by writing the checkpoint.
+func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
+	c := tinyConfig("admpo")
+	o, err := NewOnline(c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	o.lastFit = FitReport{Epochs: 2, TrainLoss: math.NaN(), HoldoutLoss: math.NaN(), HoldoutPerK: []float64{0.5, math.NaN(), 0.25}}
+	if err := o.Checkpoint(); err != nil {
+		t.Fatalf("checkpoint with NaN losses: %v", err)
+	}
+	if !math.IsNaN(o.lastFit.HoldoutPerK[1]) || !math.IsNaN(o.lastFit.HoldoutLoss) {
+		t.Fatalf("writing the checkpoint changed the live fit report: %+v", o.lastFit)
+	}
+	r, err := ResumeOnline(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := r.lastFit.HoldoutPerK
+	if len(got) != 3 || got[0] != 0.5 || !math.IsNaN(got[1]) || got[2] != 0.25 {
+		t.Fatalf("resumed per-k holdout %v, want [0.5 NaN 0.25]", got)
+	}
+}
