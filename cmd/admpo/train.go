@@ -39,7 +39,8 @@ func runTrain(args []string) error {
 // flags keep the preset's value.
 type overrides struct {
 	*overrideFlags
-	hidden *[]int
+	hidden    *[]int
+	warmStart *bool
 }
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
@@ -49,14 +50,24 @@ func addOverrides(fs *pflag.FlagSet) *overrides {
 	o.addInt("batch", "SAC batch size")
 	o.addFloat("real-ratio", "share of real transitions in each batch")
 	o.addFloat("target-entropy", "SAC target entropy")
-	o.addFloat("lr", "learning rate of actor, critics, alpha and model")
+	o.addFloat("lr", "learning rate of actor, critics and alpha")
+	o.addFloat("tau", "Polyak rate of the target critics")
 	o.hidden = fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256")
 	o.addInt("model-every", "env steps between model fits and roll-outs")
 	o.addInt("rollout-batch", "start sequences per roll-out")
 	o.addString("rollout-schedule", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)")
+	o.addInt("model-retain", "roll-out rounds the model buffer keeps")
 	o.addInt("m", "ADM maximum backtracking length")
 	o.addInt("adm-hidden", "ADM GRU width")
 	o.addInt("adm-layers", "ADM GRU layers")
+	o.addInt("adm-res-blocks", "ADM head ResBlocks")
+	o.addInt("ensemble", "MBPO ensemble members")
+	o.addInt("elites", "MBPO elite members")
+	o.addFloat("model-lr", "ADM learning rate (the ensemble uses MBPO's 1e-3)")
+	o.warmStart = fs.Bool("model-warm-start", false, "ADM: keep training across fits instead of re-initialising (default: the preset's)")
+	o.addInt("model-max-epochs", "cap on epochs per model fit (0: until early stop)")
+	o.addInt("model-patience", "model fit epochs without holdout improvement before stopping")
+	o.addInt("model-max-holdout", "most transitions (ensemble) or start states (ADM) held out per fit")
 	o.addString("engine", "ADM roll-out engine: incremental or direct")
 	o.addInt("eval-every", "env steps between evaluations")
 	o.addInt("eval-episodes", "deterministic episodes per evaluation")
@@ -71,11 +82,17 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 	o.copyGiven(map[string]*int{"warmup": &c.WarmUp, "updates-per-step": &c.UpdatesPerStep, "batch": &c.Batch,
 		"model-every": &c.ModelEvery, "rollout-batch": &c.RolloutBatch, "m": &c.M, "adm-hidden": &c.ADMHidden,
 		"adm-layers": &c.ADMLayers, "eval-every": &c.EvalEvery, "eval-episodes": &c.EvalEpisodes,
-		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads},
-		map[string]*float64{"real-ratio": &c.RealRatio, "target-entropy": &c.TargetEntropy, "lr": &c.LR},
+		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads,
+		"model-retain": &c.ModelRetain, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
+		"model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience, "model-max-holdout": &c.ModelMaxHold},
+		map[string]*float64{"real-ratio": &c.RealRatio, "target-entropy": &c.TargetEntropy, "lr": &c.LR,
+			"tau": &c.Tau, "model-lr": &c.ModelLR},
 		map[string]*string{"engine": &c.Engine, "provider": &c.Provider})
 	if o.fs.Changed("hidden") {
 		c.Hidden = *o.hidden
+	}
+	if o.fs.Changed("model-warm-start") {
+		c.ModelWarmStart = *o.warmStart
 	}
 	if v, ok := o.given("rollout-schedule"); ok {
 		s, err := train.ParseSchedule(v)
