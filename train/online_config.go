@@ -75,7 +75,9 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	}
 	c := OnlineConfig{Env: env, Algo: algo, Preset: name, Steps: p.steps,
 		WarmUp: 5000, UpdatesPerStep: 20, Batch: 256, RealRatio: 0.05, TargetEntropy: p.entropy, LR: 3e-4, Tau: 0.005,
-		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched, ModelRetain: 1,
+		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched,
+		// MBPO keeps one epoch (1000 env steps) of roll-outs: 1000/ModelEvery rounds.
+		ModelRetain: max(1, 1000/p.every),
 		M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
 		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 500, Engine: "direct",
 		EvalEvery: 1000, EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
@@ -89,6 +91,10 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		// step, a smaller ADM and roll-out batch, shorter schedules; same loop.
 		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 4000, 1000, 10, []int{128, 128}
 		c.RolloutBatch, c.ModelEvery = 5000, 250
+		// One round in the model buffer (MBPO's sizing would keep 4 here;
+		// --model-retain 4 gives it): each round is fresh from the latest
+		// model and policy.
+		c.ModelRetain = 1
 		c.Rollout = Schedule{1000, 4000, 1, min(p.sched.To, 5)}
 		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 128, 2, 2
 		c.Ensemble, c.Elites = 5, 3

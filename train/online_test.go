@@ -262,3 +262,25 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 		t.Fatalf("resumed per-k holdout %v, want [0.5 NaN 0.25]", got)
 	}
 }
+
+// TestPaperPresetModelBufferAsMBPO: MBPO keeps one epoch (1000 env steps)
+// of roll-outs, i.e. 1000/model_train_freq rounds of rollout_batch starts at
+// the scheduled length (MBPO: 4 x 100000 x 15 on hopper).
+func TestPaperPresetModelBufferAsMBPO(t *testing.T) {
+	for _, x := range []struct {
+		env          string
+		every, round int
+	}{{"hopper", 250, 4}, {"ant", 500, 2}, {"humanoid", 1000, 1}} {
+		c, err := Preset("paper", x.env, "admpo", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ModelEvery != x.every || c.ModelRetain != x.round {
+			t.Errorf("%s: model every %d, retain %d rounds; want %d and %d", x.env, c.ModelEvery, c.ModelRetain, x.every, x.round)
+		}
+	}
+	c, _ := Preset("paper", "hopper", "mbpo", 3)
+	if got := c.ModelBufferSize(); got != 4*100000*15 {
+		t.Errorf("hopper model buffer %d, want %d", got, 4*100000*15)
+	}
+}
