@@ -78,7 +78,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched,
 		// MBPO keeps one epoch (1000 env steps) of roll-outs: 1000/ModelEvery rounds.
 		ModelRetain: max(1, 1000/p.every),
-		M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
+		M:           p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
 		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 500, Engine: "direct",
 		EvalEvery: 1000, EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
 	if algo == "mbpo" {
