@@ -75,10 +75,9 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	}
 	c := OnlineConfig{Env: env, Algo: algo, Preset: name, Steps: p.steps,
 		WarmUp: 5000, UpdatesPerStep: 20, Batch: 256, RealRatio: 0.05, TargetEntropy: p.entropy, LR: 3e-4, Tau: 0.005,
-		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched,
-		// MBPO keeps one epoch (1000 env steps) of roll-outs: 1000/ModelEvery rounds.
-		ModelRetain: max(1, 1000/p.every),
-		M:           p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
+		// The model buffer keeps one epoch (1000 env steps) of roll-outs, as MBPO.
+		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched, ModelRetain: max(1, 1000/p.every),
+		M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
 		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 500, Engine: "direct",
 		EvalEvery: 1000, EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
 	if algo == "mbpo" {
