@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"sort"
 
+	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/models"
 )
 
@@ -31,13 +32,13 @@ type Rule interface {
 	Name() string
 	// Window is how many states of history the rule reads (at least 1).
 	Window() int
-	next(h *history, rows []int, rng *rand.Rand, out []float32) error
+	next(h *window.Window, rows []int, rng *rand.Rand, out []float32) error
 }
 
 // anyStep predicts the mean next state of rows with backtracking length k
 // (every row has at least k states); the ADM and test models implement it.
 type anyStep interface {
-	predictK(h *history, rows []int, k int, out []float32) error
+	predictK(h *window.Window, rows []int, k int, out []float32) error
 }
 
 // admAnyStep is the trained ADM as an anyStep predictor.
@@ -46,7 +47,7 @@ type admAnyStep struct {
 	st *models.ADMState
 }
 
-func (a *admAnyStep) predictK(h *history, rows []int, k int, out []float32) error {
+func (a *admAnyStep) predictK(h *window.Window, rows []int, k int, out []float32) error {
 	return admPredictK(a.m, &a.st, h, rows, k, out, nil)
 }
 
@@ -75,15 +76,15 @@ func (r *ADMRoll) Name() string { return r.Label }
 // Window is m.
 func (r *ADMRoll) Window() int { return r.M }
 
-func (r *ADMRoll) next(h *history, rows []int, rng *rand.Rand, out []float32) error {
-	od := h.od
+func (r *ADMRoll) next(h *window.Window, rows []int, rng *rand.Rand, out []float32) error {
+	od := h.ObsDim
 	byK := map[int][]int{} // k -> positions in rows
 	for q, row := range rows {
 		k := r.FixedK
 		if k <= 0 {
-			k = 1 + rng.Intn(h.l[row])
+			k = 1 + rng.Intn(h.Len[row])
 		}
-		k = min(k, h.l[row])
+		k = min(k, h.Len[row])
 		byK[k] = append(byK[k], q)
 	}
 	ks := make([]int, 0, len(byK))
@@ -123,7 +124,7 @@ func (b *BootstrapRNN) Name() string { return b.Label }
 // Window is the training sequence length m.
 func (b *BootstrapRNN) Window() int { return b.Model.Cfg.M }
 
-func (b *BootstrapRNN) next(h *history, rows []int, _ *rand.Rand, out []float32) error {
+func (b *BootstrapRNN) next(h *window.Window, rows []int, _ *rand.Rand, out []float32) error {
 	return rnnPredict(b.Model, h, rows, out)
 }
 
@@ -141,7 +142,7 @@ func (e *EnsembleRoll) Name() string { return e.Label }
 // Window is 1: the ensemble is a one-step model.
 func (e *EnsembleRoll) Window() int { return 1 }
 
-func (e *EnsembleRoll) next(h *history, rows []int, rng *rand.Rand, out []float32) error {
+func (e *EnsembleRoll) next(h *window.Window, rows []int, rng *rand.Rand, out []float32) error {
 	if len(e.Model.Elites) == 0 {
 		return fmt.Errorf("experiments: the ensemble has no elites")
 	}
@@ -149,7 +150,7 @@ func (e *EnsembleRoll) next(h *history, rows []int, rng *rand.Rand, out []float3
 	if err != nil {
 		return err
 	}
-	od := h.od
+	od := h.ObsDim
 	for q := range rows {
 		mem := e.Model.Elites[rng.Intn(len(e.Model.Elites))]
 		copy(out[q*od:(q+1)*od], means[mem][q*od:(q+1)*od])
@@ -186,12 +187,12 @@ func OpenLoop(rule Rule, segs []Segment, horizon int, rng *rand.Rand) (Curve, er
 	}
 	od, ad := len(segs[0].States[0]), len(segs[0].Acts[0])
 	win := max(rule.Window(), 1)
-	h := newHistory(len(segs), win, od, ad)
+	h := window.New(len(segs), win, od, ad)
 	for i, s := range segs {
 		if s.Steps() < horizon {
 			return c, fmt.Errorf("experiments: segment %d has %d steps, horizon %d", i, s.Steps(), horizon)
 		}
-		h.load(i, s.States[:s.Hist+1], s.Acts[:s.Hist])
+		h.Load(i, s.States[:s.Hist+1], s.Acts[:s.Hist])
 	}
 	overflowed := make([]bool, len(segs))
 	mse := make([]float64, len(segs))
@@ -201,7 +202,7 @@ func OpenLoop(rule Rule, segs []Segment, horizon int, rng *rand.Rand) (Curve, er
 		var rows []int
 		for i, s := range segs {
 			if !overflowed[i] {
-				h.setAction(i, s.Acts[s.Hist+t])
+				h.SetAction(i, s.Acts[s.Hist+t])
 				rows = append(rows, i)
 			}
 		}
@@ -220,7 +221,7 @@ func OpenLoop(rule Rule, segs []Segment, horizon int, rng *rand.Rand) (Curve, er
 				}
 				mse[i] = math.Min(se/float64(od), MaxFloat32)
 				l2[i] = math.Min(math.Sqrt(se), MaxFloat32)
-				h.push(i, p)
+				h.Push(i, p)
 			}
 		}
 		var sm, sl float64

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/models"
 )
 
@@ -58,12 +59,12 @@ type linAnyStep struct {
 	c float64
 }
 
-func (p linAnyStep) predictK(h *history, rows []int, k int, out []float32) error {
+func (p linAnyStep) predictK(h *window.Window, rows []int, k int, out []float32) error {
 	for q, r := range rows {
-		x := h.state(r, h.l[r]-k)
+		x := h.State(r, h.Len[r]-k)
 		s := []float64{float64(x[0]), float64(x[1])}
 		for j := 0; j < k; j++ {
-			u := float64(h.action(r, h.l[r]-k+j)[0])
+			u := float64(h.Action(r, h.Len[r]-k+j)[0])
 			s = p.l.rot(s, 1)
 			s[0] = p.c*s[0] + p.l.b[0]*u
 			s[1] = p.c*s[1] + p.l.b[1]*u

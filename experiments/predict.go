@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/models"
 )
 
@@ -16,8 +17,8 @@ import (
 // steps before the current one, repeated, with the k actions from there on.
 // next receives the mean next state [len(rows)·od]; lv (may be nil) the
 // log-variance of [next state, reward] [len(rows)·(od+1)].
-func admPredictK(m *models.ADM, st **models.ADMState, h *history, rows []int, k int, next, lv []float32) error {
-	od, ad, d := h.od, h.ad, h.od+1
+func admPredictK(m *models.ADM, st **models.ADMState, h *window.Window, rows []int, k int, next, lv []float32) error {
+	od, ad, d := h.ObsDim, h.ActDim, h.ObsDim+1
 	n := len(rows)
 	if n == 0 {
 		return nil
@@ -30,14 +31,14 @@ func admPredictK(m *models.ADM, st **models.ADMState, h *history, rows []int, k 
 	start := make([]float32, n*od)
 	act := make([]float32, n*ad)
 	for q, r := range rows {
-		if h.l[r] < k {
-			return fmt.Errorf("experiments: row %d has %d states, backtracking %d", r, h.l[r], k)
+		if h.Len[r] < k {
+			return fmt.Errorf("experiments: row %d has %d states, backtracking %d", r, h.Len[r], k)
 		}
-		copy(start[q*od:], h.state(r, h.l[r]-k))
+		copy(start[q*od:], h.State(r, h.Len[r]-k))
 	}
 	for j := 0; j < k; j++ {
 		for q, r := range rows {
-			copy(act[q*ad:(q+1)*ad], h.action(r, h.l[r]-k+j))
+			copy(act[q*ad:(q+1)*ad], h.Action(r, h.Len[r]-k+j))
 		}
 		if err := m.GRUStep(s, start, act); err != nil {
 			return err
@@ -64,11 +65,11 @@ func admPredictK(m *models.ADM, st **models.ADMState, h *history, rows []int, k 
 // states themselves, not a repeated start state) and predicts the next
 // state as the current state plus the last output's delta. Rows are grouped
 // by window length.
-func rnnPredict(m *models.ADM, h *history, rows []int, next []float32) error {
-	od, ad, d := h.od, h.ad, h.od+1
+func rnnPredict(m *models.ADM, h *window.Window, rows []int, next []float32) error {
+	od, ad, d := h.ObsDim, h.ActDim, h.ObsDim+1
 	groups := map[int][]int{} // window length -> positions in rows
 	for q, r := range rows {
-		groups[h.l[r]] = append(groups[h.l[r]], q)
+		groups[h.Len[r]] = append(groups[h.Len[r]], q)
 	}
 	for l, qs := range groups {
 		n := len(qs)
@@ -77,8 +78,8 @@ func rnnPredict(m *models.ADM, h *history, rows []int, next []float32) error {
 		act := make([]float32, n*ad)
 		for j := 0; j < l; j++ {
 			for g, q := range qs {
-				copy(obs[g*od:(g+1)*od], h.state(rows[q], j))
-				copy(act[g*ad:(g+1)*ad], h.action(rows[q], j))
+				copy(obs[g*od:(g+1)*od], h.State(rows[q], j))
+				copy(act[g*ad:(g+1)*ad], h.Action(rows[q], j))
 			}
 			if err := m.GRUStep(st, obs, act); err != nil {
 				return err
@@ -101,14 +102,14 @@ func rnnPredict(m *models.ADM, h *history, rows []int, next []float32) error {
 // ensemblePredictAll runs every member on the rows' current states and
 // actions: means[i] gets member i's mean next state [len(rows)·od] and
 // lvs[i] its log-variance of [next state, reward] [len(rows)·(od+1)].
-func ensemblePredictAll(e *models.Ensemble, h *history, rows []int, s *models.Scratch) (means, lvs [][]float32, err error) {
-	od, ad, d := h.od, h.ad, h.od+1
+func ensemblePredictAll(e *models.Ensemble, h *window.Window, rows []int, s *models.Scratch) (means, lvs [][]float32, err error) {
+	od, ad, d := h.ObsDim, h.ActDim, h.ObsDim+1
 	n := len(rows)
 	obs := make([]float32, n*od)
 	act := make([]float32, n*ad)
 	for q, r := range rows {
-		copy(obs[q*od:], h.current(r))
-		copy(act[q*ad:], h.action(r, h.l[r]-1))
+		copy(obs[q*od:], h.Current(r))
+		copy(act[q*ad:], h.Action(r, h.Len[r]-1))
 	}
 	raw := make([]float32, n*d)
 	for i := range e.Members {

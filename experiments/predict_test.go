@@ -5,19 +5,20 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/models"
 )
 
-func randHistory(rng *rand.Rand, rows, m, od, ad int) *history {
-	h := newHistory(rows, m, od, ad)
+func randHistory(rng *rand.Rand, rows, m, od, ad int) *window.Window {
+	h := window.New(rows, m, od, ad)
 	for r := 0; r < rows; r++ {
-		h.l[r] = 1 + rng.Intn(m)
+		h.Len[r] = 1 + rng.Intn(m)
 	}
-	for i := range h.s {
-		h.s[i] = float32(rng.NormFloat64())
+	for i := range h.S {
+		h.S[i] = float32(rng.NormFloat64())
 	}
-	for i := range h.a {
-		h.a[i] = float32(2*rng.Float64() - 1)
+	for i := range h.A {
+		h.A[i] = float32(2*rng.Float64() - 1)
 	}
 	return h
 }
@@ -36,8 +37,8 @@ func TestADMPredictKMatchesPerRowUnroll(t *testing.T) {
 	var st *models.ADMState
 	for k := 1; k <= m; k++ {
 		var rows []int
-		for r := range h.l {
-			if h.l[r] >= k {
+		for r := range h.Len {
+			if h.Len[r] >= k {
 				rows = append(rows, r)
 			}
 		}
@@ -46,13 +47,13 @@ func TestADMPredictKMatchesPerRowUnroll(t *testing.T) {
 			t.Fatal(err)
 		}
 		for q, r := range rows {
-			l := h.l[r]
-			start := h.s[(r*m+l-k)*od : (r*m+l-k+1)*od]
+			l := h.Len[r]
+			start := h.S[(r*m+l-k)*od : (r*m+l-k+1)*od]
 			acts := make([][]float32, k)
 			mean := make([][]float32, k)
 			lv := make([][]float32, k)
 			for j := 0; j < k; j++ {
-				acts[j] = h.a[(r*m+l-k+j)*ad : (r*m+l-k+j+1)*ad]
+				acts[j] = h.A[(r*m+l-k+j)*ad : (r*m+l-k+j+1)*ad]
 				mean[j], lv[j] = make([]float32, od+1), make([]float32, od+1)
 			}
 			if _, err := adm.PredictAll(nil, 1, start, acts, mean, lv); err != nil {
@@ -86,8 +87,8 @@ func TestRNNPredictMatchesPerRowSteps(t *testing.T) {
 	}
 	for q, r := range rows {
 		st := adm.NewState(1)
-		for j := 0; j < h.l[r]; j++ {
-			if err := adm.GRUStep(st, h.s[(r*m+j)*od:(r*m+j+1)*od], h.a[(r*m+j)*ad:(r*m+j+1)*ad]); err != nil {
+		for j := 0; j < h.Len[r]; j++ {
+			if err := adm.GRUStep(st, h.S[(r*m+j)*od:(r*m+j+1)*od], h.A[(r*m+j)*ad:(r*m+j+1)*ad]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -95,7 +96,7 @@ func TestRNNPredictMatchesPerRowSteps(t *testing.T) {
 		if err := adm.Head(st, mean, lv); err != nil {
 			t.Fatal(err)
 		}
-		cur := h.s[(r*m+h.l[r]-1)*od:]
+		cur := h.S[(r*m+h.Len[r]-1)*od:]
 		for i := 0; i < od; i++ {
 			if want := cur[i] + mean[i]; math.Abs(float64(got[q*od+i]-want)) > 1e-5 {
 				t.Fatalf("row %d dim %d: %v, per-row steps %v", r, i, got[q*od+i], want)

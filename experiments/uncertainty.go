@@ -8,6 +8,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/stats"
+	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/models"
 )
 
@@ -40,7 +41,7 @@ type URollStats struct {
 type uModel interface {
 	name() string
 	window() int
-	predict(h *history, rows []int, rng *rand.Rand) (p uPred, err error)
+	predict(h *window.Window, rows []int, rng *rand.Rand) (p uPred, err error)
 }
 
 // uPred is a model's prediction for the alive rows.
@@ -80,12 +81,12 @@ type admU struct {
 func (a *admU) name() string { return "ADM" }
 func (a *admU) window() int  { return a.m.Cfg.M }
 
-func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (uPred, error) {
-	od, d := h.od, h.od+1
+func (a *admU) predict(h *window.Window, rows []int, rng *rand.Rand) (uPred, error) {
+	od, d := h.ObsDim, h.ObsDim+1
 	n := len(rows)
 	maxL := 0
 	for _, r := range rows {
-		maxL = max(maxL, h.l[r])
+		maxL = max(maxL, h.Len[r])
 	}
 	perK := make([][]float32, maxL+1) // perK[k][q*od:]: rows with l >= k
 	perLV := make([][]float32, maxL+1)
@@ -95,7 +96,7 @@ func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (uPred, error) {
 		pos[k] = make([]int, n)
 		for q, r := range rows {
 			pos[k][q] = -1
-			if h.l[r] >= k {
+			if h.Len[r] >= k {
 				pos[k][q] = len(sub)
 				sub = append(sub, r)
 			}
@@ -111,7 +112,7 @@ func (a *admU) predict(h *history, rows []int, rng *rand.Rand) (uPred, error) {
 	drawnLV := make([]float32, n*d)
 	u, uVar := make([]float64, n), make([]float64, n)
 	for q, r := range rows {
-		l := h.l[r]
+		l := h.Len[r]
 		preds := make([][]float32, 0, l)
 		lvs := make([][]float32, 0, l)
 		for k := 1; k <= l; k++ {
@@ -148,8 +149,8 @@ type ensembleU struct {
 func (e *ensembleU) name() string { return "ensemble" }
 func (e *ensembleU) window() int  { return 1 }
 
-func (e *ensembleU) predict(h *history, rows []int, rng *rand.Rand) (uPred, error) {
-	od, d := h.od, h.od+1
+func (e *ensembleU) predict(h *window.Window, rows []int, rng *rand.Rand) (uPred, error) {
+	od, d := h.ObsDim, h.ObsDim+1
 	n := len(rows)
 	if len(e.e.Elites) == 0 {
 		return uPred{}, fmt.Errorf("experiments: the ensemble has no elites")
@@ -194,7 +195,7 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 	var st URollStats
 	od, ad := task.ObsDim, task.ActDim
 	win := mdl.window()
-	h := newHistory(start.N, win, od, ad)
+	h := window.New(start.N, win, od, ad)
 	for i := 0; i < start.N; i++ {
 		var states, acts [][]float32
 		for j := 0; j < start.Len[i]; j++ {
@@ -203,7 +204,7 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 				acts = append(acts, start.Act[(i*(start.M-1)+j)*ad:(i*(start.M-1)+j+1)*ad])
 			}
 		}
-		h.load(i, states, acts)
+		h.Load(i, states, acts)
 	}
 	alive := make([]int, start.N)
 	for i := range alive {
@@ -215,14 +216,14 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 		n := len(alive)
 		obs := make([]float32, n*od)
 		for q, r := range alive {
-			copy(obs[q*od:], h.current(r))
+			copy(obs[q*od:], h.Current(r))
 		}
 		act := make([]float32, n*ad)
 		if err := actor.Act(obs, rng, act); err != nil {
 			return nil, st, fmt.Errorf("experiments: %s policy: %w", actor.Name(), err)
 		}
 		for q, r := range alive {
-			h.setAction(r, act[q*ad:(q+1)*ad])
+			h.SetAction(r, act[q*ad:(q+1)*ad])
 		}
 		pr, err := mdl.predict(h, alive, rng)
 		if err != nil {
@@ -254,7 +255,7 @@ func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int
 				st.Ended++
 				continue
 			}
-			h.push(r, next)
+			h.Push(r, next)
 			kept = append(kept, r)
 		}
 		alive = kept

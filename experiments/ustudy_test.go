@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/admpo/admpo/internal/window"
 )
 
 // TestEnsembleUncertaintyStep checks the ensemble's step in the uncertainty
@@ -22,19 +24,19 @@ func TestEnsembleUncertaintyStep(t *testing.T) {
 			e.Members[i].Layers[0].B[j] = float32(i - 2)
 		}
 	}
-	h := newHistory(2, 1, 2, 1)
-	h.load(0, [][]float32{{1, 0}}, nil)
-	h.load(1, [][]float32{{0.5, -2}}, nil)
-	h.setAction(0, []float32{0.5})
-	h.setAction(1, []float32{-1})
+	h := window.New(2, 1, 2, 1)
+	h.Load(0, [][]float32{{1, 0}}, nil)
+	h.Load(1, [][]float32{{0.5, -2}}, nil)
+	h.SetAction(0, []float32{0.5})
+	h.SetAction(1, []float32{-1})
 	pr, err := (&ensembleU{e: e}).predict(h, []int{0, 1}, rand.New(rand.NewSource(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mean, drawn, u := pr.mean, pr.drawn, pr.u
 	for q := 0; q < 2; q++ {
-		s := []float64{float64(h.current(q)[0]), float64(h.current(q)[1])}
-		a := float64(h.action(q, 0)[0])
+		s := []float64{float64(h.Current(q)[0]), float64(h.Current(q)[1])}
+		a := float64(h.Action(q, 0)[0])
 		r := l.rot(s, 1)
 		pred := func(c float64) []float64 { return []float64{c*r[0] + l.b[0]*a, c*r[1] + l.b[1]*a} }
 		p0, p2 := pred(cs[0]), pred(cs[2])

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/internal/window"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -68,9 +69,9 @@ func (e *ADMDirect) Close() { e.sess.Close() }
 
 func (e *ADMDirect) dims() (int, int, int) { return e.m, e.obsDim, e.act }
 
-func (e *ADMDirect) begin(w *window) error { return nil }
+func (e *ADMDirect) begin(w *window.Window) error { return nil }
 
-func (e *ADMDirect) advance(w *window, alive []int, cont []bool) {}
+func (e *ADMDirect) advance(w *window.Window, alive []int, cont []bool) {}
 
 // Predict evaluates plans in one call: obs [n, obsDim] start states, acts
 // [m, n, act] sequence-first, lens [n] in 1..m; it fills next, rew, lv.
@@ -111,7 +112,7 @@ func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, next, rew, lv 
 	return e.sess.Run(vals[:3], vals[3:])
 }
 
-func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
+func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	e.k = drawK(w, alive, rng, e.k)
 	od, ad, m := e.obsDim, e.act, e.m
 	// One plan per row (the drawn k), or every k = 1..l per row for U^ADM.
@@ -121,7 +122,7 @@ func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, 
 			e.plans = append(e.plans, plan{r, e.k[q]})
 			continue
 		}
-		for k := 1; k <= w.l[r]; k++ {
+		for k := 1; k <= w.Len[r]; k++ {
 			e.plans = append(e.plans, plan{r, k})
 		}
 	}
@@ -144,10 +145,10 @@ func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, 
 		clear(acts)
 		for i := lo; i < hi; i++ {
 			pl := e.plans[i]
-			l := w.l[pl.r]
-			copy(e.obs[i*od:(i+1)*od], w.state(pl.r, l-pl.k))
+			l := w.Len[pl.r]
+			copy(e.obs[i*od:(i+1)*od], w.State(pl.r, l-pl.k))
 			for j := 0; j < pl.k; j++ {
-				copy(acts[(j*pn+i-lo)*ad:], w.action(pl.r, l-pl.k+j))
+				copy(acts[(j*pn+i-lo)*ad:], w.Action(pl.r, l-pl.k+j))
 			}
 			e.lens[i] = int32(pl.k)
 		}
@@ -168,7 +169,7 @@ func (e *ADMDirect) predict(w *window, alive []int, wantU bool, rng *rand.Rand, 
 	p.u = grow(p.u, na)
 	i := 0
 	for q, r := range alive {
-		l := w.l[r]
+		l := w.Len[r]
 		c := i + e.k[q] - 1 // plans were added for k = 1..l
 		copy(p.next[q*od:(q+1)*od], e.next[c*od:])
 		p.rew[q] = e.rew[c]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/internal/window"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -101,10 +102,10 @@ func (e *ADMIncremental) rowBounds() {
 // of e.next/e.rew/e.lv. Plans for which fresh is true have taken no action
 // yet (zero state); when the graph takes such rows apart (fresh_rows
 // metadata) they go last in their piece and skip the recurrent products.
-// With shift, a row whose window is full (w.l = m) stores slot j's new
+// With shift, a row whose window is full (w.Len = m) stores slot j's new
 // state in slot j-1, the shift its window makes when it continues, and the
 // slot of the row's next current state is zeroed.
-func (e *ADMIncremental) run(w *window, actOf func(pair) []float32, fresh func(pair) bool, shift bool) error {
+func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh func(pair) bool, shift bool) error {
 	n := len(e.pairs)
 	od, ad, H, L := e.obsDim, e.act, e.hidden, e.layers
 	e.obs = grow(e.obs, n*od)
@@ -145,7 +146,7 @@ func (e *ADMIncremental) run(w *window, actOf func(pair) []float32, fresh func(p
 				}
 			}
 			e.pos[i] = lo + q
-			copy(e.obs[(lo+q)*od:], w.state(pr.r, pr.j))
+			copy(e.obs[(lo+q)*od:], w.State(pr.r, pr.j))
 			copy(e.a[(lo+q)*ad:], actOf(pr))
 		}
 		var ts tensors
@@ -171,7 +172,7 @@ func (e *ADMIncremental) run(w *window, actOf func(pair) []float32, fresh func(p
 		for i := lo; i < hi; i++ {
 			pr := e.pairs[i]
 			j := pr.j
-			if shift && w.l[pr.r] == e.m {
+			if shift && w.Len[pr.r] == e.m {
 				if j == 0 { // the oldest plan leaves the window
 					continue
 				}
@@ -186,7 +187,7 @@ func (e *ADMIncremental) run(w *window, actOf func(pair) []float32, fresh func(p
 		if shift {
 			for i := lo; i < hi; i++ {
 				if r := e.pairs[i].r; i+1 == hi || e.pairs[i+1].r != r {
-					clear(e.slot(r, min(w.l[r], e.m-1)))
+					clear(e.slot(r, min(w.Len[r], e.m-1)))
 				}
 			}
 		}
@@ -196,14 +197,14 @@ func (e *ADMIncremental) run(w *window, actOf func(pair) []float32, fresh func(p
 
 // begin replays each start window's actions so that slot j holds the hidden
 // state after the actions from state j up to the current state.
-func (e *ADMIncremental) begin(w *window) error {
-	rows := len(w.l)
+func (e *ADMIncremental) begin(w *window.Window) error {
+	rows := len(w.Len)
 	e.h = grow(e.h, rows*e.m*e.layers*e.hidden)
 	clear(e.h)
 	for t := 0; t < e.m-1; t++ {
 		e.pairs = e.pairs[:0]
 		for r := 0; r < rows; r++ {
-			for j := 0; j+t <= w.l[r]-2; j++ {
+			for j := 0; j+t <= w.Len[r]-2; j++ {
 				e.pairs = append(e.pairs, pair{r, j})
 			}
 		}
@@ -211,7 +212,7 @@ func (e *ADMIncremental) begin(w *window) error {
 			break
 		}
 		step := t
-		act := func(p pair) []float32 { return w.action(p.r, p.j+step) }
+		act := func(p pair) []float32 { return w.Action(p.r, p.j+step) }
 		if err := e.run(w, act, func(pair) bool { return step == 0 }, false); err != nil {
 			return err
 		}
@@ -219,17 +220,17 @@ func (e *ADMIncremental) begin(w *window) error {
 	return nil
 }
 
-func (e *ADMIncremental) predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
+func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	e.k = drawK(w, alive, rng, e.k)
 	od := e.obsDim
 	e.pairs = e.pairs[:0]
 	for _, r := range alive {
-		for j := 0; j < w.l[r]; j++ {
+		for j := 0; j < w.Len[r]; j++ {
 			e.pairs = append(e.pairs, pair{r, j})
 		}
 	}
-	act := func(p pair) []float32 { return w.action(p.r, w.l[p.r]-1) }
-	if err := e.run(w, act, func(p pair) bool { return p.j == w.l[p.r]-1 }, true); err != nil {
+	act := func(p pair) []float32 { return w.Action(p.r, w.Len[p.r]-1) }
+	if err := e.run(w, act, func(p pair) bool { return p.j == w.Len[p.r]-1 }, true); err != nil {
 		return err
 	}
 	na := len(alive)
@@ -241,7 +242,7 @@ func (e *ADMIncremental) predict(w *window, alive []int, wantU bool, rng *rand.R
 	}
 	i := 0
 	for q, r := range alive {
-		l := w.l[r]
+		l := w.Len[r]
 		c := e.pos[i+l-e.k[q]] // slot l-k holds the k-step plan
 		copy(p.next[q*od:(q+1)*od], e.next[c*od:])
 		p.rew[q] = e.rew[c]
@@ -261,4 +262,4 @@ func (e *ADMIncremental) predict(w *window, alive []int, wantU bool, rng *rand.R
 // advance has nothing left to do: predict already stored every continuing
 // row's cache in its shifted window order and zeroed the new state's slot
 // (a row that ends is never read again).
-func (e *ADMIncremental) advance(w *window, alive []int, cont []bool) {}
+func (e *ADMIncremental) advance(w *window.Window, alive []int, cont []bool) {}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/admpo/admpo/internal/window"
 )
 
 // chi2Crit999 is the 0.999 quantile of the chi-square distribution with
@@ -16,7 +18,7 @@ var chi2Crit999 = []float64{0, 10.828, 13.816, 16.266, 18.467, 20.515}
 // Intn(len) per row.
 func TestDrawKUniform(t *testing.T) {
 	const m, draws = 5, 30000
-	w := &window{m: m, l: []int{3, 1, 5, 2, 4, 5, 1}}
+	w := &window.Window{M: m, Len: []int{3, 1, 5, 2, 4, 5, 1}}
 	alive := []int{0, 1, 2, 3, 4, 6} // row 5 has ended
 	rng := rand.New(rand.NewSource(17))
 	counts := map[int][]int{}
@@ -27,7 +29,7 @@ func TestDrawKUniform(t *testing.T) {
 			t.Fatalf("%d draws for %d alive rows", len(k), len(alive))
 		}
 		for q, r := range alive {
-			l := w.l[r]
+			l := w.Len[r]
 			if k[q] < 1 || k[q] > l {
 				t.Fatalf("row %d with %d states drew k=%d", r, l, k[q])
 			}
@@ -60,7 +62,7 @@ func TestDrawKUniform(t *testing.T) {
 	for it := 0; it < 50; it++ {
 		k = drawK(w, alive, a, k)
 		for q, r := range alive {
-			if want := 1 + b.Intn(w.l[r]); k[q] != want {
+			if want := 1 + b.Intn(w.Len[r]); k[q] != want {
 				t.Fatalf("draw %d row %d: k=%d, the contract gives %d", it, r, k[q], want)
 			}
 		}
@@ -84,36 +86,6 @@ func TestUADMClosedForm(t *testing.T) {
 	for i, c := range cases {
 		if got := uADM(c.preds, c.kn, c.od); math.Abs(float64(got)-c.want) > 1e-6 {
 			t.Errorf("case %d: uADM = %g, want %g", i, got, c.want)
-		}
-	}
-}
-
-// TestWindowPush checks the sliding window against explicit histories.
-func TestWindowPush(t *testing.T) {
-	const m = 3
-	w := &window{m: m, obsDim: 1, actDim: 1, l: []int{1}, s: make([]float32, m), a: make([]float32, m)}
-	w.s[0] = 0
-	var states, acts []float32
-	states = append(states, 0)
-	for step := 1; step <= 6; step++ {
-		a := float32(100 + step)
-		copy(w.action(0, w.l[0]-1), []float32{a})
-		acts = append(acts, a)
-		w.push(0, []float32{float32(step)})
-		states = append(states, float32(step))
-		l := min(len(states), m)
-		if w.l[0] != l {
-			t.Fatalf("step %d: window holds %d states, want %d", step, w.l[0], l)
-		}
-		for j := 0; j < l; j++ {
-			if got, want := w.state(0, j)[0], states[len(states)-l+j]; got != want {
-				t.Fatalf("step %d: state %d = %g, want %g", step, j, got, want)
-			}
-		}
-		for j := 0; j+1 < l; j++ {
-			if got, want := w.action(0, j)[0], acts[len(acts)-l+1+j]; got != want {
-				t.Fatalf("step %d: action %d = %g, want %g", step, j, got, want)
-			}
 		}
 	}
 }

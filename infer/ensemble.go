@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/admpo/admpo/internal/window"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -82,17 +83,17 @@ func (e *Ensemble) Close() { e.sess.Close() }
 func (e *Ensemble) dims() (int, int, int) { return 1, e.obsDim, e.act }
 
 // begin keeps only the current state: the ensemble is a one-step model.
-func (e *Ensemble) begin(w *window) error { return nil }
+func (e *Ensemble) begin(w *window.Window) error { return nil }
 
-func (e *Ensemble) advance(w *window, alive []int, cont []bool) {}
+func (e *Ensemble) advance(w *window.Window, alive []int, cont []bool) {}
 
-func (e *Ensemble) predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
+func (e *Ensemble) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	n, od, ad, d := len(alive), e.obsDim, e.act, e.obsDim+1
 	e.obs = grow(e.obs, n*od)
 	e.a = grow(e.a, n*ad)
 	for q, r := range alive {
-		copy(e.obs[q*od:], w.state(r, w.l[r]-1))
-		copy(e.a[q*ad:], w.action(r, w.l[r]-1))
+		copy(e.obs[q*od:], w.State(r, w.Len[r]-1))
+		copy(e.a[q*ad:], w.Action(r, w.Len[r]-1))
 	}
 	e.mean = grow(e.mean, e.members*n*d)
 	e.lv = grow(e.lv, e.members*n*d)

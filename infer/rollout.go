@@ -6,6 +6,7 @@ import (
 	"math/rand"
 
 	"github.com/admpo/admpo/internal/stats"
+	"github.com/admpo/admpo/internal/window"
 )
 
 // Start holds the start sequences of a roll-out batch, taken from real data:
@@ -51,39 +52,6 @@ type Roller interface {
 	Close()
 }
 
-// window is the recent history of every row of a chunk: up to M states and
-// the actions between them, oldest first.
-type window struct {
-	m, obsDim, actDim int
-	l                 []int     // states per row
-	s                 []float32 // [rows, M, obsDim]
-	a                 []float32 // [rows, M, actDim]; a[l-1] is the action being taken
-}
-
-func (w *window) state(r, j int) []float32 {
-	o := (r*w.m + j) * w.obsDim
-	return w.s[o : o+w.obsDim]
-}
-
-func (w *window) action(r, j int) []float32 {
-	o := (r*w.m + j) * w.actDim
-	return w.a[o : o+w.actDim]
-}
-
-// push appends row r's new current state, dropping the oldest state and
-// action when the window is full.
-func (w *window) push(r int, next []float32) {
-	if w.l[r] == w.m {
-		rs := w.s[r*w.m*w.obsDim : (r+1)*w.m*w.obsDim]
-		copy(rs, rs[w.obsDim:])
-		ra := w.a[r*w.m*w.actDim : (r+1)*w.m*w.actDim]
-		copy(ra, ra[w.actDim:])
-		w.l[r]--
-	}
-	copy(w.state(r, w.l[r]), next)
-	w.l[r]++
-}
-
 // prediction is what a stepper returns for the alive rows.
 type prediction struct {
 	next []float32 // mean next observation [n, obsDim]
@@ -96,13 +64,13 @@ type prediction struct {
 type stepper interface {
 	dims() (m, obsDim, actDim int)
 	// begin prepares the model state for a chunk's windows.
-	begin(w *window) error
+	begin(w *window.Window) error
 	// predict draws each alive row's model choice (backtracking length or
 	// ensemble member) from rng in row order and fills p.
-	predict(w *window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error
+	predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error
 	// advance is told, for each alive row in order, whether it continues;
 	// it runs after the windows' push.
-	advance(w *window, alive []int, cont []bool)
+	advance(w *window.Window, alive []int, cont []bool)
 }
 
 // rollout is the loop shared by every engine: policy action, model
@@ -136,14 +104,13 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, wantU bool, rng *rand.Rand, out *Transitions) error {
 	m, od, ad := st.dims()
 	rows := hi - lo
-	w := &window{m: m, obsDim: od, actDim: ad, l: make([]int, rows),
-		s: make([]float32, rows*m*od), a: make([]float32, rows*m*ad)}
+	w := window.New(rows, m, od, ad)
 	for r := 0; r < rows; r++ {
 		i := lo + r
-		w.l[r] = start.Len[i]
-		copy(w.s[r*m*od:], start.Obs[i*m*od:(i*m+start.Len[i])*od])
+		w.Len[r] = start.Len[i]
+		copy(w.S[r*m*od:], start.Obs[i*m*od:(i*m+start.Len[i])*od])
 		if m > 1 {
-			copy(w.a[r*m*ad:], start.Act[i*(m-1)*ad:(i*(m-1)+start.Len[i]-1)*ad])
+			copy(w.A[r*m*ad:], start.Act[i*(m-1)*ad:(i*(m-1)+start.Len[i]-1)*ad])
 		}
 	}
 	if err := st.begin(w); err != nil {
@@ -162,7 +129,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 	for step := 0; step < cfg.Horizon && len(alive) > 0; step++ {
 		n := len(alive)
 		for q, r := range alive {
-			copy(obs[q*od:], w.state(r, w.l[r]-1))
+			copy(obs[q*od:], w.State(r, w.Len[r]-1))
 		}
 		var nz []float32
 		if !cfg.DeterministicPolicy {
@@ -175,7 +142,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
 		}
 		for q, r := range alive {
-			copy(w.action(r, w.l[r]-1), act[q*ad:(q+1)*ad])
+			copy(w.Action(r, w.Len[r]-1), act[q*ad:(q+1)*ad])
 		}
 		if err := st.predict(w, alive, wantU, rng, &pr); err != nil {
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
@@ -202,7 +169,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 			out.N++
 			cont[q] = !done
 			if !done {
-				w.push(r, next)
+				w.Push(r, next)
 			}
 		}
 		st.advance(w, alive, cont[:n])
@@ -253,10 +220,10 @@ func checkStart(s *Start, m, od, ad int) error {
 // drawK draws each alive row's backtracking length uniformly from
 // 1..min(states, m), in row order (shared by the ADM engines so that the same
 // seed gives the same choices).
-func drawK(w *window, alive []int, rng *rand.Rand, k []int) []int {
+func drawK(w *window.Window, alive []int, rng *rand.Rand, k []int) []int {
 	k = k[:0]
 	for _, r := range alive {
-		k = append(k, 1+rng.Intn(w.l[r]))
+		k = append(k, 1+rng.Intn(w.Len[r]))
 	}
 	return k
 }
