@@ -92,17 +92,26 @@ func (u *unrolledLayer) cell(g *Graph, gi [3]string, h string) string {
 // unrolledStack runs the m steps of every layer from zero initial states and
 // returns the top layer's output after each step ([batch, H] each).
 func unrolledStack(g *Graph, m *models.ADM, obsN, actN string) []string {
+	return gruSteps(g, m, obsN, actN, func(x string, _ int) string { return x })
+}
+
+// gruSteps builds the m steps of every GRU layer from zero initial states
+// and returns the top layer's output after each step. rowsAt(x, j) is the
+// part of x (rows of step 0's batch) that runs step j: all of it for the
+// plain unrolled form, a prefix of the length-sorted batch for the packed one.
+func gruSteps(g *Graph, m *models.ADM, obsN, actN string, rowsAt func(x string, j int) string) []string {
 	c := m.Cfg
 	var xs []string
 	for li := range m.GRU {
 		l := &m.GRU[li]
-		var u *unrolledLayer
+		split := l.In
+		if li == 0 {
+			split = c.ObsDim
+		}
+		u := newUnrolledLayer(g, l, split)
 		var start [3]string
 		if li == 0 {
-			u = newUnrolledLayer(g, l, c.ObsDim)
 			start = u.projectStart(g, obsN)
-		} else {
-			u = newUnrolledLayer(g, l, l.In)
 		}
 		h := ""
 		next := make([]string, c.M)
@@ -110,9 +119,16 @@ func unrolledStack(g *Graph, m *models.ADM, obsN, actN string) []string {
 			var gi [3]string
 			if li == 0 {
 				a := g.Op("Gather", []string{actN, g.Int64s("step", nil, []int64{int64(j)})}, AttrInt("axis", 0))
-				gi = u.projectAction(g, start, a)
+				var st [3]string
+				for gate := range st {
+					st[gate] = rowsAt(start[gate], j)
+				}
+				gi = u.projectAction(g, st, rowsAt(a, j))
 			} else {
-				gi = u.project(g, xs[j])
+				gi = u.project(g, xs[j]) // the layer below already ran on step j's rows only
+			}
+			if h != "" {
+				h = rowsAt(h, j)
 			}
 			h = u.cell(g, gi, h)
 			next[j] = h
@@ -157,49 +173,13 @@ func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort st
 				AttrInt("keepdims", 1))
 		}
 	}
-	prefix := func(x string, j int) string { // rows [0, n[j]) of x [*, C]
+	rowsAt := func(x string, j int) string { // rows [0, n[j]) of x [*, C]; step 0 runs them all
+		if j == 0 {
+			return x
+		}
 		return g.Op("Slice", []string{x, zero, n[j], axis0})
 	}
-
-	var xs []string
-	for li := range m.GRU {
-		l := &m.GRU[li]
-		var u *unrolledLayer
-		var start [3]string
-		if li == 0 {
-			u = newUnrolledLayer(g, l, c.ObsDim)
-			start = u.projectStart(g, obsS)
-		} else {
-			u = newUnrolledLayer(g, l, l.In)
-		}
-		h := ""
-		next := make([]string, c.M)
-		for j := 0; j < c.M; j++ {
-			var gi [3]string
-			if li == 0 {
-				a := g.Op("Gather", []string{actS, g.Int64s("step", nil, []int64{int64(j)})}, AttrInt("axis", 0))
-				var st [3]string
-				for gate := range st {
-					st[gate] = start[gate]
-					if j > 0 {
-						st[gate] = prefix(start[gate], j)
-					}
-				}
-				if j > 0 {
-					a = prefix(a, j)
-				}
-				gi = u.projectAction(g, st, a)
-			} else {
-				gi = u.project(g, xs[j])
-			}
-			if h != "" {
-				h = prefix(h, j)
-			}
-			h = u.cell(g, gi, h)
-			next[j] = h
-		}
-		xs = next
-	}
+	xs := gruSteps(g, m, obsS, actS, rowsAt)
 	// Sorted rows [n[j+1], n[j]) end at step j: concatenate from the longest.
 	parts := make([]string, 0, c.M)
 	for j := c.M - 1; j >= 0; j-- {
