@@ -394,3 +394,66 @@ func BenchmarkGoBackend(b *testing.B) {
 		})
 	}
 }
+
+// TestGoActorsShareOneProgram checks that a pool of pure-Go actors holds
+// one compiled program (one copy of the weights) with a scratch per actor,
+// and that actors running at once on different batches each return what the
+// plain float64 MLP computes for their own batch.
+func TestGoActorsShareOneProgram(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	a := models.NewActor(5, []float64{-1, -2, 0}, []float64{1, 0.5, 2}, []int{16, 16}, rng)
+	model, err := onnx.ExportActor(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Inspect(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	as, err := newActors(RuntimeGo, model, info, a.ObsDim, a.ActDim, n, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := as[0].(*goActor)
+	for i, x := range as {
+		g := x.(*goActor)
+		if g.prog != first.prog {
+			t.Fatalf("actor %d compiled its own program", i)
+		}
+		if i > 0 && g.s == first.s {
+			t.Fatalf("actor %d shares actor 0's scratch", i)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range as {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(100 + i)))
+			for it := 0; it < 200 && errs[i] == nil; it++ {
+				rows := 1 + r.Intn(9)
+				obs, noise := randObs(r, rows*a.ObsDim), randObs(r, rows*a.ActDim)
+				got := make([]float32, rows*a.ActDim)
+				if err := as[i].act(obs, noise, got); err != nil {
+					errs[i] = err
+					return
+				}
+				_, want := plainActor(a, obs, noise)
+				for j, w := range want {
+					if d := math.Abs(float64(got[j]) - w); d > 1e-5 {
+						errs[i] = fmt.Errorf("actor %d iteration %d: value %d = %v, want %v", i, it, j, got[j], w)
+						return
+					}
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

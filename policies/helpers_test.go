@@ -157,3 +157,12 @@ func randObs(rng *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// newActor opens a single actor of the runtime (a pool of one).
+func newActor(rt string, model []byte, info *ModelInfo, od, ad int, opts Options) (actor, error) {
+	as, err := newActors(rt, model, info, od, ad, 1, opts)
+	if err != nil {
+		return nil, err
+	}
+	return as[0], nil
+}

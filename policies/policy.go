@@ -106,13 +106,12 @@ func OpenBundle(b *Bundle, opts Options) (*Policy, error) {
 	rt := normRuntime(opts.Runtime)
 	p := &Policy{man: m, runtime: rt, stochastic: opts.Stochastic,
 		size: opts.sessions(), done: make(chan struct{}), rng: rand.New(rand.NewSource(opts.Seed))}
+	actors, err := newActors(rt, b.Policy, pi, m.ObsDim, m.ActDim, p.size, opts)
+	if err != nil {
+		return nil, err
+	}
 	p.pool = make(chan actor, p.size)
-	for i := 0; i < p.size; i++ {
-		a, err := newActor(rt, b.Policy, pi, m.ObsDim, m.ActDim, opts)
-		if err != nil {
-			p.closeActors()
-			return nil, err
-		}
+	for _, a := range actors {
 		p.pool <- a
 	}
 	switch {

@@ -23,20 +23,40 @@ type actor interface {
 	close()
 }
 
-func newActor(runtime string, model []byte, info *ModelInfo, obsDim, actDim int, opts Options) (actor, error) {
+// newActors returns n actors for the runtime. The pure-Go ones share one
+// compiled program (one copy of the weights); each ONNX Runtime actor is a
+// session of its own.
+func newActors(runtime string, model []byte, info *ModelInfo, obsDim, actDim, n int, opts Options) ([]actor, error) {
+	var out []actor
+	fail := func(err error) ([]actor, error) {
+		for _, a := range out {
+			a.close()
+		}
+		return nil, err
+	}
 	switch runtime {
 	case RuntimeORT:
-		p, err := infer.OpenPolicy(model, infer.Options{Provider: opts.Provider, Threads: opts.threads()})
-		if err != nil {
-			return nil, fmt.Errorf("policies: ONNX Runtime: %w", err)
+		for range n {
+			p, err := infer.OpenPolicy(model, infer.Options{Provider: opts.Provider, Threads: opts.threads()})
+			if err != nil {
+				return fail(fmt.Errorf("policies: ONNX Runtime: %w", err))
+			}
+			out = append(out, ortActor{p})
+			if p.ObsDim != obsDim || p.ActDim != actDim {
+				return fail(fmt.Errorf("policies: ONNX Runtime reads obs_dim=%d, act_dim=%d, want %d, %d", p.ObsDim, p.ActDim, obsDim, actDim))
+			}
 		}
-		if p.ObsDim != obsDim || p.ActDim != actDim {
-			p.Close()
-			return nil, fmt.Errorf("policies: ONNX Runtime reads obs_dim=%d, act_dim=%d, want %d, %d", p.ObsDim, p.ActDim, obsDim, actDim)
-		}
-		return ortActor{p}, nil
+		return out, nil
 	case RuntimeGo:
-		return newGoActor(model, info, obsDim, actDim)
+		first, err := newGoActor(model, info, obsDim, actDim)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, first)
+		for len(out) < n {
+			out = append(out, first.share())
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("policies: unknown runtime %q (want %q or %q)", runtime, RuntimeORT, RuntimeGo)
 }

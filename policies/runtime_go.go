@@ -62,6 +62,12 @@ func newGoActor(model []byte, info *ModelInfo, obsDim, actDim int) (*goActor, er
 	return &goActor{prog: prog, s: prog.newScratch(), iAction: 0, iMean: 1}, nil
 }
 
+// share returns a new actor over the same compiled program (the weights are
+// not copied) with its own scratch buffers.
+func (a *goActor) share() *goActor {
+	return &goActor{prog: a.prog, s: a.prog.newScratch(), iAction: a.iAction, iMean: a.iMean}
+}
+
 func (a *goActor) act(obs, noise, out []float32) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
