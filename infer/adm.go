@@ -114,6 +114,7 @@ func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, next, rew, lv 
 
 func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	e.k = drawK(w, alive, rng, e.k)
+	p.k = e.k
 	od, ad, m := e.obsDim, e.act, e.m
 	// One plan per row (the drawn k), or every k = 1..l per row for U^ADM.
 	e.plans = e.plans[:0]

@@ -222,6 +222,7 @@ func (e *ADMIncremental) begin(w *window.Window) error {
 
 func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	e.k = drawK(w, alive, rng, e.k)
+	p.k = e.k
 	od := e.obsDim
 	e.pairs = e.pairs[:0]
 	for _, r := range alive {

@@ -34,6 +34,7 @@ type refPred struct {
 type refModel struct {
 	draw    func(h *refHist, rng *rand.Rand) int
 	predict func(h *refHist, choice int, wantU bool) refPred
+	back    func(choice int) int32 // the backtracking length a choice predicts with
 }
 
 func refRollout(t testing.TB, p *infer.Policy, start *infer.Start, od, ad int, cfg infer.RollConfig, rng *rand.Rand, mod refModel) *infer.Transitions {
@@ -120,6 +121,7 @@ func refRollout(t testing.TB, p *infer.Policy, start *infer.Start, od, ad int, c
 				out.Done = append(out.Done, done)
 				out.Uncertainty = append(out.Uncertainty, float32(u))
 				out.Step = append(out.Step, int32(step))
+				out.Back = append(out.Back, mod.back(choice[q]))
 				out.N++
 				if !done {
 					hs[r].states = append(hs[r].states, next)
@@ -145,6 +147,7 @@ func refADMModel(a *models.ADM) refModel {
 		draw: func(h *refHist, rng *rand.Rand) int {
 			return 1 + rng.Intn(min(len(h.states), m))
 		},
+		back: func(k int) int32 { return int32(k) },
 		predict: func(h *refHist, k int, wantU bool) refPred {
 			next, rew, lv := plan(h, k)
 			pr := refPred{next: next, rew: rew, lv: lv}
@@ -188,6 +191,7 @@ func refEnsembleModel(e *models.Ensemble) refModel {
 		draw: func(h *refHist, rng *rand.Rand) int {
 			return e.Elites[rng.Intn(len(e.Elites))]
 		},
+		back: func(int) int32 { return 1 },
 		predict: func(h *refHist, k int, wantU bool) refPred {
 			s := h.states[len(h.states)-1]
 			a := h.acts[len(h.acts)-1]
@@ -248,15 +252,16 @@ func diffTransitions(got, want *infer.Transitions, od, ad int, tol float64) stri
 	for name, l := range map[string][2]int{
 		"Obs": {len(got.Obs), got.N * od}, "Act": {len(got.Act), got.N * ad}, "Rew": {len(got.Rew), got.N},
 		"NextObs": {len(got.NextObs), got.N * od}, "Done": {len(got.Done), got.N},
-		"Uncertainty": {len(got.Uncertainty), got.N}, "Step": {len(got.Step), got.N},
+		"Uncertainty": {len(got.Uncertainty), got.N}, "Step": {len(got.Step), got.N}, "Back": {len(got.Back), got.N},
 	} {
 		if l[0] != l[1] {
 			return fmt.Sprintf("%s has %d values, want %d", name, l[0], l[1])
 		}
 	}
 	for i := 0; i < got.N; i++ {
-		if got.Step[i] != want.Step[i] || got.Done[i] != want.Done[i] {
-			return fmt.Sprintf("transition %d: step %d done %v, want step %d done %v", i, got.Step[i], got.Done[i], want.Step[i], want.Done[i])
+		if got.Step[i] != want.Step[i] || got.Done[i] != want.Done[i] || got.Back[i] != want.Back[i] {
+			return fmt.Sprintf("transition %d: step %d done %v back %d, want step %d done %v back %d",
+				i, got.Step[i], got.Done[i], got.Back[i], want.Step[i], want.Done[i], want.Back[i])
 		}
 		for _, f := range []struct {
 			name string

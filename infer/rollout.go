@@ -30,6 +30,10 @@ type Transitions struct {
 	Uncertainty []float32
 	// Step is the roll-out step (0..H-1) that produced the transition.
 	Step []int32
+	// Back is the backtracking length k the next state was predicted with:
+	// from the state k-1 steps before the current one through the last k
+	// actions (ADM-Roll's draw); always 1 for the ensemble.
+	Back []int32
 }
 
 // RollConfig controls a roll-out.
@@ -58,6 +62,7 @@ type prediction struct {
 	rew  []float32 // mean reward [n]
 	lv   []float32 // log-variance of [next obs, reward] [n, obsDim+1]
 	u    []float32 // uncertainty [n] (when asked)
+	k    []int     // backtracking length per alive row (nil: 1, one-step models)
 }
 
 // stepper is the model-specific part of a roll-out.
@@ -166,6 +171,11 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 			out.Done = append(out.Done, done)
 			out.Uncertainty = append(out.Uncertainty, u)
 			out.Step = append(out.Step, int32(step))
+			back := int32(1)
+			if pr.k != nil {
+				back = int32(pr.k[q])
+			}
+			out.Back = append(out.Back, back)
 			out.N++
 			cont[q] = !done
 			if !done {
@@ -189,7 +199,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 func newTransitions(n, od, ad int) *Transitions {
 	return &Transitions{Obs: make([]float32, 0, n*od), Act: make([]float32, 0, n*ad), Rew: make([]float32, 0, n),
 		NextObs: make([]float32, 0, n*od), Done: make([]bool, 0, n), Uncertainty: make([]float32, 0, n),
-		Step: make([]int32, 0, n)}
+		Step: make([]int32, 0, n), Back: make([]int32, 0, n)}
 }
 
 func checkStart(s *Start, m, od, ad int) error {

@@ -31,6 +31,12 @@ type Diagnosis struct {
 	SkippedClipped int         `json:"skipped_clipped"`
 	Penalty        float64     `json:"penalty"`
 	PerStep        []DiagStep  `json:"per_step"`     // by roll-out step h = 1..H
+	PerK           []DiagK     `json:"per_k"`        // by backtracking length k = 1..m (only 1 for the ensemble)
+	// OneStep is the transitions at h = 1 predicted with k = 1: one model
+	// step from a data set state, the like-for-like model error of ADM-Roll
+	// and the ensemble (at h = 1 ADM-Roll also backtracks into the start's
+	// real history, which mixes k-step predictions into PerStep[0]).
+	OneStep DiagStats `json:"one_step"`
 	Corr           float64     `json:"corr_u_error"` // Pearson correlation of U and the error over all transitions
 	RankCorr       float64     `json:"rank_corr_u_error"`
 	ErrMean        float64     `json:"error_mean"`
@@ -40,13 +46,41 @@ type Diagnosis struct {
 	ByUQuintile    []DiagGroup `json:"by_u_quintile"`     // error within each fifth of the transitions sorted by U
 }
 
-// DiagStep is one roll-out step's averages.
-type DiagStep struct {
-	H           int     `json:"h"`
+// DiagStats are the averages over a group of replayed transitions.
+type DiagStats struct {
 	Transitions int     `json:"transitions"`
 	ErrMean     float64 `json:"error_mean"`
 	UMean       float64 `json:"u_mean"`
 	RewErrMean  float64 `json:"reward_error_mean"`
+}
+
+// add sums one transition's error, U and reward error (finish averages).
+func (s *DiagStats) add(e, u, rewErr float64) {
+	s.Transitions++
+	s.ErrMean += e
+	s.UMean += u
+	s.RewErrMean += rewErr
+}
+
+// finish turns the sums into means.
+func (s *DiagStats) finish() {
+	if s.Transitions > 0 {
+		c := float64(s.Transitions)
+		s.ErrMean, s.UMean, s.RewErrMean = s.ErrMean/c, s.UMean/c, s.RewErrMean/c
+	}
+}
+
+// DiagStep is one roll-out step's averages.
+type DiagStep struct {
+	H int `json:"h"`
+	DiagStats
+}
+
+// DiagK is the averages of the transitions predicted with backtracking
+// length K.
+type DiagK struct {
+	K int `json:"k"`
+	DiagStats
 }
 
 // DiagGroup is the mean U and error of a group of transitions.
@@ -123,15 +157,18 @@ func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
 		if tr.Done[i] == st.Terminated {
 			agree++
 		}
-		h := int(tr.Step[i])
+		h, k := int(tr.Step[i]), int(tr.Back[i])
 		for len(d.PerStep) <= h {
 			d.PerStep = append(d.PerStep, DiagStep{H: len(d.PerStep) + 1})
 		}
-		p := &d.PerStep[h]
-		p.Transitions++
-		p.ErrMean += e
-		p.UMean += u
-		p.RewErrMean += rewErr
+		for len(d.PerK) < k {
+			d.PerK = append(d.PerK, DiagK{K: len(d.PerK) + 1})
+		}
+		d.PerStep[h].add(e, u, rewErr)
+		d.PerK[k-1].add(e, u, rewErr)
+		if h == 0 && k == 1 {
+			d.OneStep.add(e, u, rewErr)
+		}
 		d.RewErrMean += rewErr
 		errs = append(errs, e)
 		us = append(us, u)
@@ -141,12 +178,12 @@ func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
 		return nil, fmt.Errorf("train: %s: no finite model transitions", dir)
 	}
 	for i := range d.PerStep {
-		p := &d.PerStep[i]
-		if p.Transitions > 0 {
-			c := float64(p.Transitions)
-			p.ErrMean, p.UMean, p.RewErrMean = p.ErrMean/c, p.UMean/c, p.RewErrMean/c
-		}
+		d.PerStep[i].finish()
 	}
+	for i := range d.PerK {
+		d.PerK[i].finish()
+	}
+	d.OneStep.finish()
 	d.RewErrMean /= n
 	d.DoneAgree = agree / n
 	d.ErrMean, _ = meanStd(errs)

@@ -1,7 +1,9 @@
 package train
 
 import (
+	"context"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/admpo/admpo/envs"
@@ -54,6 +56,71 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 		}
 		if worst > 2e-3 {
 			t.Errorf("%s: rebuilt states step to next observations up to %g away from the recorded ones", task, worst)
+		}
+	}
+}
+
+// TestDiagnosisGroupsByStepAndK diagnoses tiny finished ADMPO-OFF (m = 3)
+// and MOPO runs and checks how the replayed transitions are grouped: every
+// transition counted once by roll-out step and once by backtracking length,
+// k within 1..m for the ADM (with k > 1 present at h = 1, where the starts
+// carry real history) and always 1 for the ensemble, the one-step group a
+// part of step 1, and the group means recombining to the overall mean.
+func TestDiagnosisGroupsByStepAndK(t *testing.T) {
+	offNeedORT(t)
+	data := offRandomDataset(t, 400)
+	for _, algo := range []string{"admpo", "mopo"} {
+		cfg := offTinyConfig(t, algo, "random", data)
+		cfg.Epochs, cfg.Horizon = 1, 3
+		if algo == "admpo" {
+			cfg.M = 3
+		}
+		dir := filepath.Join(t.TempDir(), algo)
+		o, err := NewOffline(cfg, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		o.Close()
+		d, err := DiagnoseOffline(dir, 300, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nh, nk int
+		var sumH, sumK float64
+		for _, p := range d.PerStep {
+			nh += p.Transitions
+			sumH += p.ErrMean * float64(p.Transitions)
+		}
+		for _, p := range d.PerK {
+			nk += p.Transitions
+			sumK += p.ErrMean * float64(p.Transitions)
+			if p.K < 1 || p.K > cfg.M || p.Transitions == 0 {
+				t.Errorf("%s: group k = %d (want 1..%d) has %d transitions", algo, p.K, cfg.M, p.Transitions)
+			}
+		}
+		if nh == 0 || nh != nk || nh > d.Transitions-d.SkippedClipped {
+			t.Fatalf("%s: %d transitions by step, %d by k, %d replayed (%d skipped)", algo, nh, nk, d.Transitions, d.SkippedClipped)
+		}
+		if math.Abs(sumH/float64(nh)-d.ErrMean) > 1e-9 || math.Abs(sumK/float64(nk)-d.ErrMean) > 1e-9 {
+			t.Errorf("%s: group means recombine to %v (by h) and %v (by k), overall %v", algo, sumH/float64(nh), sumK/float64(nk), d.ErrMean)
+		}
+		if d.OneStep.Transitions == 0 || d.OneStep.Transitions > d.PerStep[0].Transitions {
+			t.Errorf("%s: %d one-step transitions of %d at h = 1", algo, d.OneStep.Transitions, d.PerStep[0].Transitions)
+		}
+		switch algo {
+		case "mopo":
+			if len(d.PerK) != 1 || d.OneStep.Transitions != d.PerStep[0].Transitions {
+				t.Errorf("mopo: %d k groups, one-step %d of %d at h = 1; the ensemble only predicts one step",
+					len(d.PerK), d.OneStep.Transitions, d.PerStep[0].Transitions)
+			}
+		case "admpo":
+			if len(d.PerK) != cfg.M || d.OneStep.Transitions == d.PerStep[0].Transitions {
+				t.Errorf("admpo: %d k groups (want %d), one-step %d of %d at h = 1: no backtracking into the starts' history",
+					len(d.PerK), cfg.M, d.OneStep.Transitions, d.PerStep[0].Transitions)
+			}
 		}
 	}
 }

@@ -221,6 +221,12 @@ func diagnoseOffline(dir string, starts int, seed int64) error {
 	for _, p := range d.PerStep {
 		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.H, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
 	}
+	fmt.Printf("  one step from data set states (h = 1, k = 1): %d transitions, error %.4f, U %.4f\n",
+		d.OneStep.Transitions, d.OneStep.ErrMean, d.OneStep.UMean)
+	fmt.Println("  by backtracking length  k: transitions  error  U  |reward error|")
+	for _, p := range d.PerK {
+		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.K, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
+	}
 	fmt.Print("  by U quintile (U, error):")
 	for _, g := range d.ByUQuintile {
 		fmt.Printf(" (%.3f, %.3f)", g.UMean, g.ErrMean)
