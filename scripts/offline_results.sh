@@ -5,6 +5,10 @@
 # Usage: scripts/offline_results.sh [WORK_DIR]   (default runs/offline)
 # ENVS, KINDS, ALGOS and SEEDS select a part of the matrix (defaults: hopper
 # walker2d; medium medium-replay random medium-expert; admpo mopo bc; 0 1 2).
+# TAG with EXTRA runs a variant beside the main matrix: EXTRA's flags are added
+# to every run, which goes to runs/ENV-KIND-TAG/ (plot docs/offline-ENV-KIND-TAG.png),
+# e.g. the paper-size ADM ablation:
+#   TAG=bigadm ALGOS=admpo EXTRA="--adm-hidden 200 --adm-layers 3 --adm-res-blocks 4" scripts/offline_results.sh
 # Finished runs are skipped and interrupted ones resumed, so parts can run in
 # parallel (each run takes a lock) or one after another.
 set -euo pipefail
@@ -24,9 +28,10 @@ for env in ${ENVS:-hopper walker2d}; do
       "$bin" collect --env "$env" --kind "$kind" --size 30000 --seed 0 --train-steps 100000 --stop-return $stop \
         --train-dir "d/behaviour-$env-0" --out "$data" > "d/$env-$kind.log" 2>&1
     fi
+    name=$env-$kind${TAG:+-$TAG}
     for seed in ${SEEDS:-0 1 2}; do
       for algo in ${ALGOS:-admpo mopo bc}; do
-        dir=runs/$env-$kind/$algo-$seed
+        dir=runs/$name/$algo-$seed
         if grep -qs '^done:' "$dir.log"; then continue; fi                                   # finished earlier
         if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi  # another instance runs it
         mkdir -p "$(dirname "$dir")"; echo $$ > "$dir.lock"
@@ -34,14 +39,14 @@ for env in ${ENVS:-hopper walker2d}; do
           "$bin" train offline --resume "$dir" >> "$dir.log" 2>&1
         else
           rm -rf "$dir"
-          "$bin" train offline --dataset "$data" --algo "$algo" --seed "$seed" --epochs 20 --out "$dir" > "$dir.log" 2>&1
+          "$bin" train offline --dataset "$data" --algo "$algo" --seed "$seed" --epochs 20 ${EXTRA:-} --out "$dir" > "$dir.log" 2>&1
         fi
         rm -f "$dir.lock"
         [ "$algo" = bc ] || "$bin" train offline --diagnose "$dir" --diagnose-starts 1000 > "$dir.diagnosis.txt" 2>&1
         echo "$(date +%T) finished $dir: $(grep -a 'normalised score' "$dir.log" | tail -1)"
       done
     done
-    [ -d "runs/$env-$kind" ] && "$bin" plot --runs "runs/$env-$kind/*" --out "$root/docs/offline-$env-$kind.png" \
-      --title "$env-$kind (quick preset, 20 epochs)"
+    [ -d "runs/$name" ] && "$bin" plot --runs "runs/$name/*" --out "$root/docs/offline-$name.png" \
+      --title "$name (quick preset, 20 epochs${EXTRA:+, $EXTRA})"
   done
 done

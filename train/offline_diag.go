@@ -28,22 +28,22 @@ type Diagnosis struct {
 	Transitions int    `json:"transitions"`
 	// SkippedClipped counts transitions left out because their state has a
 	// velocity at the observation's clip bound (hopper, walker2d: ±10).
-	SkippedClipped int         `json:"skipped_clipped"`
-	Penalty        float64     `json:"penalty"`
-	PerStep        []DiagStep  `json:"per_step"`     // by roll-out step h = 1..H
-	PerK           []DiagK     `json:"per_k"`        // by backtracking length k = 1..m (only 1 for the ensemble)
+	SkippedClipped int        `json:"skipped_clipped"`
+	Penalty        float64    `json:"penalty"`
+	PerStep        []DiagStep `json:"per_step"` // by roll-out step h = 1..H
+	PerK           []DiagK    `json:"per_k"`    // by backtracking length k = 1..m (only 1 for the ensemble)
 	// OneStep is the transitions at h = 1 predicted with k = 1: one model
 	// step from a data set state, the like-for-like model error of ADM-Roll
 	// and the ensemble (at h = 1 ADM-Roll also backtracks into the start's
 	// real history, which mixes k-step predictions into PerStep[0]).
-	OneStep DiagStats `json:"one_step"`
-	Corr           float64     `json:"corr_u_error"` // Pearson correlation of U and the error over all transitions
-	RankCorr       float64     `json:"rank_corr_u_error"`
-	ErrMean        float64     `json:"error_mean"`
-	UMean          float64     `json:"u_mean"`
-	RewErrMean     float64     `json:"reward_error_mean"` // |r_model (unpenalised) - r_real|
-	DoneAgree      float64     `json:"done_agreement"`    // model and simulator agree on termination
-	ByUQuintile    []DiagGroup `json:"by_u_quintile"`     // error within each fifth of the transitions sorted by U
+	OneStep     DiagStats   `json:"one_step"`
+	Corr        float64     `json:"corr_u_error"` // Pearson correlation of U and the error over all transitions
+	RankCorr    float64     `json:"rank_corr_u_error"`
+	ErrMean     float64     `json:"error_mean"`
+	UMean       float64     `json:"u_mean"`
+	RewErrMean  float64     `json:"reward_error_mean"` // |r_model (unpenalised) - r_real|
+	DoneAgree   float64     `json:"done_agreement"`    // model and simulator agree on termination
+	ByUQuintile []DiagGroup `json:"by_u_quintile"`     // error within each fifth of the transitions sorted by U
 }
 
 // DiagStats are the averages over a group of replayed transitions.
