@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -116,7 +117,7 @@ func datasetIdentity(path string) (env, kind string, err error) {
 	}
 	fe, fk, err := train.ParseDatasetName(path)
 	if err != nil {
-		return "", "", err
+		return env, kind, fmt.Errorf("%w: the metadata names no env/kind and %v", errUnknownDataset, err)
 	}
 	if env == "" {
 		env = fe
@@ -126,6 +127,9 @@ func datasetIdentity(path string) (env, kind string, err error) {
 	}
 	return env, kind, nil
 }
+
+// errUnknownDataset marks a data set that was read but names no task or kind.
+var errUnknownDataset = errors.New("unknown data set")
 
 func trainOffline(args []string) error {
 	fs := newFlags("train offline", "train offline --dataset data/hopper-medium.hdf5 --algo admpo --epochs 20 --seed 0 --out runs/off-hopper-medium-admpo-0",
@@ -170,8 +174,11 @@ func trainOffline(args []string) error {
 			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR)", errUsage)
 		}
 		de, dk, err := datasetIdentity(*dataset)
-		if err != nil && (*env == "" || *kind == "") {
+		switch {
+		case errors.Is(err, errUnknownDataset) && (*env == "" || *kind == ""):
 			return fmt.Errorf("%w: %v (set --env and --kind)", errUsage, err)
+		case err != nil && !errors.Is(err, errUnknownDataset):
+			return fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
 		}
 		if *env != "" {
 			de = *env
