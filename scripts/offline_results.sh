@@ -9,6 +9,7 @@
 # to every run, which goes to runs/ENV-KIND-TAG/ (plot docs/offline-ENV-KIND-TAG.png),
 # e.g. the paper-size ADM ablation:
 #   TAG=bigadm ALGOS=admpo EXTRA="--adm-hidden 200 --adm-layers 3 --adm-res-blocks 4" scripts/offline_results.sh
+# NO_PLOT=1 leaves docs/ alone (for partial re-runs).
 # Finished runs are skipped and interrupted ones resumed, so parts can run in
 # parallel (each run takes a lock) or one after another.
 set -euo pipefail
@@ -46,7 +47,7 @@ for env in ${ENVS:-hopper walker2d}; do
         echo "$(date +%T) finished $dir: $(grep -a 'normalised score' "$dir.log" | tail -1)"
       done
     done
-    [ -d "runs/$name" ] && "$bin" plot --runs "runs/$name/*" --out "$root/docs/offline-$name.png" \
+    [ -n "${NO_PLOT:-}" ] || [ ! -d "runs/$name" ] || "$bin" plot --runs "runs/$name/*" --out "$root/docs/offline-$name.png" \
       --title "$name (quick preset, 20 epochs${EXTRA:+, $EXTRA})"
   done
 done
