@@ -54,7 +54,8 @@ func plainActor(a *models.Actor, obs, noise []float32) (mean, sampled []float64)
 	return mean, sampled
 }
 
-func newGoTestActor(t testing.TB, a *models.Actor) (*goActor, []byte) {
+// exportActor exports an actor to ONNX and inspects the model.
+func exportActor(t testing.TB, a *models.Actor) ([]byte, *ModelInfo) {
 	t.Helper()
 	model, err := onnx.ExportActor(a, nil)
 	if err != nil {
@@ -64,6 +65,12 @@ func newGoTestActor(t testing.TB, a *models.Actor) (*goActor, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return model, info
+}
+
+func newGoTestActor(t testing.TB, a *models.Actor) (*goActor, []byte) {
+	t.Helper()
+	model, info := exportActor(t, a)
 	g, err := newGoActor(model, info, a.ObsDim, a.ActDim)
 	if err != nil {
 		t.Fatal(err)
@@ -402,14 +409,7 @@ func BenchmarkGoBackend(b *testing.B) {
 func TestGoActorsShareOneProgram(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	a := models.NewActor(5, []float64{-1, -2, 0}, []float64{1, 0.5, 2}, []int{16, 16}, rng)
-	model, err := onnx.ExportActor(a, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := Inspect(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, info := exportActor(t, a)
 	const n = 4
 	as, err := newActors(RuntimeGo, model, info, a.ObsDim, a.ActDim, n, Options{})
 	if err != nil {
