@@ -8,8 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"unicode"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/stats"
 )
 
@@ -25,6 +29,7 @@ import (
 type Diagnosis struct {
 	Run         string `json:"run"`
 	Algo        string `json:"algo"`
+	Policy      string `json:"policy"` // the policy rolled out: "own" or the ONNX file used instead
 	Transitions int    `json:"transitions"`
 	// SkippedClipped counts transitions left out because their state has a
 	// velocity at the observation's clip bound (hopper, walker2d: ±10).
@@ -88,10 +93,23 @@ type DiagGroup struct {
 	UMean, ErrMean float64
 }
 
+// DiagnoseOptions selects what DiagnoseOffline rolls out.
+type DiagnoseOptions struct {
+	Starts int   // roll-out start sequences drawn from the data set
+	Seed   int64 // seeds the starts and the roll-out
+	// Policy, when set, is a run directory (its final policy.onnx) or an
+	// ONNX actor file rolled out in the model instead of the run's own final
+	// policy. Two runs' models diagnosed with the same Policy and Seed start
+	// from the same data set states and take the same first actions, so
+	// their errors compare like for like. The result is then written to
+	// DIR/diagnosis-with-NAME.json rather than DIR/diagnosis.json.
+	Policy string
+}
+
 // DiagnoseOffline loads the finished (or checkpointed) offline run in dir
-// and measures its model on starts roll-out starts (seeded). It reads the
-// run's files only.
-func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
+// and measures its model on opt.Starts roll-out starts. It writes the
+// diagnosis as JSON in dir and reads nothing outside dir but opt.Policy.
+func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	var cfg OfflineConfig
 	f, err := loadCheckpoint(dir, &cfg)
 	if err != nil {
@@ -111,9 +129,14 @@ func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
 	if !o.fitted {
 		return nil, fmt.Errorf("train: %s: the model was never fitted", dir)
 	}
-	o.Cfg.RolloutBatch = starts
-	o.rng = rand.New(rand.NewSource(seed))
-	tr, err := o.rollout()
+	policy, name, err := diagPolicy(o, opt.Policy)
+	if err != nil {
+		return nil, err
+	}
+	o.Cfg.RolloutBatch = opt.Starts
+	o.rng = rand.New(rand.NewSource(opt.Seed))
+	tr, err := o.rollPolicy(policy, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done}, "diagnosis")
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +145,11 @@ func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
 		return nil, err
 	}
 	defer env.Close()
-	d := &Diagnosis{Run: dir, Algo: cfg.Algo, Penalty: cfg.Penalty, Transitions: tr.N}
+	d := &Diagnosis{Run: dir, Algo: cfg.Algo, Policy: "own", Penalty: cfg.Penalty, Transitions: tr.N}
+	out := "diagnosis.json"
+	if name != "" {
+		d.Policy, out = opt.Policy, "diagnosis-with-"+name+".json"
+	}
 	od, ad := o.task.ObsDim, o.task.ActDim
 	act := make([]float64, ad)
 	errs, us := make([]float64, 0, tr.N), make([]float64, 0, tr.N)
@@ -205,10 +232,38 @@ func DiagnoseOffline(dir string, starts int, seed int64) (*Diagnosis, error) {
 		d.ByUQuintile = append(d.ByUQuintile, g)
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "diagnosis.json"), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, out), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return d, nil
+}
+
+// diagPolicy returns the ONNX actor a diagnosis rolls out: the run's own
+// final policy, or the one named by path (a run directory's policy.onnx or
+// an .onnx file) with a file-name-safe name for it.
+func diagPolicy(o *Offline, path string) (policy []byte, name string, err error) {
+	if path == "" {
+		b, err := o.actorONNX()
+		return b, "", err
+	}
+	file := path
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		file = filepath.Join(path, "policy.onnx")
+		name = filepath.Base(filepath.Dir(filepath.Clean(path))) + "-" + filepath.Base(filepath.Clean(path))
+	} else {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("train: diagnosis policy: %w", err)
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return '_'
+	}, name)
+	return b, name, nil
 }
 
 // setStateFromObs resets env and sets its simulator state from an

@@ -3,10 +3,15 @@ package train
 import (
 	"context"
 	"math"
+	"math/rand"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
 )
 
 // TestStateFromObservationReproducesSteps: the diagnosis replays model
@@ -84,7 +89,7 @@ func TestDiagnosisGroupsByStepAndK(t *testing.T) {
 			t.Fatal(err)
 		}
 		o.Close()
-		d, err := DiagnoseOffline(dir, 300, 7)
+		d, err := DiagnoseOffline(dir, DiagnoseOptions{Starts: 300, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,5 +127,72 @@ func TestDiagnosisGroupsByStepAndK(t *testing.T) {
 					len(d.PerK), cfg.M, d.OneStep.Transitions, d.PerStep[0].Transitions)
 			}
 		}
+	}
+}
+
+// TestDiagnosisWithAnotherPolicy diagnoses a MOPO run's model with the
+// policy of an ADMPO-OFF run on the same data: naming the MOPO run's own
+// policy.onnx reproduces its own-policy diagnosis exactly, the other run's
+// policy gives other transitions and a separate JSON file (the run's own
+// diagnosis.json stays), and an actor of another task's size is refused.
+func TestDiagnosisWithAnotherPolicy(t *testing.T) {
+	offNeedORT(t)
+	data := offRandomDataset(t, 400)
+	dirs := map[string]string{}
+	for _, algo := range []string{"admpo", "mopo"} {
+		cfg := offTinyConfig(t, algo, "random", data)
+		cfg.Epochs = 1
+		dirs[algo] = filepath.Join(t.TempDir(), "hopper-random", algo+"-0")
+		o, err := NewOffline(cfg, dirs[algo])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		o.Close()
+	}
+	run := dirs["mopo"]
+	own, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 200, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownFile, err := os.ReadFile(filepath.Join(run, "diagnosis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 200, Seed: 3, Policy: filepath.Join(run, "policy.onnx")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Transitions != own.Transitions || same.ErrMean != own.ErrMean || same.UMean != own.UMean {
+		t.Fatalf("own policy.onnx: %d transitions, error %v, U %v; own policy: %d, %v, %v",
+			same.Transitions, same.ErrMean, same.UMean, own.Transitions, own.ErrMean, own.UMean)
+	}
+	other, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 200, Seed: 3, Policy: dirs["admpo"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Policy != dirs["admpo"] || other.ErrMean == own.ErrMean {
+		t.Fatalf("with the ADMPO-OFF policy: policy %q, error %v (own policy's %v)", other.Policy, other.ErrMean, own.ErrMean)
+	}
+	if _, err := os.Stat(filepath.Join(run, "diagnosis-with-hopper-random-admpo-0.json")); err != nil {
+		t.Errorf("the other policy's diagnosis file: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(run, "diagnosis.json")); err != nil || string(b) != string(ownFile) {
+		t.Errorf("diagnosis.json was changed by a diagnosis with another policy (%v)", err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	walker := models.NewActor(17, []float64{-1, -1, -1, -1, -1, -1}, []float64{1, 1, 1, 1, 1, 1}, []int{8}, rng)
+	b, err := onnx.ExportActor(walker, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(t.TempDir(), "walker.onnx")
+	if err := os.WriteFile(wrong, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 50, Seed: 3, Policy: wrong}); err == nil || !strings.Contains(err.Error(), "17") {
+		t.Fatalf("a 17x6 actor on a hopper model: %v, want an error naming the sizes", err)
 	}
 }

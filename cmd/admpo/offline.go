@@ -155,12 +155,14 @@ func trainOffline(args []string) error {
 	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint")
 	diagnose := fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
 	diagStarts := fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
+	diagPolicy := fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
+		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
 	ov := addOfflineOverrides(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *diagnose != "" {
-		return diagnoseOffline(*diagnose, *diagStarts, *seed)
+		return diagnoseOffline(*diagnose, train.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy})
 	}
 	var o *train.Offline
 	var err error
@@ -214,13 +216,17 @@ func trainOffline(args []string) error {
 
 // diagnoseOffline prints a run's model error against the simulator by
 // roll-out step and its correlation with the run's uncertainty U.
-func diagnoseOffline(dir string, starts int, seed int64) error {
-	d, err := train.DiagnoseOffline(dir, starts, seed)
+func diagnoseOffline(dir string, opt train.DiagnoseOptions) error {
+	d, err := train.DiagnoseOffline(dir, opt)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s (%s): %d model transitions of the final policy, replayed in the simulator (%d with clipped velocities left out)\n",
-		dir, d.Algo, d.Transitions, d.SkippedClipped)
+	who := "the run's final policy"
+	if d.Policy != "own" {
+		who = "the policy " + d.Policy
+	}
+	fmt.Printf("%s (%s): %d model transitions of %s, replayed in the simulator (%d with clipped velocities left out)\n",
+		dir, d.Algo, d.Transitions, who, d.SkippedClipped)
 	fmt.Printf("  error (RMS of s'_model - s'_real) %.4f, U %.4f (beta %.3g: penalty %.4f), |reward error| %.4f, termination agreement %.3f\n",
 		d.ErrMean, d.UMean, d.Penalty, d.Penalty*d.UMean, d.RewErrMean, d.DoneAgree)
 	fmt.Printf("  correlation of U and the error: Pearson %.3f, Spearman %.3f\n", d.Corr, d.RankCorr)
