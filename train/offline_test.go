@@ -371,6 +371,23 @@ func TestOfflinePresetsFollowThePaper(t *testing.T) {
 			t.Errorf("%s: common ADMPO-OFF defaults wrong: %+v", x.name, c)
 		}
 	}
+	// The quick preset shrinks what `admpo train offline --help` says it
+	// shrinks: the ADM, not MOPO's ensemble, and keeps the paper's m, H, beta.
+	for _, algo := range []string{"admpo", "mopo"} {
+		p, err := OfflinePreset("paper", "hopper", "medium", algo, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := OfflinePreset("quick", "hopper", "medium", algo, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Epochs != 20 || q.RolloutBatch != 5000 || q.EvalEpisodes != 5 || q.ModelMaxEpochs != 30 ||
+			q.ADMHidden != 64 || q.ADMLayers != 2 || q.ADMResBlocks != 2 || q.Ensemble != 7 || q.Elites != 5 ||
+			q.M != p.M || q.Horizon != p.Horizon || q.Penalty != p.Penalty || q.RealRatio != p.RealRatio {
+			t.Errorf("quick %s preset: %+v (paper: %+v)", algo, q, p)
+		}
+	}
 	if _, _, err := ParseDatasetName("hopper.hdf5"); err == nil {
 		t.Error("a name without a kind was accepted")
 	}

@@ -140,7 +140,10 @@ func trainOffline(args []string) error {
 			"the penalised transitions refill the model buffer; one SAC update per step. The task and data set\n"+
 			"kind come from the file's metadata (env, kind) or its name (ENV-KIND[-vN].hdf5) and pick the preset's\n"+
 			"m, H and beta (paper: the paper's Table admpo_off_hyper for admpo, MOPO's own configs for mopo;\n"+
-			"quick: the same loop sized for two CPU cores). Every flag below overrides one value.\n"+
+			"quick: the same loop sized for two CPU cores: 20 epochs, 5000 roll-out starts, 5 evaluation episodes,\n"+
+			"model fits capped at 30 epochs, and the ADM shrunk to 2 GRU layers x 64 with 2 ResBlocks while MOPO's\n"+
+			"ensemble keeps its 4 x 200 members; --adm-hidden 200 --adm-layers 3 --adm-res-blocks 4 restores the\n"+
+			"paper's ADM). Every flag below overrides one value.\n"+
 			"After every epoch the deterministic policy is evaluated in the real task: progress.csv's\n"+
 			"eval_return_mean holds the D4RL normalised score (what `admpo plot` draws); offline.csv adds the raw\n"+
 			"return and roll-out statistics. Ctrl-C writes a checkpoint; --resume OUT continues exactly.")
