@@ -25,8 +25,28 @@ import (
 type Run struct {
 	Dir, Algo, Env string
 	Seed           int64
-	Steps          []int     // env steps with an evaluation
-	Returns        []float64 // mean evaluation return at those steps
+	Offline        bool      // an offline run: Steps count policy updates, Returns are D4RL normalised scores
+	Steps          []int     // env steps (policy updates offline) with an evaluation
+	Returns        []float64 // mean evaluation return (normalised score offline) at those steps
+}
+
+// Axes returns the axis labels for runs, which must be all online or all
+// offline runs (their steps and returns have different units).
+func Axes(runs []Run) (x, y string, err error) {
+	off := 0
+	for _, r := range runs {
+		if r.Offline {
+			off++
+		}
+	}
+	switch off {
+	case 0:
+		return "env steps", "evaluation return", nil
+	case len(runs):
+		return "policy updates", "D4RL normalised score", nil
+	}
+	return "", "", fmt.Errorf("report: %d of the %d runs are offline runs (normalised scores per update) and the others online "+
+		"(returns per env step): plot them separately", off, len(runs))
 }
 
 // LoadRuns reads every run directory matching pattern (a filepath.Glob
@@ -48,6 +68,7 @@ func LoadRuns(pattern string) ([]Run, error) {
 		var cfg struct {
 			Algo, Env string
 			Seed      int64
+			Dataset   string // set by offline runs only
 		}
 		if err := json.Unmarshal(b, &cfg); err != nil {
 			return nil, fmt.Errorf("report: %s/config.json: %w", d, err)
@@ -56,7 +77,7 @@ func LoadRuns(pattern string) ([]Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed}
+		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed, Offline: cfg.Dataset != ""}
 		for _, rec := range recs {
 			if !math.IsNaN(rec.EvalMean) {
 				r.Steps = append(r.Steps, rec.Step)
@@ -133,13 +154,13 @@ func MeanSE(v []float64) (mean, se float64) {
 
 var palette = []color.RGBA{{31, 119, 180, 255}, {214, 39, 40, 255}, {44, 160, 44, 255}, {255, 127, 14, 255}, {148, 103, 189, 255}, {140, 86, 75, 255}}
 
-// Plot draws the curves (mean line, ±1 standard error band) to out (.png
-// or .svg by extension).
-func Plot(curves []Curve, title, out string) error {
+// Plot draws the curves (mean line, ±1 standard error band) with the given
+// axis labels (see Axes) to out (.png or .svg by extension).
+func Plot(curves []Curve, title, xLabel, yLabel, out string) error {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "env steps"
-	p.Y.Label.Text = "evaluation return"
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
 	p.Legend.Top = true
 	p.Legend.Left = true
 	for i, c := range curves {

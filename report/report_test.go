@@ -13,10 +13,14 @@ import (
 
 func writeRun(t *testing.T, dir, algo string, seed int, returns []float64) {
 	t.Helper()
+	writeRunConfig(t, dir, `{"algo":"`+algo+`","env":"hopper","seed":`+string(rune('0'+seed))+`}`, returns)
+}
+
+func writeRunConfig(t *testing.T, dir, cfg string, returns []float64) {
+	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := `{"algo":"` + algo + `","env":"hopper","seed":` + string(rune('0'+seed)) + `}`
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +61,7 @@ func TestCurvesMeanAndStandardError(t *testing.T) {
 		t.Errorf("summary:\n%s", buf.String())
 	}
 	out := filepath.Join(root, "curves.png")
-	if err := Plot(cs, "hopper", out); err != nil {
+	if err := Plot(cs, "hopper", "env steps", "evaluation return", out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -66,5 +70,35 @@ func TestCurvesMeanAndStandardError(t *testing.T) {
 	}
 	if _, err := LoadRuns(filepath.Join(root, "nothing-*")); err == nil {
 		t.Error("an empty match was accepted")
+	}
+}
+
+// TestAxesFollowTheRunKind: online runs are labelled env steps / evaluation
+// return, offline runs (their config names a dataset) policy updates / D4RL
+// normalised score, and a mixture is refused.
+func TestAxesFollowTheRunKind(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, filepath.Join(root, "on-sac-0"), "sac", 0, []float64{1})
+	off := `{"algo":"admpo","env":"hopper","seed":0,"dataset":"d/hopper-medium.hdf5","dataset_name":"hopper-medium"}`
+	writeRunConfig(t, filepath.Join(root, "off-admpo-0"), off, []float64{2})
+	for _, c := range []struct{ pattern, x, y string }{
+		{"on-*", "env steps", "evaluation return"},
+		{"off-*", "policy updates", "D4RL normalised score"},
+	} {
+		runs, err := LoadRuns(filepath.Join(root, c.pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y, err := Axes(runs)
+		if err != nil || x != c.x || y != c.y {
+			t.Errorf("%s: axes %q, %q (%v), want %q, %q", c.pattern, x, y, err, c.x, c.y)
+		}
+	}
+	runs, err := LoadRuns(filepath.Join(root, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Axes(runs); err == nil || !strings.Contains(err.Error(), "1 of the 2 runs are offline") {
+		t.Errorf("online and offline runs together: %v, want an error", err)
 	}
 }
