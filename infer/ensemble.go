@@ -92,7 +92,7 @@ func (e *Ensemble) predict(w *window.Window, alive []int, wantU bool, rng *rand.
 	e.obs = grow(e.obs, n*od)
 	e.a = grow(e.a, n*ad)
 	for q, r := range alive {
-		copy(e.obs[q*od:], w.State(r, w.Len[r]-1))
+		copy(e.obs[q*od:], w.Current(r))
 		copy(e.a[q*ad:], w.Action(r, w.Len[r]-1))
 	}
 	e.mean = grow(e.mean, e.members*n*d)

@@ -134,7 +134,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 	for step := 0; step < cfg.Horizon && len(alive) > 0; step++ {
 		n := len(alive)
 		for q, r := range alive {
-			copy(obs[q*od:], w.State(r, w.Len[r]-1))
+			copy(obs[q*od:], w.Current(r))
 		}
 		var nz []float32
 		if !cfg.DeterministicPolicy {
@@ -147,7 +147,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
 		}
 		for q, r := range alive {
-			copy(w.Action(r, w.Len[r]-1), act[q*ad:(q+1)*ad])
+			w.SetAction(r, act[q*ad:(q+1)*ad])
 		}
 		if err := st.predict(w, alive, wantU, rng, &pr); err != nil {
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)

@@ -239,15 +239,20 @@ func (o *Offline) rolloutRound() (string, error) {
 		o.step, o.Cfg.RolloutBatch, o.Cfg.Horizon, r.Transitions, r.RewardMean, r.UMean, r.UMax, r.PenaltyMean, r.DoneFrac, r.Seconds), nil
 }
 
-// rollout exports the policy and the model and runs one penalised roll-out.
+// rollout exports the policy and runs one penalised roll-out in the model.
 func (o *Offline) rollout() (*infer.Transitions, error) {
 	b, err := o.actorONNX()
 	if err != nil {
 		return nil, err
 	}
-	return o.rollPolicy(b, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done},
-		fmt.Sprintf("update %d", o.step))
+	return o.rolloutActor(b, fmt.Sprintf("update %d", o.step))
+}
+
+// rolloutActor runs one penalised roll-out of an ONNX actor in the model
+// from RolloutBatch data set starts; where names it in errors.
+func (o *Offline) rolloutActor(actor []byte, where string) (*infer.Transitions, error) {
+	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done}, where)
 }
 
 // rollStats summarises a roll-out's transitions.

@@ -12,7 +12,6 @@ import (
 	"unicode"
 
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/stats"
 )
@@ -135,8 +134,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	}
 	o.Cfg.RolloutBatch = opt.Starts
 	o.rng = rand.New(rand.NewSource(opt.Seed))
-	tr, err := o.rollPolicy(policy, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done}, "diagnosis")
+	tr, err := o.rolloutActor(policy, "diagnosis")
 	if err != nil {
 		return nil, err
 	}
