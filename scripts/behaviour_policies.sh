@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Trains the behaviour SAC runs that make the D4RL-quality data sets
+# (issue: offline at D4RL quality): one run per task, SAC with one update per
+# env step (D4RL's setting), a deterministic evaluation and an ONNX snapshot
+# every 5000 env steps, the whole replay buffer in the checkpoint (medium-replay
+# is that buffer up to the medium snapshot). Each run stops at 1M env steps or
+# once an evaluation reaches the task's stop return (D4RL normalised 100).
+# When a run finishes, 20k transitions of its expert policy are collected as a
+# check of the band.
+#
+# Usage: scripts/behaviour_policies.sh [RUNS_DIR]   (default runs/behaviour)
+# ENVS selects tasks (default: hopper walker2d halfcheetah). Resumable: a
+# finished run is reused, an interrupted one continues from its checkpoint.
+# Run two at a time on two cores, e.g.
+#   ENVS=hopper scripts/behaviour_policies.sh & ENVS=walker2d scripts/behaviour_policies.sh &
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-runs/behaviour}
+bin=${ADMPO_BIN:-bin/admpo}
+[ -n "${NO_BUILD:-}" ] || make -s build
+mkdir -p "$out"
+export OPENBLAS_NUM_THREADS=1
+for env in ${ENVS:-hopper walker2d halfcheetah}; do
+  case $env in
+    hopper) stop=3214 ;;        # D4RL normalised 100
+    walker2d) stop=4592 ;;      # D4RL normalised 100
+    halfcheetah) stop=12135 ;;  # D4RL normalised 100
+    *) stop=0 ;;
+  esac
+  dir="$out/$env-0"
+  if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi
+  echo $$ > "$dir.lock"
+  "$bin" collect --env "$env" --kind expert --seed 0 --train-dir "$dir" --train-steps 1000000 \
+    --stop-return "$stop" --size 20000 --out "$out/$env-expert-check.hdf5" >> "$dir.log" 2>&1 || echo "$env: exit $?"
+  rm -f "$dir.lock"
+  echo "$(date +%T) $env: $(grep -E 'deterministic return|wrote' "$dir.log" | tail -2 | tr '\n' ' ')"
+done
