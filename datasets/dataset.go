@@ -57,6 +57,24 @@ func (d *Dataset) Episodes() []Episode {
 	return eps
 }
 
+// EpisodeReturns counts the complete episodes (ended by a terminal or a
+// timeout flag) and returns their mean return (0 when there are none).
+func (d *Dataset) EpisodeReturns() (episodes int, mean float64) {
+	for _, e := range d.Episodes() {
+		if !e.Terminal && !e.Timeout {
+			continue
+		}
+		for i := e.Start; i < e.End; i++ {
+			mean += float64(d.Rew[i])
+		}
+		episodes++
+	}
+	if episodes > 0 {
+		mean /= float64(episodes)
+	}
+	return episodes, mean
+}
+
 // Validate checks that the data set fits a task with the given observation
 // and action sizes: the widths match, every array has the length N implies,
 // and every value is finite.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
+	"sync"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
@@ -74,75 +76,218 @@ type CollectStats struct {
 	Timeouts    int // 1000-step truncations (the cut last row not included)
 }
 
-// CollectDataset runs act in a fresh env of the task for n transitions and
-// returns them in D4RL's layout: observations, actions, rewards,
-// next_observations, terminals (the task's termination rule fired),
-// timeouts (the 1000-step limit), and infos/qpos and infos/qvel (the full
-// simulator state before each step, the x position included). Episodes
-// follow one another; the last row, cut by n, is flagged as a timeout so
-// that no episode runs into data appended after it. The env's reset noise
-// and the policy's noise are seeded from seed.
-func CollectDataset(task string, n int, seed int64, act ActionSource) (*datasets.Dataset, CollectStats, error) {
+// NewActionSource makes the ActionSource of one collection worker and the
+// function that frees it; each worker owns the one it gets.
+type NewActionSource func() (ActionSource, func(), error)
+
+// SharedSource hands every worker the same stateless source (e.g. a
+// UniformPolicy).
+func SharedSource(a ActionSource) NewActionSource {
+	return func() (ActionSource, func(), error) { return a, func() {}, nil }
+}
+
+// ONNXSources opens the ONNX actor once per worker (one ONNX Runtime thread
+// each) acting stochastically, or with its mean action when deterministic.
+func ONNXSources(actor []byte, deterministic bool) NewActionSource {
+	return func() (ActionSource, func(), error) {
+		p, err := infer.OpenPolicy(actor, infer.Options{Threads: 1})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &ONNXPolicy{P: p, Deterministic: deterministic}, p.Close, nil
+	}
+}
+
+// collectedEpisode is one episode of CollectDataset in D4RL's layout.
+type collectedEpisode struct {
+	index                 int
+	obs, act, rew, next   []float32
+	qpos, qvel            []float32
+	terminated, truncated bool
+	ret                   float64
+	err                   error
+}
+
+// episodeSeed is episode e's seed for the env's reset noise and the
+// policy's noise: a SplitMix64 mix of the run seed and e, so that every
+// episode is the same whichever worker runs it.
+func episodeSeed(seed int64, e int) int64 {
+	z := uint64(seed)*0x9e3779b97f4a7c15 + uint64(e+1)*0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return int64((z ^ (z >> 31)) >> 1)
+}
+
+// CollectDataset runs episodes of the task for n transitions and returns
+// them in D4RL's layout: observations, actions, rewards, next_observations,
+// terminals (the task's termination rule fired), timeouts (the 1000-step
+// limit), and infos/qpos and infos/qvel (the full simulator state before
+// each step, the x position included). Episodes follow one another in their
+// index order; the last one, cut by n, has its last row flagged as a
+// timeout so that no episode runs into data appended after it.
+//
+// Episode e resets the env and draws the policy's noise from seeds made of
+// seed and e alone, so the data depend on seed only, not on workers:
+// workers goroutines (0: GOMAXPROCS) each run whole episodes with their own
+// env and their own ActionSource from newAct.
+func CollectDataset(task string, n int, seed int64, workers int, newAct NewActionSource) (*datasets.Dataset, CollectStats, error) {
 	var st CollectStats
 	if n <= 0 {
 		return nil, st, fmt.Errorf("train: collect: size %d must be positive", n)
 	}
-	env, err := envs.Make(task)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	probe, err := envs.Make(task)
 	if err != nil {
 		return nil, st, err
 	}
-	defer env.Close()
-	od, ad := env.Task.ObsDim, env.Task.ActDim
-	qp, qv := len(env.QPos()), len(env.QVel())
+	od, ad := probe.Task.ObsDim, probe.Task.ActDim
+	qp, qv := len(probe.QPos()), len(probe.QVel())
+	probe.Close()
+
+	jobs := make(chan int)
+	results := make(chan collectedEpisode, workers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	go func() {
+		defer close(jobs)
+		for e := 0; ; e++ {
+			select {
+			case jobs <- e:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			send := func(r collectedEpisode) bool {
+				select {
+				case results <- r:
+					return true
+				case <-stop:
+					return false
+				}
+			}
+			env, err := envs.Make(task)
+			if err != nil {
+				send(collectedEpisode{err: err})
+				return
+			}
+			defer env.Close()
+			act, free, err := newAct()
+			if err != nil {
+				send(collectedEpisode{err: err})
+				return
+			}
+			defer free()
+			for e := range jobs {
+				if !send(runEpisode(env, act, e, episodeSeed(seed, e))) {
+					return
+				}
+			}
+		}()
+	}
+
 	d := &datasets.Dataset{ObsDim: od, ActDim: ad, N: n, QPosDim: qp, QVelDim: qv,
 		Obs: make([]float32, 0, n*od), Act: make([]float32, 0, n*ad), Rew: make([]float32, 0, n),
 		NextObs: make([]float32, 0, n*od), Terminal: make([]bool, 0, n), Timeout: make([]bool, 0, n),
 		QPos: make([]float32, 0, n*qp), QVel: make([]float32, 0, n*qv), Meta: map[string]string{}}
-	rng := rand.New(rand.NewSource(seed))
-	obs := f32(env.Reset(seed))
-	a := make([]float64, ad)
-	var ret, sumRet, sumLen float64
-	for i := 0; i < n; i++ {
-		if err := act.Action(obs, rng, a); err != nil {
-			return nil, st, fmt.Errorf("train: collect: row %d: %w", i, err)
+	pending := map[int]collectedEpisode{}
+	var sumRet, sumLen, cutRet float64
+	for next, rows := 0, 0; rows < n && err == nil; {
+		r := <-results
+		if r.err != nil {
+			err = fmt.Errorf("train: collect: episode %d: %w", r.index, r.err)
+			break
 		}
-		d.QPos = append(d.QPos, f32(env.QPos())...)
-		d.QVel = append(d.QVel, f32(env.QVel())...)
-		s, err := env.Step(a)
-		if err != nil {
-			return nil, st, fmt.Errorf("train: collect: row %d: %w", i, err)
-		}
-		next := f32(s.Obs)
-		d.Obs = append(d.Obs, obs...)
-		d.Act = append(d.Act, f32clip(a, env.ActionLow(), env.ActionHigh())...)
-		d.Rew = append(d.Rew, float32(s.Reward))
-		d.NextObs = append(d.NextObs, next...)
-		d.Terminal = append(d.Terminal, s.Terminated)
-		d.Timeout = append(d.Timeout, s.Truncated && !s.Terminated)
-		ret += s.Reward
-		if s.Terminated || s.Truncated {
+		pending[r.index] = r
+		for rows < n {
+			e, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			k := min(len(e.rew), n-rows)
+			d.Obs = append(d.Obs, e.obs[:k*od]...)
+			d.Act = append(d.Act, e.act[:k*ad]...)
+			d.Rew = append(d.Rew, e.rew[:k]...)
+			d.NextObs = append(d.NextObs, e.next[:k*od]...)
+			d.QPos = append(d.QPos, e.qpos[:k*qp]...)
+			d.QVel = append(d.QVel, e.qvel[:k*qv]...)
+			for i := 0; i < k; i++ {
+				last := i == len(e.rew)-1
+				d.Terminal = append(d.Terminal, last && e.terminated)
+				d.Timeout = append(d.Timeout, last && e.truncated && !e.terminated)
+			}
+			rows += k
+			if k < len(e.rew) {
+				d.Timeout[rows-1] = true // the cut
+				for _, v := range e.rew[:k] {
+					cutRet += float64(v)
+				}
+				continue
+			}
 			st.Episodes++
-			sumRet += ret
-			sumLen += float64(env.Steps())
-			if s.Terminated {
+			sumRet += e.ret
+			sumLen += float64(len(e.rew))
+			if e.terminated {
 				st.Terminals++
 			} else {
 				st.Timeouts++
 			}
-			ret = 0
-			next = f32(env.ResetNext())
-		} else if i == n-1 {
-			d.Timeout[i] = true // the cut
 		}
-		obs = next
+	}
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return nil, st, err
 	}
 	st.Transitions = n
 	if st.Episodes > 0 {
 		st.MeanReturn, st.MeanLength = sumRet/float64(st.Episodes), sumLen/float64(st.Episodes)
 	} else {
-		st.MeanReturn, st.MeanLength = ret, float64(n)
+		st.MeanReturn, st.MeanLength = cutRet, float64(n)
 	}
 	return d, st, nil
+}
+
+// runEpisode runs episode e of act in env from seed until termination or
+// the 1000-step limit.
+func runEpisode(env *envs.Env, act ActionSource, e int, seed int64) collectedEpisode {
+	r := collectedEpisode{index: e}
+	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
+	obs := f32(env.Reset(seed))
+	a := make([]float64, env.Task.ActDim)
+	lo, hi := env.ActionLow(), env.ActionHigh()
+	for {
+		if err := act.Action(obs, rng, a); err != nil {
+			r.err = fmt.Errorf("step %d: %w", len(r.rew), err)
+			return r
+		}
+		r.qpos = append(r.qpos, f32(env.QPos())...)
+		r.qvel = append(r.qvel, f32(env.QVel())...)
+		s, err := env.Step(a)
+		if err != nil {
+			r.err = fmt.Errorf("step %d: %w", len(r.rew), err)
+			return r
+		}
+		next := f32(s.Obs)
+		r.obs = append(r.obs, obs...)
+		r.act = append(r.act, f32clip(a, lo, hi)...)
+		r.rew = append(r.rew, float32(s.Reward))
+		r.next = append(r.next, next...)
+		r.ret += s.Reward
+		if s.Terminated || s.Truncated {
+			r.terminated, r.truncated = s.Terminated, s.Truncated
+			return r
+		}
+		obs = next
+	}
 }
 
 // f32clip stores the action the env applied (clipped to the bounds).

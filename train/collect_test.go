@@ -4,10 +4,12 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/onnx"
 )
 
 // TestCollectWritesD4RLEpisodes collects random data, writes it, reads it
@@ -31,7 +33,7 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 			}
 			defer env.Close()
 			u := UniformPolicy{Low: env.ActionLow(), High: env.ActionHigh()}
-			d, st, err := CollectDataset(x.task, x.n, 11, u)
+			d, st, err := CollectDataset(x.task, x.n, 11, 0, SharedSource(u))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,11 +143,11 @@ func approxEq(a, b []float32, tol float64) bool {
 // part at an episode boundary.
 func TestConcatKeepsEpisodesApart(t *testing.T) {
 	u := UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
-	a, _, err := CollectDataset("hopper", 50, 1, u)
+	a, _, err := CollectDataset("hopper", 50, 1, 0, SharedSource(u))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := CollectDataset("hopper", 30, 2, u)
+	b, _, err := CollectDataset("hopper", 30, 2, 0, SharedSource(u))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,5 +211,92 @@ func TestBehaviourSnapshots(t *testing.T) {
 	med, _ := h.Medium(best.EvalReturn / 3)
 	if best.Step != 4 || med.Step != 3 {
 		t.Fatalf("best %+v medium %+v, want steps 4 and 3", best, med)
+	}
+}
+
+// tinyActor exports a small untrained SAC actor for the task as ONNX.
+func tinyActor(t *testing.T, task string, seed int64) []byte {
+	t.Helper()
+	env, err := envs.Make(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	sc := DefaultSACConfig(env.Task.ActDim)
+	sc.Hidden, sc.Seed = []int{8, 8}, seed
+	s, err := NewSAC(env.Task.ObsDim, env.ActionLow(), env.ActionHigh(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := onnx.ExportActor(s.Actor, map[string]string{"task": task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCollectParallelDeterministic: the data depend on the seed only, not
+// on the number of workers (bit-identical arrays with 1 and 3 workers, a
+// stochastic ONNX actor); another seed gives other data; and the rows
+// follow D4RL's episode rules (checked by a plain scan: next observation =
+// next row's observation inside an episode, timeouts only at 1000 steps or
+// at the cut).
+func TestCollectParallelDeterministic(t *testing.T) {
+	offNeedORT(t)
+	actor := tinyActor(t, "halfcheetah", 3)
+	const n = 2500
+	a, sa, err := CollectDataset("halfcheetah", n, 7, 1, ONNXSources(actor, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, sb, err := CollectDataset("halfcheetah", n, 7, 3, ONNXSources(actor, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := CollectDataset("halfcheetah", n, 8, 3, ONNXSources(actor, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := func(v []float32) []uint32 {
+		o := make([]uint32, len(v))
+		for i, x := range v {
+			o[i] = math.Float32bits(x)
+		}
+		return o
+	}
+	for _, p := range []struct {
+		name string
+		x, y []float32
+	}{{"obs", a.Obs, b.Obs}, {"act", a.Act, b.Act}, {"rew", a.Rew, b.Rew}, {"next", a.NextObs, b.NextObs},
+		{"qpos", a.QPos, b.QPos}, {"qvel", a.QVel, b.QVel}} {
+		if !slices.Equal(bits(p.x), bits(p.y)) {
+			t.Fatalf("%s differs between 1 and 3 workers", p.name)
+		}
+	}
+	if !slices.Equal(a.Terminal, b.Terminal) || !slices.Equal(a.Timeout, b.Timeout) || sa != sb {
+		t.Fatal("flags or stats differ between 1 and 3 workers")
+	}
+	if slices.Equal(bits(a.Act), bits(c.Act)) {
+		t.Fatal("seeds 7 and 8 gave the same actions")
+	}
+	od := a.ObsDim
+	steps := 0
+	for i := 0; i < n; i++ {
+		steps++
+		end := a.Terminal[i] || a.Timeout[i]
+		if a.Timeout[i] && steps != envs.MaxEpisodeSteps && i != n-1 {
+			t.Fatalf("row %d: timeout after %d steps", i, steps)
+		}
+		if !end && i < n-1 && !slices.Equal(bits(a.NextObs[i*od:(i+1)*od]), bits(a.Obs[(i+1)*od:(i+2)*od])) {
+			t.Fatalf("row %d: next observation is not row %d's observation inside an episode", i, i+1)
+		}
+		if end {
+			steps = 0
+		}
+	}
+	if !a.Timeout[n-1] || sa.Episodes != 2 || sa.Timeouts != 2 {
+		t.Fatalf("halfcheetah %d rows: last row timeout %v, %d episodes (%d timeouts), want the cut flagged and 2 full episodes",
+			n, a.Timeout[n-1], sa.Episodes, sa.Timeouts)
 	}
 }

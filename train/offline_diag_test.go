@@ -24,7 +24,7 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := CollectDataset(task, 300, 4, UniformPolicy{Low: env.ActionLow(), High: env.ActionHigh()})
+		d, _, err := CollectDataset(task, 300, 4, 0, SharedSource(UniformPolicy{Low: env.ActionLow(), High: env.ActionHigh()}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func offTinyConfig(t *testing.T, algo, kind, dataset string) OfflineConfig {
 // D4RL file.
 func offRandomDataset(t *testing.T, n int) string {
 	t.Helper()
-	d, _, err := CollectDataset("hopper", n, 3, UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}})
+	d, _, err := CollectDataset("hopper", n, 3, 0, SharedSource(UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +20,61 @@ func init() {
 	register(&command{name: "collect", summary: "collect a D4RL-style offline data set (random, medium, expert, ...)", run: runCollect})
 }
 
+// policySource gives the medium and expert policies and the medium-replay
+// data: the shipped policies, or a behaviour run.
+type policySource interface {
+	// policyFor returns the ONNX actor for kind "medium" or "expert" and its
+	// description.
+	policyFor(kind string, mediumReturn float64) (onnxBytes []byte, desc string, err error)
+	// mediumReplay returns the medium policy's training replay buffer up
+	// to its snapshot, capped at size rows (0: all), and its description.
+	mediumReplay(size int, mediumReturn float64) (*datasets.Dataset, string, error)
+}
+
+// shippedSource reads the shipped behaviour policies of one task.
+type shippedSource struct {
+	dir, env string
+	m        *train.Manifest
+}
+
+func (s shippedSource) find(kind string) (train.ShippedPolicy, error) {
+	p, ok := s.m.Find(s.env, kind)
+	if !ok {
+		return p, fmt.Errorf("no %s-%s policy is shipped in %s (make one with a behaviour run, `admpo collect --train-dir DIR`, and `admpo promote --run DIR`; or collect from a run with --policy DIR)",
+			s.env, kind, s.dir)
+	}
+	return p, nil
+}
+
+func (s shippedSource) policyFor(kind string, _ float64) ([]byte, string, error) {
+	p, err := s.find(kind)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := p.Actor(s.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, fmt.Sprintf("%s/%s (shipped; SAC snapshot at env step %d of %s, seed %d; eval return %.1f, normalised %.1f; sha256 %s)",
+		s.dir, p.File, p.Step, p.Source, p.Seed, p.EvalReturn, p.Score, p.SHA256), nil
+}
+
+func (s shippedSource) mediumReplay(size int, _ float64) (*datasets.Dataset, string, error) {
+	p, err := s.find("medium")
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := p.ReplayData(s.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if size > 0 && size < d.N {
+		d = tailFromEpisodeStart(d, size)
+	}
+	return d, fmt.Sprintf("%s/%s (shipped; the training replay buffer up to the medium snapshot at env step %d; sha256 %s)",
+		s.dir, p.Replay.File, p.Step, p.Replay.SHA256), nil
+}
+
 // behaviourSource is where medium and expert policies come from: a
 // behaviour run (snapshots.json) or a plain `admpo train online` run.
 type behaviourSource struct {
@@ -25,9 +82,14 @@ type behaviourSource struct {
 	log *train.BehaviourLog // nil for a plain online run
 }
 
-// policyFor returns the ONNX actor, its description and measured return
-// for kind "medium" or "expert", and the env step it was taken at.
-func (b behaviourSource) policyFor(kind string, mediumReturn float64) (onnxBytes []byte, desc string, step int, err error) {
+func (b behaviourSource) policyFor(kind string, mediumReturn float64) ([]byte, string, error) {
+	p, desc, _, err := b.snapshot(kind, mediumReturn)
+	return p, desc, err
+}
+
+// snapshot returns the ONNX actor for kind "medium" or "expert", its
+// description, and the env step it was taken at.
+func (b behaviourSource) snapshot(kind string, mediumReturn float64) (onnxBytes []byte, desc string, step int, err error) {
 	if b.log == nil {
 		p, err := os.ReadFile(filepath.Join(b.dir, "policy.onnx"))
 		if err != nil {
@@ -62,31 +124,38 @@ func (b behaviourSource) policyFor(kind string, mediumReturn float64) (onnxBytes
 }
 
 func runCollect(args []string) error {
-	fs := newFlags("collect", "collect --env hopper --kind medium --size 50000 --out data/hopper-medium.hdf5",
+	fs := newFlags("collect", "collect --env hopper --kind medium --out data/hopper-medium.hdf5",
 		"Writes a D4RL-layout HDF5 data set (observations, actions, rewards, next_observations, terminals,\n"+
-			"timeouts at 1000 steps, infos/qpos and infos/qvel, metadata/*) for one kind:\n"+
-			"  random         uniform random actions\n"+
-			"  medium, expert a SAC policy: from --policy DIR, or from a SAC behaviour run that this command\n"+
-			"                 trains (or reuses) in --train-dir: one update per env step, a deterministic\n"+
-			"                 evaluation and an ONNX snapshot every 5000 steps; expert = the best snapshot,\n"+
-			"                 medium = the snapshot whose return is closest to a third of it (--medium-return)\n"+
-			"  medium-replay  that run's replay buffer up to the medium snapshot (all of it for an online run)\n"+
-			"  medium-expert  medium then expert, --size/2 transitions each\n"+
-			"The policy acts stochastically (SAC samples) unless --deterministic. Its mean deterministic return\n"+
-			"(--eval-episodes) and the data's mean episode return are stored in the metadata with the command.")
+			"timeouts at 1000 steps, infos/qpos and infos/qvel, metadata/*) for one kind, following D4RL's\n"+
+			"gym-mujoco generation (scripts/generation/mujoco/collect_data.py and stitch_dataset.py):\n"+
+			"  random         uniform random actions (D4RL: env.action_space.sample())\n"+
+			"  medium, expert actions sampled from the behaviour SAC policy (D4RL: distr.sample(); no extra noise)\n"+
+			"  medium-replay  the medium policy's training replay buffer up to its snapshot (--size 0: all of it)\n"+
+			"  medium-expert  a medium data set then an expert one, --size transitions each (D4RL: 2M in all)\n"+
+			"The policies are the shipped ones (--policies, default "+train.ShippedDir+", checksums verified)\n"+
+			"unless --policy DIR names a behaviour or online run, or --train-dir (or any --train-* flag) asks for\n"+
+			"a behaviour SAC run that this command trains (or reuses): one update per env step, a deterministic\n"+
+			"evaluation and an ONNX snapshot every --train-eval-every steps; expert = its best snapshot, medium =\n"+
+			"the snapshot whose return is closest to a third of it (--medium-return).\n"+
+			"Episodes run on --workers goroutines, each with its own simulator and policy; episode e's reset and\n"+
+			"action noise come from --seed and e alone, so the file is the same for any --workers. The policy's\n"+
+			"mean deterministic return (--eval-episodes), its SHA-256 and the data's mean episode return are\n"+
+			"stored in the metadata with the command.")
 	env := fs.String("env", "hopper", "task (see: admpo envs list)")
 	kind := fs.String("kind", "random", strings.Join(train.DatasetKinds, ", "))
-	size := fs.Int("size", 50000, "transitions (medium-replay: cap, keeping the newest; 0: all)")
+	size := fs.Int("size", 1000000, "transitions (medium-expert: of each half; medium-replay: cap keeping the newest, 0: all)")
 	out := fs.String("out", "", "output .hdf5 file (default data/ENV-KIND.hdf5)")
-	seed := fs.Int64("seed", 0, "seed of the env, the policy noise and the behaviour run")
+	seed := fs.Int64("seed", 0, "seed of the episodes' reset and action noise (and of a behaviour run)")
+	workers := fs.Int("workers", 0, "goroutines running episodes (0: one per CPU); the data do not depend on it")
+	policies := fs.String("policies", train.ShippedDir, "directory of the shipped behaviour policies (manifest.json)")
 	policy := fs.String("policy", "", "run directory with the behaviour policy (a --train-dir, or an `admpo train online` run)")
 	trainDir := fs.String("train-dir", "", "behaviour SAC run directory to train or reuse (default OUTDIR/behaviour-ENV-SEED)")
 	trainSteps := fs.Int("train-steps", 100000, "env steps of the behaviour SAC run")
 	trainWarm := fs.Int("train-warmup", 5000, "uniform random steps at the start of the behaviour run")
 	trainEvery := fs.Int("train-eval-every", 5000, "env steps between the behaviour run's evaluations and snapshots")
 	stopReturn := fs.Float64("stop-return", 0, "stop the behaviour run once an evaluation reaches this return (0: never)")
-	mediumReturn := fs.Float64("medium-return", 0, "target return of the medium snapshot (default: a third of the best snapshot's)")
-	deterministic := fs.Bool("deterministic", false, "act with the policy's mean action instead of samples")
+	mediumReturn := fs.Float64("medium-return", 0, "target return of a behaviour run's medium snapshot (default: a third of the best snapshot's)")
+	deterministic := fs.Bool("deterministic", false, "act with the policy's mean action instead of samples (not D4RL's rule)")
 	evalEps := fs.Int("eval-episodes", 10, "deterministic episodes to measure the policy's return")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -95,22 +164,18 @@ func runCollect(args []string) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	known := false
-	for _, k := range train.DatasetKinds {
-		known = known || k == *kind
-	}
-	if !known {
+	if !slices.Contains(train.DatasetKinds, *kind) {
 		return fmt.Errorf("%w: --kind %q is not one of %s", errUsage, *kind, strings.Join(train.DatasetKinds, ", "))
 	}
 	if *size < 0 || (*size == 0 && *kind != "medium-replay") {
 		return fmt.Errorf("%w: --size %d must be positive", errUsage, *size)
 	}
+	if *workers < 0 || *evalEps <= 0 {
+		return fmt.Errorf("%w: --workers %d must be >= 0 and --eval-episodes %d positive", errUsage, *workers, *evalEps)
+	}
 	path := *out
 	if path == "" {
 		path = filepath.Join("data", fmt.Sprintf("%s-%s.hdf5", task.Name, *kind))
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
 	}
 	meta := map[string]string{"env": task.Name, "kind": *kind, "seed": strconv.FormatInt(*seed, 10),
 		"command": "admpo " + strings.Join(append([]string{"collect"}, args...), " "),
@@ -124,22 +189,31 @@ func runCollect(args []string) error {
 		u := train.UniformPolicy{Low: env0.ActionLow(), High: env0.ActionHigh()}
 		env0.Close()
 		var st train.CollectStats
-		if d, st, err = train.CollectDataset(task.Name, *size, *seed, u); err != nil {
+		if d, st, err = train.CollectDataset(task.Name, *size, *seed, *workers, train.SharedSource(u)); err != nil {
 			return err
 		}
 		meta["policy"] = "uniform random actions"
 		meta["policy_return"] = ff(st.MeanReturn)
-		meta["data_return"] = ff(st.MeanReturn)
-		meta["data_episodes"] = strconv.Itoa(st.Episodes)
+		setDataReturn(meta, "", task.Name, st.MeanReturn, st.Episodes)
 	} else {
-		bc := train.DefaultBehaviourConfig(task.Name, *seed, *trainSteps)
-		bc.WarmUp, bc.EvalEvery, bc.StopReturn = *trainWarm, *trainEvery, *stopReturn
-		src, err := behaviour(*policy, *trainDir, path, bc)
-		if err != nil {
-			return err
+		var src policySource
+		trainFlags := fs.Changed("train-dir") || fs.Changed("train-steps") || fs.Changed("train-warmup") ||
+			fs.Changed("train-eval-every") || fs.Changed("stop-return")
+		if *policy != "" || trainFlags {
+			bc := train.DefaultBehaviourConfig(task.Name, *seed, *trainSteps)
+			bc.WarmUp, bc.EvalEvery, bc.StopReturn = *trainWarm, *trainEvery, *stopReturn
+			if src, err = behaviour(*policy, *trainDir, path, bc); err != nil {
+				return err
+			}
+		} else {
+			m, err := train.ReadManifest(*policies)
+			if err != nil {
+				return err
+			}
+			src = shippedSource{dir: *policies, env: task.Name, m: m}
 		}
 		collect := func(k string, n int, seedOff int64) (*datasets.Dataset, error) {
-			b, desc, _, err := src.policyFor(k, *mediumReturn)
+			b, desc, err := src.policyFor(k, *mediumReturn)
 			if err != nil {
 				return nil, err
 			}
@@ -154,21 +228,22 @@ func runCollect(args []string) error {
 				return nil, err
 			}
 			fmt.Printf("%s policy: %s\n  deterministic return over %d episodes: %.1f ± %.1f\n", k, desc, *evalEps, ret, retStd)
-			pd, st, err := train.CollectDataset(task.Name, n, *seed*1000+seedOff, &train.ONNXPolicy{P: p, Deterministic: *deterministic})
+			t0 := time.Now()
+			pd, st, err := train.CollectDataset(task.Name, n, *seed*1000+seedOff, *workers, train.ONNXSources(b, *deterministic))
 			if err != nil {
 				return nil, err
 			}
-			fmt.Printf("  collected %d transitions, %d complete episodes, mean episode return %.1f, mean length %.0f\n",
-				st.Transitions, st.Episodes, st.MeanReturn, st.MeanLength)
+			fmt.Printf("  collected %d transitions in %s: %d complete episodes, mean episode return %.1f, mean length %.0f\n",
+				st.Transitions, time.Since(t0).Round(time.Millisecond), st.Episodes, st.MeanReturn, st.MeanLength)
 			pre := ""
 			if *kind == "medium-expert" {
 				pre = k + "_"
 			}
 			meta[pre+"policy"] = desc
+			meta[pre+"policy_sha256"] = train.Checksum(b)
 			meta[pre+"policy_return"] = ff(ret)
 			meta[pre+"policy_return_std"] = ff(retStd)
-			meta[pre+"data_return"] = ff(st.MeanReturn)
-			meta[pre+"data_episodes"] = strconv.Itoa(st.Episodes)
+			setDataReturn(meta, pre, task.Name, st.MeanReturn, st.Episodes)
 			return pd, nil
 		}
 		switch *kind {
@@ -177,11 +252,11 @@ func runCollect(args []string) error {
 				return err
 			}
 		case "medium-expert":
-			md, err := collect("medium", *size/2, 0)
+			md, err := collect("medium", *size, 0)
 			if err != nil {
 				return err
 			}
-			ed, err := collect("expert", *size-*size/2, 1)
+			ed, err := collect("expert", *size, 1)
 			if err != nil {
 				return err
 			}
@@ -189,10 +264,18 @@ func runCollect(args []string) error {
 				return err
 			}
 		case "medium-replay":
-			if d, err = mediumReplay(src, *size, *mediumReturn, meta); err != nil {
+			var desc string
+			if d, desc, err = src.mediumReplay(*size, *mediumReturn); err != nil {
 				return err
 			}
+			meta["policy"] = desc
+			n, ret := d.EpisodeReturns()
+			setDataReturn(meta, "", task.Name, ret, n)
+			fmt.Printf("medium-replay: %s -> %d transitions\n", desc, d.N)
 		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
 	d.Meta = meta
 	if err := datasets.WriteD4RL(path, d); err != nil {
@@ -203,37 +286,36 @@ func runCollect(args []string) error {
 	return nil
 }
 
+// setDataReturn records a collected data set's mean episode return, its
+// D4RL normalised score where the task has one, and its episode count.
+func setDataReturn(meta map[string]string, prefix, env string, ret float64, episodes int) {
+	meta[prefix+"data_return"] = ff(ret)
+	if s, err := datasets.NormalizedScore(env, ret); err == nil {
+		meta[prefix+"data_score"] = ff(s)
+	}
+	meta[prefix+"data_episodes"] = strconv.Itoa(episodes)
+}
+
 // mediumReplay is the behaviour run's replay buffer up to the medium
 // snapshot (a plain online run: all of it), capped at size keeping the
 // newest transitions from an episode start.
-func mediumReplay(src behaviourSource, size int, mediumReturn float64, meta map[string]string) (*datasets.Dataset, error) {
-	info, err := train.OpenRun(src.dir)
+func (b behaviourSource) mediumReplay(size int, mediumReturn float64) (*datasets.Dataset, string, error) {
+	info, err := train.OpenRun(b.dir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	_, desc, step, err := src.policyFor("medium", mediumReturn)
+	_, desc, step, err := b.snapshot("medium", mediumReturn)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	d, err := train.DatasetFromReplay(info.Real, step)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if size > 0 && size < d.N {
 		d = tailFromEpisodeStart(d, size)
 	}
-	meta["policy"] = "replay buffer of the behaviour run up to " + desc
-	var sum float64
-	eps := d.Episodes()
-	for _, e := range eps {
-		for i := e.Start; i < e.End; i++ {
-			sum += float64(d.Rew[i])
-		}
-	}
-	meta["data_return"] = ff(sum / float64(len(eps)))
-	meta["data_episodes"] = strconv.Itoa(len(eps))
-	fmt.Printf("medium-replay: the first %d transitions of %s's replay buffer -> %d kept\n", step, src.dir, d.N)
-	return d, nil
+	return d, "replay buffer of the behaviour run up to " + desc, nil
 }
 
 // tailFromEpisodeStart keeps at most n of the newest rows, starting at an
@@ -283,3 +365,48 @@ func behaviour(policy, trainDir, out string, bc train.BehaviourConfig) (behaviou
 }
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+func init() {
+	register(&command{name: "promote", summary: "ship a behaviour run's snapshot as the medium or expert policy of `admpo collect`", run: runPromote})
+}
+
+func runPromote(args []string) error {
+	fs := newFlags("promote", "promote --run runs/behaviour/hopper-0 --kind medium --step 120000",
+		"Copies one ONNX snapshot of a behaviour SAC run (`admpo collect --train-dir DIR`, or\n"+
+			"scripts/behaviour_policies.sh) to --to as ENV-KIND.onnx, measures its deterministic return and D4RL\n"+
+			"normalised score over --eval-episodes episodes, and records the command, seed, env step, return,\n"+
+			"score, SHA-256 and the run's config in --to/manifest.json, replacing an earlier entry for the same\n"+
+			"task and kind. A medium policy also ships the run's replay buffer up to its snapshot (D4RL's\n"+
+			"medium-replay) as ENV-medium-replay.bin.gz: observations, actions, rewards and flags, next\n"+
+			"observations only at episode ends, byte-shuffled and gzip-compressed (about half of D4RL's size).\n"+
+			"`admpo collect` then regenerates every data set kind of the task from these files alone.")
+	run := fs.String("run", "", "behaviour run directory (snapshots.json, snapshots/, checkpoint.ckpt)")
+	kind := fs.String("kind", "", "medium or expert")
+	step := fs.Int("step", 0, "env step of the snapshot (0: expert = the best snapshot, medium = closest to --medium-return)")
+	mediumReturn := fs.Float64("medium-return", 0, "target return of the medium snapshot when --step is 0 (default: a third of the best)")
+	to := fs.String("to", train.ShippedDir, "directory of the shipped policies")
+	evalEps := fs.Int("eval-episodes", 10, "deterministic episodes to measure the return")
+	seed := fs.Int64("seed", 0, "seed of the evaluation episodes")
+	command := fs.String("command", "scripts/behaviour_policies.sh", "what trained the run, recorded in the manifest")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *run == "" || (*kind != "medium" && *kind != "expert") {
+		return fmt.Errorf("%w: promote needs --run DIR and --kind medium or expert", errUsage)
+	}
+	if *step < 0 || *evalEps <= 0 {
+		return fmt.Errorf("%w: --step %d must be >= 0 and --eval-episodes %d positive", errUsage, *step, *evalEps)
+	}
+	p, err := train.Promote(*run, *to, train.PromoteOptions{Kind: *kind, Step: *step, MediumReturn: *mediumReturn,
+		EvalEpisodes: *evalEps, Seed: *seed, Command: *command})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("shipped %s/%s: env step %d, deterministic return %.1f ± %.1f (normalised %.1f), sha256 %s\n",
+		*to, p.File, p.Step, p.EvalReturn, p.EvalReturnStd, p.Score, p.SHA256)
+	if r := p.Replay; r != nil {
+		fmt.Printf("shipped %s/%s: %d transitions, %d episodes, mean return %.1f (normalised %.1f)\n",
+			*to, r.File, r.Transitions, r.Episodes, r.MeanReturn, r.Score)
+	}
+	return nil
+}

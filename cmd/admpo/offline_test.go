@@ -20,7 +20,7 @@ import (
 // --kind, and with them it trains.
 func TestTrainOfflineDatasetErrors(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 200, 1, train.UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}})
+	d, _, err := train.CollectDataset("hopper", 200, 1, 0, train.SharedSource(train.UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}
