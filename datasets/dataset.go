@@ -75,6 +75,27 @@ func (d *Dataset) EpisodeReturns() (episodes int, mean float64) {
 	return episodes, mean
 }
 
+// CheckEpisodes refuses data that do not mark where their episodes end:
+// no terminal and no timeout flag at all while some row's next observation
+// is not the next row's observation (a reset nothing marks). A data set of
+// one unbroken episode passes.
+func (d *Dataset) CheckEpisodes() error {
+	for i := 0; i < d.N; i++ {
+		if d.Terminal[i] || d.Timeout[i] {
+			return nil
+		}
+	}
+	od := d.ObsDim
+	for i := 0; i+1 < d.N; i++ {
+		for j := 0; j < od; j++ {
+			if d.NextObs[i*od+j] != d.Obs[(i+1)*od+j] {
+				return fmt.Errorf("datasets: no episodes: terminals and timeouts are all false, yet row %d's next_observations are not row %d's observations (mark the episode ends in timeouts or terminals)", i, i+1)
+			}
+		}
+	}
+	return nil
+}
+
 // Validate checks that the data set fits a task with the given observation
 // and action sizes: the widths match, every array has the length N implies,
 // and every value is finite.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/admpo/admpo/datasets"
@@ -37,43 +40,141 @@ type Offline struct {
 	olog      *offlineLog
 }
 
-// NewOffline prepares a fresh run in dir (created; must not already hold a
-// run) on the data set file named by cfg.Dataset.
+// NewOffline prepares a fresh run in dir on the data set file named by
+// cfg.Dataset. Nothing is written unless the data set is valid and the run
+// is built: only then is dir created (it must not already hold a run), so
+// a failed start leaves no run directory behind.
 func NewOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := prepareRunDir(dir); err != nil {
-		return nil, err
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+		return nil, fmt.Errorf("train: %s already holds a run: use --resume %s, or another --out", dir, dir)
 	}
 	o, err := newOffline(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := startRun(o, dir, cfg.JSON()); err != nil {
+	_, statErr := os.Stat(dir)
+	if err := prepareRunDir(dir); err != nil {
+		o.Close()
+		return nil, err
+	}
+	if err := startRun(o, dir, o.Cfg.JSON()); err != nil {
+		if os.IsNotExist(statErr) {
+			os.RemoveAll(dir) // made here: leave nothing behind
+		}
 		return nil, err
 	}
 	return o, nil
 }
 
+// actionRange is the data's per-dimension action range, widened by 1e-3
+// where an action is constant: the bounds of a policy for data without a
+// task.
+func actionRange(d *datasets.Dataset) (low, high []float64) {
+	ad := d.ActDim
+	low, high = make([]float64, ad), make([]float64, ad)
+	for j := 0; j < ad; j++ {
+		low[j], high[j] = math.Inf(1), math.Inf(-1)
+	}
+	for i := 0; i < d.N; i++ {
+		for j, v := range d.Act[i*ad : (i+1)*ad] {
+			low[j], high[j] = math.Min(low[j], float64(v)), math.Max(high[j], float64(v))
+		}
+	}
+	for j := range low {
+		if high[j]-low[j] < 1e-6 {
+			low[j], high[j] = low[j]-1e-3, high[j]+1e-3
+		}
+	}
+	return low, high
+}
+
+// Terminations lists the offline runs' termination rules for model
+// roll-outs.
+var Terminations = []string{"task", "none", "learned"}
+
+// newOffline builds the run from cfg and its data set without touching
+// dir. Without a task (cfg.Env empty) there is no evaluation, the sizes and
+// the action bounds come from the data, and the termination rule is none
+// or learned; cfg's data keys (obs_dim, act_dim, termination, ...) are
+// filled in o.Cfg.
 func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Offline{Cfg: cfg, Dir: dir, lastScore: math.NaN(), lastBC: math.NaN()}
-	var err error
-	if o.eval, err = envs.Make(cfg.Env); err != nil {
-		return nil, err
-	}
-	o.task = o.eval.Task
-	od, ad := o.task.ObsDim, o.task.ActDim
-	data, err := LoadOfflineDataset(cfg.Dataset, od, ad)
+	data, err := datasets.ReadD4RL(cfg.Dataset)
 	if err != nil {
-		o.eval.Close()
 		return nil, err
 	}
+	fail := func(err error) (*Offline, error) {
+		o.Close()
+		return nil, fmt.Errorf("train: data set %s: %w", cfg.Dataset, err)
+	}
+	if err := data.Validate(data.ObsDim, data.ActDim); err != nil {
+		return fail(err)
+	}
+	if err := data.CheckEpisodes(); err != nil {
+		return fail(err)
+	}
+	c := &o.Cfg
+	if c.ObsDim == 0 && c.ActDim == 0 { // a fresh run, or a config from before these keys
+
+		c.ObsDim, c.ActDim = data.ObsDim, data.ActDim
+	}
+	if c.Termination == "" {
+		c.Termination = "task"
+	}
+	var low, high []float64
+	done := func([]float32) bool { return false }
+	if c.Env != "" {
+		if o.eval, err = envs.Make(c.Env); err != nil {
+			return nil, err
+		}
+		t := o.eval.Task
+		if t.ObsDim != c.ObsDim || t.ActDim != c.ActDim {
+			return fail(fmt.Errorf("the data have %d observation and %d action values, the task %s %d and %d",
+				c.ObsDim, c.ActDim, t.Name, t.ObsDim, t.ActDim))
+		}
+		low, high, done = o.eval.ActionLow(), o.eval.ActionHigh(), t.Done
+	} else {
+		if c.Termination == "task" {
+			return fail(fmt.Errorf("no task: the termination rule must be none or learned"))
+		}
+		if c.ActionLow == nil {
+			c.ActionLow, c.ActionHigh = actionRange(data)
+		}
+		low, high = c.ActionLow, c.ActionHigh
+	}
+	if err := data.Validate(c.ObsDim, c.ActDim); err != nil {
+		return fail(err)
+	}
+	switch c.Termination {
+	case "task":
+	case "none":
+		done = func([]float32) bool { return false }
+	case "learned":
+		if c.TermModel == nil {
+			if c.TermModel, err = FitTermination(data); err != nil {
+				return fail(err)
+			}
+		} else if err := c.TermModel.check(c.ObsDim); err != nil {
+			return fail(err)
+		}
+		done = c.TermModel.Done
+	default:
+		return fail(fmt.Errorf("unknown termination %q (%s)", c.Termination, strings.Join(Terminations, ", ")))
+	}
+	name := c.Env
+	if name == "" {
+		name = c.Name
+	}
+	o.task = &envs.Task{Name: name, ObsDim: c.ObsDim, ActDim: c.ActDim, Done: done}
+	od, ad := c.ObsDim, c.ActDim
 	o.dataSum = datasetSum(data)
 	if o.real, err = ReplayFromDataset(data, cfg.Seed+1); err != nil {
-		o.eval.Close()
+		o.Close()
 		return nil, err
 	}
 	sc := DefaultSACConfig(ad)
@@ -84,8 +185,8 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	if cfg.Algo == "bc" {
 		sc.ActorLRDecayUpdates, sc.CriticLR, sc.AlphaLR, sc.InitAlpha = 0, 1, 1, 1
 	}
-	if o.sac, err = NewSAC(od, o.eval.ActionLow(), o.eval.ActionHigh(), sc); err != nil {
-		o.eval.Close()
+	if o.sac, err = NewSAC(od, low, high, sc); err != nil {
+		o.Close()
 		return nil, err
 	}
 	if cfg.Algo == "bc" {
@@ -296,6 +397,12 @@ func (o *Offline) update() error {
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds and
 // logs their D4RL normalised score and raw return.
 func (o *Offline) evaluate() (string, error) {
+	if o.eval == nil {
+		if err := o.log(math.NaN(), math.NaN(), math.NaN(), math.NaN()); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("epoch %d (update %d): no evaluation (the data name no task)", o.step/o.Cfg.StepsPerEpoch, o.step), nil
+	}
 	rets, err := o.evalReturns(o.Cfg.Seed, o.Cfg.EvalEpisodes)
 	if err != nil {
 		return "", err

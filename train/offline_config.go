@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -55,6 +56,16 @@ type OfflineConfig struct {
 	Threads         int    `json:"threads"`          // ONNX Runtime intra-op threads (0: default)
 	BLASThreads     int    `json:"blas_threads"`     // OpenBLAS threads for training (0: leave as is)
 	Provider        string `json:"provider"`
+
+	// The data's sizes and termination, for every run (what `admpo export`
+	// reads); configs written before these keys take the task's sizes and
+	// its termination rule.
+	ObsDim      int               `json:"obs_dim"`
+	ActDim      int               `json:"act_dim"`
+	Termination string            `json:"termination"` // "task" (the task's rule), "none" or "learned"
+	TermModel   *TerminationModel `json:"termination_model,omitempty"`
+	ActionLow   []float64         `json:"action_low,omitempty"` // without a task: the data's action range
+	ActionHigh  []float64         `json:"action_high,omitempty"`
 }
 
 // OfflineAlgos lists the offline algorithms.
@@ -105,13 +116,28 @@ var mopoOffline = map[string]offlineHyper{
 	"halfcheetah-medium-expert": {1, 5, 5},
 }
 
+// customOffline is ADMPO-OFF's (m, H, beta) for data without a task (bring
+// your own data): MOPO's H and beta for data sets it does not list, and the
+// paper's smallest m.
+var customOffline = offlineHyper{2, 5, 2.5}
+
 var versionSuffix = regexp.MustCompile(`-v[0-9]+$`)
 
-// ParseDatasetName splits a data set name or file name such as
-// "hopper-medium-replay-v2.hdf5" or "runs/walker2d-random.hdf5" into its
-// task and kind. It returns an error when no known kind ends the name.
-func ParseDatasetName(name string) (env, kind string, err error) {
-	base := strings.ToLower(filepath.Base(name))
+// ErrUnknownDataset marks a data set whose metadata and file name name no
+// task or kind.
+var ErrUnknownDataset = errors.New("unknown data set")
+
+// DatasetIdentity tells a data set's task and kind: from its metadata
+// (env, kind; meta may be nil), else from its file name such as
+// "hopper-medium-replay-v2.hdf5" or "runs/walker2d-random.hdf5" (ENV-KIND).
+// When neither gives both it returns what it found and an error wrapping
+// ErrUnknownDataset.
+func DatasetIdentity(path string, meta map[string]string) (env, kind string, err error) {
+	env, kind = meta["env"], meta["kind"]
+	if env != "" && kind != "" {
+		return env, kind, nil
+	}
+	base := strings.ToLower(filepath.Base(path))
 	for _, ext := range []string{".hdf5", ".h5"} {
 		base = strings.TrimSuffix(base, ext)
 	}
@@ -119,11 +145,17 @@ func ParseDatasetName(name string) (env, kind string, err error) {
 	base = strings.ReplaceAll(base, "_", "-")
 	for _, k := range []string{"medium-replay", "medium-expert", "random", "medium", "expert"} {
 		if strings.HasSuffix(base, "-"+k) {
-			return strings.TrimSuffix(base, "-"+k), k, nil
+			if env == "" {
+				env = strings.TrimSuffix(base, "-"+k)
+			}
+			if kind == "" {
+				kind = k
+			}
+			return env, kind, nil
 		}
 	}
-	return "", "", fmt.Errorf("train: cannot tell the data set kind from %q (want ENV-KIND, KIND one of %s)",
-		name, strings.Join(DatasetKinds, ", "))
+	return env, kind, fmt.Errorf("%w: the metadata names no env/kind and the file name %q does not end in a kind (want ENV-KIND, KIND one of %s)",
+		ErrUnknownDataset, path, strings.Join(DatasetKinds, ", "))
 }
 
 // OfflinePreset returns the named preset for a task, data set kind and
@@ -150,6 +182,9 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	switch algo {
 	case "admpo":
 		p, ok := paperOffline[hk]
+		if !ok && env == "" {
+			p, ok = customOffline, true
+		}
 		if !ok {
 			return OfflineConfig{}, fmt.Errorf("train: the paper lists no ADMPO-OFF settings for %q: set --m, --horizon and --penalty", key)
 		}

@@ -117,6 +117,9 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if cfg.Algo == "bc" {
 		return nil, fmt.Errorf("train: %s is a BC run: it has no model to diagnose", dir)
 	}
+	if cfg.Env == "" {
+		return nil, fmt.Errorf("train: %s trained on data without a task: there is no simulator to diagnose its model against", dir)
+	}
 	o, err := newOffline(cfg, dir)
 	if err != nil {
 		return nil, err

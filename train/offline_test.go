@@ -354,7 +354,7 @@ func TestOfflinePresetsFollowThePaper(t *testing.T) {
 		{"hopper-medium.hdf5", "mopo", 1, 5, 5, 0.05},
 		{"walker2d-medium-replay.hdf5", "mopo", 1, 1, 1, 0.5},
 	} {
-		env, kind, err := ParseDatasetName(x.name)
+		env, kind, err := DatasetIdentity(x.name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +388,14 @@ func TestOfflinePresetsFollowThePaper(t *testing.T) {
 			t.Errorf("quick %s preset: %+v (paper: %+v)", algo, q, p)
 		}
 	}
-	if _, _, err := ParseDatasetName("hopper.hdf5"); err == nil {
-		t.Error("a name without a kind was accepted")
+	if _, _, err := DatasetIdentity("hopper.hdf5", nil); !errors.Is(err, ErrUnknownDataset) {
+		t.Errorf("a name without a kind: %v, want ErrUnknownDataset", err)
+	}
+	// The metadata wins over the name; a name completes partial metadata.
+	if e, k, err := DatasetIdentity("x/hopper-random.hdf5", map[string]string{"env": "walker2d", "kind": "expert"}); err != nil || e != "walker2d" || k != "expert" {
+		t.Errorf("metadata walker2d/expert read as %s/%s (%v)", e, k, err)
+	}
+	if e, k, err := DatasetIdentity("x/hopper-random.hdf5", map[string]string{"kind": "medium"}); err != nil || e != "hopper" || k != "medium" {
+		t.Errorf("metadata kind medium and a hopper name read as %s/%s (%v)", e, k, err)
 	}
 }

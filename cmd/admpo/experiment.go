@@ -322,12 +322,7 @@ func expMSweep(args []string) error {
 	}
 	k := *kind
 	if k == "" {
-		k = d.Meta["kind"]
-	}
-	if k == "" {
-		if _, fk, err := train.ParseDatasetName(*dataset); err == nil {
-			k = fk
-		}
+		_, k, _ = train.DatasetIdentity(*dataset, d.Meta)
 	}
 	if k == "" {
 		return fmt.Errorf("%w: cannot tell the data set kind of %s: set --kind", errUsage, *dataset)

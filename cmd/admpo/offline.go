@@ -1,8 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,32 +105,83 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-// datasetIdentity tells a data set file's task and kind: from its
-// metadata (env, kind), else from its file name (e.g. hopper-medium-v2.hdf5).
-func datasetIdentity(path string) (env, kind string, err error) {
+// offlineConfig is the preset config for a data set file: its task and
+// kind from --env/--kind, the metadata or the file name. Data that name no
+// built-in task (bring your own) train without evaluation, or evaluated in
+// --eval-env, with generic m, H and beta and a termination rule from the
+// data.
+func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (train.OfflineConfig, error) {
+	var cfg train.OfflineConfig
 	d, err := datasets.ReadD4RL(path)
 	if err != nil {
-		return "", "", err
+		return cfg, fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
 	}
-	env, kind = d.Meta["env"], d.Meta["kind"]
-	if env != "" && kind != "" {
-		return env, kind, nil
+	if err := d.Validate(d.ObsDim, d.ActDim); err != nil {
+		return cfg, fmt.Errorf("train offline: %s: %w", path, err)
 	}
-	fe, fk, err := train.ParseDatasetName(path)
+	de, dk, _ := train.DatasetIdentity(path, d.Meta)
+	if env != "" {
+		de = env
+	}
+	if kind != "" {
+		dk = kind
+	}
+	var task *envs.Task
+	generic := true // m, H, beta without a known data set
+	switch {
+	case evalEnv != "" && env != "":
+		return cfg, fmt.Errorf("%w: --env names the data's task, --eval-env a task for data that name none: give one", errUsage)
+	case evalEnv != "":
+		if task, err = envs.Lookup(evalEnv); err != nil {
+			return cfg, usageErr(err)
+		}
+	case de != "":
+		t, lerr := envs.Lookup(de)
+		switch {
+		case lerr != nil && env != "":
+			return cfg, usageErr(lerr)
+		case lerr == nil:
+			task, generic = t, dk == ""
+		}
+	}
+	if task != nil && (d.ObsDim != task.ObsDim || d.ActDim != task.ActDim) {
+		return cfg, fmt.Errorf("%w: %s holds %d observation and %d action values, the task %s has %d and %d",
+			errUsage, path, d.ObsDim, d.ActDim, task.Name, task.ObsDim, task.ActDim)
+	}
+	if generic {
+		cfg, err = train.OfflinePreset(preset, "", dk, algo, d.ActDim)
+		name := d.Meta["name"]
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		}
+		cfg.Name = name
+	} else {
+		cfg, err = train.OfflinePreset(preset, task.Name, dk, algo, task.ActDim)
+	}
 	if err != nil {
-		return env, kind, fmt.Errorf("%w: the metadata names no env/kind and %v", errUnknownDataset, err)
+		return cfg, usageErr(err)
 	}
-	if env == "" {
-		env = fe
+	if task != nil {
+		cfg.Env = task.Name
 	}
-	if kind == "" {
-		kind = fk
+	if termination == "" {
+		termination = "none"
+		if task != nil {
+			termination = "task"
+		} else if slices.Contains(d.Terminal, true) {
+			termination = "learned"
+		}
 	}
-	return env, kind, nil
+	if !slices.Contains(train.Terminations, termination) || (termination == "task" && task == nil) {
+		return cfg, fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
+	}
+	if task == nil {
+		fmt.Printf("%s names no built-in task (env %q, kind %q): no evaluation (see --eval-env), termination %s, m/H/beta generic\n",
+			path, de, dk, termination)
+	}
+	cfg.Dataset, cfg.Termination, cfg.ObsDim, cfg.ActDim = path, termination, d.ObsDim, d.ActDim
+	return cfg, nil
 }
-
-// errUnknownDataset marks a data set that was read but names no task or kind.
-var errUnknownDataset = errors.New("unknown data set")
 
 func trainOffline(args []string) error {
 	fs := newFlags("train offline", "train offline --dataset data/hopper-medium.hdf5 --algo admpo --epochs 20 --seed 0 --out runs/off-hopper-medium-admpo-0",
@@ -146,10 +198,21 @@ func trainOffline(args []string) error {
 			"paper's ADM). Every flag below overrides one value.\n"+
 			"After every epoch the deterministic policy is evaluated in the real task: progress.csv's\n"+
 			"eval_return_mean holds the D4RL normalised score (what `admpo plot` draws); offline.csv adds the raw\n"+
-			"return and roll-out statistics. Ctrl-C writes a checkpoint; --resume OUT continues exactly.")
-	dataset := fs.String("dataset", "", "D4RL HDF5 file (required unless --resume)")
-	env := fs.String("env", "", "task (default: the data set's metadata or file name)")
+			"return and roll-out statistics. Ctrl-C writes a checkpoint; --resume OUT continues exactly.\n"+
+			"Bring your own data: a D4RL-layout file of any observation and action size whose metadata and name\n"+
+			"give no built-in task trains without evaluation (or evaluated in --eval-env TASK when the sizes\n"+
+			"match; the normalised score only where TASK has D4RL reference scores), with m 2, H 5 and beta 2.5\n"+
+			"unless set, the policy's action bounds from the data's action range, and model roll-outs ended by\n"+
+			"--termination: none, or learned (logistic regression on the next observation and its squares fitted\n"+
+			"on the data's terminals). config.json records obs_dim, act_dim, termination (and the learned rule)\n"+
+			"for `admpo export`. A file with NaNs, wrong widths, no rows or no episode marks is refused before\n"+
+			"any run directory is made.")
+	dataset := fs.String("dataset", "", "D4RL-layout HDF5 file (required unless --resume)")
+	env := fs.String("env", "", "task of the data (default: the data set's metadata or file name)")
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
+	evalEnv := fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
+	termination := fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
+		"(default: task with a task; otherwise learned when the data hold terminals, else none)")
 	algo := fs.String("algo", "admpo", "admpo, mopo or bc")
 	preset := fs.String("preset", "quick", "paper or quick")
 	epochs := fs.Int("epochs", 0, "epochs (default: the preset's)")
@@ -178,28 +241,11 @@ func trainOffline(args []string) error {
 		if *dataset == "" {
 			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR)", errUsage)
 		}
-		de, dk, err := datasetIdentity(*dataset)
-		switch {
-		case errors.Is(err, errUnknownDataset) && (*env == "" || *kind == ""):
-			return fmt.Errorf("%w: %v (set --env and --kind)", errUsage, err)
-		case err != nil && !errors.Is(err, errUnknownDataset):
-			return fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
-		}
-		if *env != "" {
-			de = *env
-		}
-		if *kind != "" {
-			dk = *kind
-		}
-		task, err := envs.Lookup(de)
+		cfg, err := offlineConfig(*dataset, *env, *kind, *evalEnv, *termination, *preset, *algo)
 		if err != nil {
-			return usageErr(err)
+			return err
 		}
-		cfg, err := train.OfflinePreset(*preset, task.Name, dk, *algo, task.ActDim)
-		if err != nil {
-			return usageErr(err)
-		}
-		cfg.Dataset, cfg.Seed = *dataset, *seed
+		cfg.Seed = *seed
 		if *epochs > 0 {
 			cfg.Epochs = *epochs
 		}
@@ -209,9 +255,17 @@ func trainOffline(args []string) error {
 		if err := cfg.Validate(); err != nil {
 			return usageErr(err)
 		}
-		dir := newRunDir(*out, fmt.Sprintf("offline-%s-%s-%d", cfg.Name, cfg.Algo, cfg.Seed), cfg.JSON())
+		dir := *out
+		if dir == "" {
+			dir = filepath.Join("runs", fmt.Sprintf("offline-%s-%s-%d", cfg.Name, cfg.Algo, cfg.Seed))
+		}
 		if o, err = train.NewOffline(cfg, dir); err != nil {
-			return err
+			return fmt.Errorf("train offline: %w", err)
+		}
+		printRunConfig(dir, o.Cfg.JSON())
+		if m := o.Cfg.TermModel; m != nil {
+			fmt.Printf("learned termination: logistic regression on %d next observations (%d terminal): accuracy %.4f, recall of terminals %.3f\n",
+				m.Rows, m.Terminals, m.Accuracy, m.Recall)
 		}
 	}
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "update")

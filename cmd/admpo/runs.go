@@ -77,8 +77,13 @@ func newRunDir(out, def string, config []byte) string {
 	if dir == "" {
 		dir = filepath.Join("runs", def)
 	}
-	fmt.Printf("config (saved to %s/config.json):\n%s", dir, config)
+	printRunConfig(dir, config)
 	return dir
+}
+
+// printRunConfig prints the config a run saves as dir/config.json.
+func printRunConfig(dir string, config []byte) {
+	fmt.Printf("config (saved to %s/config.json):\n%s", dir, config)
 }
 
 // trainingRun is what a train.Online or train.Offline run offers the CLI.
