@@ -194,6 +194,3 @@ func TestOfflineBringYourOwnData(t *testing.T) {
 		}
 	}
 }
-
-
-

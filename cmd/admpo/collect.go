@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"time"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"

@@ -158,7 +158,6 @@ func TestShippedCollect(t *testing.T) {
 	}
 }
 
-
 // d4rlBands are the D4RL normalised score bands of the shipped policies'
 // data (issue 15): medium as D4RL's medium data sets, expert >= 90.
 var d4rlBands = map[string][2]float64{
