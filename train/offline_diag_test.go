@@ -81,14 +81,7 @@ func TestDiagnosisGroupsByStepAndK(t *testing.T) {
 			cfg.M = 3
 		}
 		dir := filepath.Join(t.TempDir(), algo)
-		o, err := NewOffline(cfg, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		o.Close()
+		offRunToEnd(t, cfg, dir)
 		d, err := DiagnoseOffline(dir, DiagnoseOptions{Starts: 300, Seed: 7})
 		if err != nil {
 			t.Fatal(err)

@@ -39,6 +39,19 @@ func offTinyConfig(t *testing.T, algo, kind, dataset string) OfflineConfig {
 	return c
 }
 
+// offRunToEnd trains a fresh offline run of cfg in dir to its end.
+func offRunToEnd(t *testing.T, cfg OfflineConfig, dir string) {
+	t.Helper()
+	o, err := NewOffline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // offRandomDataset collects n uniform-random hopper transitions into a
 // D4RL file.
 func offRandomDataset(t *testing.T, n int) string {

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"math/rand"
@@ -119,14 +118,7 @@ func TestOfflineBringYourOwnData(t *testing.T) {
 	cfg.Env, cfg.Name, cfg.Kind, cfg.Termination = "", "robot-log", "", "learned"
 	cfg.Epochs = 2
 	dir := filepath.Join(tmp, "run")
-	o, err := NewOffline(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	o.Close()
+	offRunToEnd(t, cfg, dir)
 	var saved OfflineConfig
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil || json.Unmarshal(b, &saved) != nil {
