@@ -168,7 +168,7 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 		termination = "none"
 		if task != nil {
 			termination = "task"
-		} else if slices.Contains(d.Terminal, true) {
+		} else if algo != "bc" && slices.Contains(d.Terminal, true) { // BC rolls nothing out
 			termination = "learned"
 		}
 	}
@@ -212,7 +212,7 @@ func trainOffline(args []string) error {
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
 	evalEnv := fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
 	termination := fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
-		"(default: task with a task; otherwise learned when the data hold terminals, else none)")
+		"(default: task with a task; otherwise learned when the data hold terminals, else none; none for bc)")
 	algo := fs.String("algo", "admpo", "admpo, mopo or bc")
 	preset := fs.String("preset", "quick", "paper or quick")
 	epochs := fs.Int("epochs", 0, "epochs (default: the preset's)")

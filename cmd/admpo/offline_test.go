@@ -103,7 +103,9 @@ func TestTrainOfflineDatasetErrors(t *testing.T) {
 	// Without a task the data train: no evaluation, the learned
 	// termination (the data hold hopper's falls), sizes in config.json.
 	anonOut := filepath.Join(tmp, "run-anon")
-	if err := trainOffline([]string{"--dataset", anon, "--algo", "bc", "--epochs", "1", "--steps-per-epoch", "5", "--out", anonOut}); err != nil {
+	if err := trainOffline([]string{"--dataset", anon, "--algo", "mopo", "--epochs", "1", "--steps-per-epoch", "5", "--rollout-every", "5",
+		"--rollout-batch", "20", "--horizon", "2", "--ensemble", "2", "--elites", "1", "--model-max-epochs", "1", "--hidden", "16,16",
+		"--out", anonOut}); err != nil {
 		t.Fatalf("data without a task: %v", err)
 	}
 	var ac struct {
