@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
 	"github.com/admpo/admpo/models"
@@ -424,4 +425,28 @@ func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
 		return nil, fmt.Errorf("train: %s: checkpoint config: %w", path, err)
 	}
 	return f, nil
+}
+
+// SetSteps makes a resumed run's length n learning steps (Steps): n must
+// leave the run at or after its current env step. The real buffer grows to
+// the new length and config.json is rewritten; the next checkpoint keeps
+// the new length.
+func (o *Online) SetSteps(n int) error {
+	c := o.Cfg
+	c.Steps = n
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.TotalSteps() < o.step {
+		return fmt.Errorf("train: the run is at env step %d, past a length of %d env steps", o.step, c.TotalSteps())
+	}
+	if c.TotalSteps() > o.real.Cap {
+		r, err := o.real.Resized(c.TotalSteps())
+		if err != nil {
+			return err
+		}
+		o.real = r
+	}
+	o.Cfg = c
+	return atomicfile.WriteFile(filepath.Join(o.Dir, "config.json"), c.JSON(), 0o644)
 }

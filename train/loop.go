@@ -133,6 +133,9 @@ func (l *loop) sacUpdate(realRatio float64) error {
 	if err != nil {
 		return err
 	}
+	if !st.ActorUpdated { // keep the last actor step's numbers for the logs
+		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = l.lastSAC.ActorLoss, l.lastSAC.AlphaLoss, l.lastSAC.LogPi, l.lastSAC.ActorLR
+	}
 	l.lastSAC = st
 	return nil
 }
@@ -156,8 +159,10 @@ func (l *loop) mixBatch(realRatio float64) error {
 
 // rollPolicy opens the model's roll-out engine and the exported actor on
 // ONNX Runtime and rolls the policy out from n real start sequences; where
-// ("step 5000", "update 1000") places a roll-out error.
-func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.RollConfig, where string) (*infer.Transitions, error) {
+// ("step 5000", "update 1000") places a roll-out error. With full, starts
+// are drawn by the authors' rule (SampleFullStarts), else from any stored
+// state (SampleStarts).
+func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
 	roller, err := l.dyn.Roller(opts)
 	if err != nil {
 		return nil, err
@@ -168,7 +173,11 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 		return nil, err
 	}
 	defer pol.Close()
-	starts, err := l.real.SampleStarts(n, l.dyn.M(), l.rng)
+	sample := l.real.SampleStarts
+	if full {
+		sample = l.real.SampleFullStarts
+	}
+	starts, err := sample(n, l.dyn.M(), l.rng)
 	if err != nil {
 		return nil, err
 	}
