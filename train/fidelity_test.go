@@ -402,6 +402,29 @@ func TestFullHistoryStartsAsAuthors(t *testing.T) {
 	}
 }
 
+// The real share of a batch is the authors' int(batch_size*real_ratio).
+func TestRealRowsAsAuthors(t *testing.T) {
+	for _, x := range []struct {
+		ratio          float64
+		n, authors, v1 int
+	}{{0.05, 256, 12, 13}, {0.5, 256, 128, 128}, {0.05, 32, 1, 2}, {1, 256, 256, 256}} {
+		if got := realRows(x.ratio, x.n, true); got != x.authors {
+			t.Errorf("%v of %d: %d real rows, authors int(%v) = %d", x.ratio, x.n, got, x.ratio*float64(x.n), x.authors)
+		}
+		if got := realRows(x.ratio, x.n, false); got != x.v1 {
+			t.Errorf("%v of %d (version 1): %d real rows, want the nearest integer %d", x.ratio, x.n, got, x.v1)
+		}
+	}
+	o, err := newOnline(tinyConfig("admpo"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if !o.realFloor {
+		t.Error("a version 2 run rounds the real rows")
+	}
+}
+
 // legacyOnlineJSON is a config.json as main's code wrote it before the
 // fidelity change (no config_version; rollout_schedule keys A, B, From, To).
 const legacyOnlineJSON = `{"env":"hopper","algo":"sac","preset":"paper","seed":3,"steps":600,"warmup_steps":200,

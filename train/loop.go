@@ -39,6 +39,10 @@ type loop struct {
 	progress   *Progress
 	batch      *Batch
 	onStatus   func(Status)
+	// realFloor takes floor(realRatio·Batch) real rows as the authors'
+	// int(batch_size*real_ratio) (version 2 configs); else the nearest
+	// integer.
+	realFloor bool
 }
 
 // runLoop is what a fresh or resumed run finishes the same way.
@@ -140,13 +144,13 @@ func (l *loop) sacUpdate(realRatio float64) error {
 	return nil
 }
 
-// mixBatch samples round(realRatio·Batch) real rows and the rest from the
+// mixBatch samples realRows(realRatio) real rows and the rest from the
 // model buffer (all real while the model buffer is empty or absent).
 func (l *loop) mixBatch(realRatio float64) error {
 	b := l.batch
 	nReal := b.N
 	if l.model != nil && l.model.Len() > 0 {
-		nReal = int(math.Round(realRatio * float64(b.N)))
+		nReal = realRows(realRatio, b.N, l.realFloor)
 	}
 	if err := l.real.SampleRows(b, 0, nReal); err != nil {
 		return err
@@ -155,6 +159,16 @@ func (l *loop) mixBatch(realRatio float64) error {
 		return l.model.SampleRows(b, nReal, b.N-nReal)
 	}
 	return nil
+}
+
+// realRows is the number of real rows in a batch of n: floor(ratio·n) as
+// the authors' int(batch_size*real_ratio) when floor, else the nearest
+// integer (version 1 runs).
+func realRows(ratio float64, n int, floor bool) int {
+	if floor {
+		return int(ratio * float64(n))
+	}
+	return int(math.Round(ratio * float64(n)))
 }
 
 // rollPolicy opens the model's roll-out engine and the exported actor on

@@ -88,6 +88,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 		}
 	}
 	o.seedRNGs(cfg.Seed * 11)
+	o.realFloor = cfg.Version >= 2
 	o.batch = NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":

@@ -87,6 +87,7 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 		return nil, err
 	}
 	o.seedRNGs(cfg.Seed * 7)
+	o.realFloor = cfg.Version >= 2
 	o.batch = NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":

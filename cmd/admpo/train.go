@@ -123,7 +123,12 @@ func trainOnline(args []string) error {
 			"quick: a small budget for two CPU cores) and every flag below overrides one. The resolved config\n"+
 			"is printed and saved as OUT/config.json; progress goes to OUT/progress.csv and .jsonl, checkpoints\n"+
 			"to OUT/checkpoint.ckpt, and the final policy (and model) to OUT/*.onnx.\n"+
-			"Ctrl-C writes a checkpoint and exits; --resume OUT continues a stopped or killed run exactly.")
+			"--steps counts learning steps after the --warmup uniform random steps (total env steps = warm-up +\n"+
+			"steps, as the authors' n_steps); the roll-out schedule reads the learning step and progress.csv's\n"+
+			"step (the plots' x axis) counts all env steps. --dry-run prints the config and exits.\n"+
+			"Ctrl-C writes a checkpoint and exits; --resume OUT continues a stopped or killed run exactly\n"+
+			"(with --steps N it runs to the new length N instead). docs/fidelity.md compares the paper preset\n"+
+			"with the authors' code.")
 	env := fs.String("env", "hopper", "task (see: admpo envs list)")
 	algo := fs.String("algo", "admpo", "admpo, mbpo or sac")
 	preset := fs.String("preset", "quick", "paper or quick")
