@@ -437,8 +437,8 @@ func (o *Online) SetSteps(n int) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if c.TotalSteps() < o.step {
-		return fmt.Errorf("train: the run is at env step %d, past a length of %d env steps", o.step, c.TotalSteps())
+	if err := o.reaches(c.TotalSteps(), "env step"); err != nil {
+		return err
 	}
 	if c.TotalSteps() > o.real.Cap {
 		r, err := o.real.Resized(c.TotalSteps())
@@ -449,4 +449,13 @@ func (o *Online) SetSteps(n int) error {
 	}
 	o.Cfg = c
 	return atomicfile.WriteFile(filepath.Join(o.Dir, "config.json"), c.JSON(), 0o644)
+}
+
+// reaches is an error when a run of total steps (unit: "env step",
+// "update") would end before the loop's current step.
+func (l *loop) reaches(total int, unit string) error {
+	if total < l.step {
+		return fmt.Errorf("train: the run is at %s %d, past a length of %d %ss", unit, l.step, total, unit)
+	}
+	return nil
 }

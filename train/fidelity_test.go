@@ -489,24 +489,9 @@ func TestLegacyCheckpointResumesIdentically(t *testing.T) {
 	if err := json.Unmarshal([]byte(legacyOnlineJSON), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if err := a.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	want := capture(a)
+	want := straightRun(t, cfg)
 	dir := filepath.Join(t.TempDir(), "b")
-	b, err := NewOnline(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.runTo(context.Background(), 300); err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
+	killedRun(t, cfg, dir, 300)
 	// Put the old-format config into the checkpoint and config.json.
 	if err := rewriteCheckpointConfig(dir, []byte(legacyOnlineJSON)); err != nil {
 		t.Fatal(err)

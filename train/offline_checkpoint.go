@@ -87,8 +87,8 @@ func (o *Offline) SetEpochs(n int) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if c.TotalSteps() < o.step {
-		return fmt.Errorf("train: the run is at update %d, past a length of %d updates", o.step, c.TotalSteps())
+	if err := o.reaches(c.TotalSteps(), "update"); err != nil {
+		return err
 	}
 	o.Cfg = c
 	o.sac.Cfg.ActorLRDecayUpdates = c.sacConfig(o.eval.ActionLow(), o.eval.ActionHigh()).ActorLRDecayUpdates

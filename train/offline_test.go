@@ -111,23 +111,27 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 	}
 	o.fitted = true
 
-	// index of each data set state (states of moving episodes are unique)
-	rowOf := map[[od]float32]int{}
-	for i := 0; i < d.N; i++ {
-		var k [od]float32
-		copy(k[:], d.Obs[i*od:(i+1)*od])
-		if _, dup := rowOf[k]; !dup {
-			rowOf[k] = i
+	// episode and step of each data set state, an episode's last next
+	// state included (states of moving episodes are unique); roll-outs start
+	// at the next state of a window of m-1 transitions (the authors' rule)
+	rowOf := map[[od]float32][2]int{}
+	for ep := 0; ep < 20; ep++ {
+		for step := 0; step <= epLen; step++ {
+			var k [od]float32
+			copy(k[:], state(ep, step))
+			if _, dup := rowOf[k]; !dup {
+				rowOf[k] = [2]int{ep, step}
+			}
 		}
 	}
 	uRef := func(obs []float32, hist int) float64 {
 		var k [od]float32
 		copy(k[:], obs)
-		i, ok := rowOf[k]
+		pos, ok := rowOf[k]
 		if !ok {
 			t.Fatalf("roll-out start %v is not a data set state", obs)
 		}
-		ep, step := i/epLen, i%epLen
+		ep, step := pos[0], pos[1]
 		if ep%2 == 0 {
 			return 0
 		}
@@ -156,8 +160,12 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 		obs := tr.Obs[i*od : (i+1)*od]
 		var k [od]float32
 		copy(k[:], obs)
-		step := rowOf[k] % epLen
-		u := uRef(obs, min(step+1, m)) // the window: up to m states, not before the episode start
+		pos := rowOf[k]
+		step := pos[1]
+		if pos[0]%2 == 1 && step < m-1 {
+			t.Fatalf("transition %d starts at episode step %d, without the full history of %d states", i, step, m-1)
+		}
+		u := uRef(obs, min(step+1, m)) // the window: m states, not before the episode start
 		if got := float64(tr.Uncertainty[i]); math.Abs(got-u) > 1e-4+1e-3*u {
 			t.Fatalf("transition %d (episode step %d): U %.6f, closed form %.6f", i, step, got, u)
 		}

@@ -75,25 +75,9 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 	for _, algo := range []string{"sac", "admpo", "mbpo"} {
 		t.Run(algo, func(t *testing.T) {
 			cfg := tinyConfig(algo)
-			a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			if err := a.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			want := capture(a)
-
+			want := straightRun(t, cfg)
 			dir := filepath.Join(t.TempDir(), "b")
-			b, err := NewOnline(cfg, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.runTo(context.Background(), 450); err != nil { // checkpoint at 300, then 150 lost steps
-				t.Fatal(err)
-			}
-			b.Close() // the "kill": nothing after the checkpoint is saved
+			killedRun(t, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
 			c, err := ResumeOnline(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -127,6 +111,35 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// straightRun runs cfg from start to end uninterrupted and returns its
+// final state.
+func straightRun(t *testing.T, cfg OnlineConfig) runState {
+	t.Helper()
+	a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "straight"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return capture(a)
+}
+
+// killedRun runs cfg in dir to env step stop and drops the process state
+// (the "kill": nothing after the last checkpoint is saved).
+func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
+	t.Helper()
+	b, err := NewOnline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.runTo(context.Background(), stop); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 }
 
 func pick(s runState) map[string]any {
@@ -179,7 +192,7 @@ func TestBatchMixtureIsExact(t *testing.T) {
 	}
 	for _, ratio := range []float64{0.05, 0.5, 0, 1} {
 		o.Cfg.RealRatio = ratio
-		want := int(math.Round(ratio * 256))
+		want := int(ratio * 256) // the authors' int(batch_size*real_ratio)
 		for rep := 0; rep < 3; rep++ {
 			if n := count(); n != want {
 				t.Fatalf("ratio %v: %d real rows, want exactly %d", ratio, n, want)
