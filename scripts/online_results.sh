@@ -1,31 +1,54 @@
 #!/usr/bin/env bash
-# Reproduces docs/results-online.md: quick-preset runs of ADMPO-ON, MBPO and
-# SAC on inverted-pendulum and hopper, 3 seeds each, then the learning curves.
-# Usage: scripts/online_results.sh [RUNS_DIR]   (default runs/online)
-# ENVS and SEEDS select a part of the matrix (defaults: both tasks, seeds 0-2);
-# finished runs are skipped and interrupted ones resumed, so parts can run in
-# parallel or one after another.
+# Reproduces docs/results-online.md: ADMPO-ON, MBPO and SAC runs, then the
+# learning curves.
+# Usage: scripts/online_results.sh [RUNS_DIR]   (default runs/online, or runs/online-PRESET)
+#   PRESET  quick (default: the 4000-step smoke matrix on inverted-pendulum and
+#           hopper) or cpu / paper (the paper's budget: hopper, 50k learning steps)
+#   ENVS, SEEDS, ALGOS select a part of the matrix (defaults: the preset's tasks,
+#           seeds 0-2, admpo mbpo sac); EXTRA adds flags to every fresh run.
+#   EVIDENCE=1 copies each finished run's config.json and progress.csv to
+#           docs/results/online/ENV-ALGO-SEED/ (on by default for cpu and paper).
+#   ADMPO_BIN another admpo binary (e.g. a copy, so rebuilding bin/ cannot
+#           touch running jobs); NO_PLOT=1 leaves docs/ plots alone.
+# Finished runs are skipped and interrupted ones resumed (--resume continues
+# exactly), so parts can run in parallel (each run takes a lock) or one after
+# another; two single-threaded jobs side by side on two cores, e.g.
+#   PRESET=cpu SEEDS=0 scripts/online_results.sh & PRESET=cpu SEEDS=1 scripts/online_results.sh &
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-runs/online}
-[ -n "${NO_BUILD:-}" ] || make -s build
+preset=${PRESET:-quick}
+if [ "$preset" = quick ]; then
+  out=${1:-runs/online}; envs=${ENVS:-inverted-pendulum hopper}; evidence=${EVIDENCE:-}; suffix=
+else
+  out=${1:-runs/online-$preset}; envs=${ENVS:-hopper}; evidence=${EVIDENCE:-1}; suffix=-$preset
+fi
+[ -n "${NO_BUILD:-}${ADMPO_BIN:-}" ] || make -s build
+bin=${ADMPO_BIN:-bin/admpo}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 mkdir -p "$out" docs
-for env in ${ENVS:-inverted-pendulum hopper}; do
+for env in $envs; do
   for seed in ${SEEDS:-0 1 2}; do
-    for algo in admpo mbpo sac; do
+    for algo in ${ALGOS:-admpo mbpo sac}; do
       dir="$out/$env-$algo-$seed"
-      if [ -f "$dir/policy.onnx" ]; then continue; fi         # finished earlier
-      if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi  # another instance runs it
-      echo $$ > "$dir.lock"
-      if [ -f "$dir/checkpoint.ckpt" ]; then
-        bin/admpo train online --resume "$dir" >> "$dir.log" 2>&1
-      else
-        rm -rf "$dir"
-        bin/admpo train online --env "$env" --algo "$algo" --preset quick --seed "$seed" --out "$dir" > "$dir.log" 2>&1
+      if [ ! -f "$dir/policy.onnx" ]; then
+        if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi  # another instance runs it
+        echo $$ > "$dir.lock"
+        if [ -f "$dir/checkpoint.ckpt" ]; then
+          "$bin" train online --resume "$dir" >> "$dir.log" 2>&1 || true
+        else
+          rm -rf "$dir"
+          "$bin" train online --env "$env" --algo "$algo" --preset "$preset" --seed "$seed" ${EXTRA:-} --out "$dir" > "$dir.log" 2>&1 || true
+        fi
+        rm -f "$dir.lock"
+        [ -f "$dir/policy.onnx" ] || { echo "$(date +%T) stopped $dir (see $dir.log; rerun to resume)"; continue; }
+        echo "$(date +%T) finished $dir: $(grep 'eval return' "$dir.log" | tail -1)"
       fi
-      rm -f "$dir.lock"
-      echo "$(date +%T) finished $dir: $(grep 'eval return' "$dir.log" | tail -1)"
+      if [ -n "$evidence" ]; then
+        ev=docs/results/online/$env-$algo-$seed
+        mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$ev/"
+      fi
     done
   done
-  bin/admpo plot --runs "$out/$env-*" --out "docs/online-$env.png" --title "$env (quick preset, 3 seeds)"
+  [ -n "${NO_PLOT:-}" ] || "$bin" plot --runs "$out/$env-*" --out "docs/online-$env$suffix.png" \
+    --title "$env ($preset preset)" || true
 done
