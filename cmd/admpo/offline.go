@@ -75,7 +75,8 @@ func addOfflineOverrides(fs *pflag.FlagSet) *offlineOverrides {
 		"stepped once per epoch), cosine (stepped every update) or constant")
 	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
 	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
-	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy")
+	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's\n"+
+		"(paper admpo: fixed at the authors' alpha of the data set; quick and mopo: tuned from 0.2)")
 	return o
 }
 

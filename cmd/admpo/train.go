@@ -54,7 +54,7 @@ func addOverrides(fs *pflag.FlagSet) *overrides {
 		"includes the action scale: Humanoid's +-0.4 bounds add 17 log 2.5 nats to its entropy)", anyNum)
 	o.addInt("actor-every", "critic updates per actor and alpha update (authors' actor_freq: 20 on walker2d, ant, humanoid)", atLeast1)
 	o.addFloat("alpha", "initial entropy coefficient (fixed with --auto-alpha=false; paper: 1, the authors' log alpha 0)", positive)
-	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy (default: the preset's)")
+	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's (paper and quick: tuned)")
 	o.addFloat("lr", "learning rate of actor, critics and alpha", positive)
 	o.addFloat("tau", "Polyak rate of the target critics", span{Lo: 0, Hi: 1, Open: true})
 	o.hidden = fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256")
