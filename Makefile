@@ -6,7 +6,7 @@ PKGS    := ./...
 # from fighting over the cores.
 TESTFLAGS ?= -count=1 -timeout 25m -p 1
 
-.PHONY: all build setup test vet fmt bench demo quick clean
+.PHONY: all build setup setup-gpu setup-cuda-toolkit test vet fmt bench demo quick clean
 
 all: build
 
@@ -16,6 +16,15 @@ build:
 setup:
 	bash scripts/setup.sh
 	$(GO) mod download
+
+# GPU pieces, never part of setup: ONNX Runtime 1.29.0 for CUDA 13 (core and
+# CUDA provider) into the cache; with CUDA_TOOLKIT=1 also Debian's CUDA 11.8
+# toolkit (non-free), needed only for `go build -tags cuda`.
+setup-gpu:
+	bash scripts/setup_gpu.sh $(if $(filter 1,$(CUDA_TOOLKIT)),--cuda-toolkit)
+
+setup-cuda-toolkit:
+	bash scripts/setup_gpu.sh --cuda-toolkit-only
 
 vet:
 	$(GO) vet $(PKGS)

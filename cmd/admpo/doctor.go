@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/admpo/admpo/envs"
@@ -10,7 +11,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "doctor", summary: "check that MuJoCo, OpenBLAS and ONNX Runtime are installed and usable", run: runDoctor})
+	register(&command{name: "doctor", summary: "check that MuJoCo, OpenBLAS and ONNX Runtime are installed and usable; report the GPU pieces", run: runDoctor})
 }
 
 func runDoctor(args []string) error {
@@ -18,13 +19,23 @@ func runDoctor(args []string) error {
 		"Checks the native libraries admpo needs and prints what it found. Exits non-zero with the\n"+
 			"command that fixes it when something is missing. ONNX Runtime is searched at $ADMPO_ORT_LIB,\n"+
 			"else in the cache directory that `make setup` fills ($ADMPO_CACHE, $XDG_CACHE_HOME/admpo or\n"+
-			"~/.cache/admpo).")
+			"~/.cache/admpo).\n\n"+
+			"A GPU section follows for information only (it never makes doctor fail): the NVIDIA driver\n"+
+			"(libcuda.so.1, nvidia-smi), the devices, ONNX Runtime's CUDA provider from `make setup-gpu`\n"+
+			"(checksums verified) and cuBLAS, each missing piece with the command that fixes it.")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	fmt.Printf("go:           %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Printf("MuJoCo:       %s\n", envs.MuJoCoVersion())
 	fmt.Printf("BLAS:         %s, %d threads\n", blas.Describe(), blas.Threads())
+	err := checkORT()
+	hostGPUProbe().report(os.Stdout)
+	return err
+}
+
+// checkORT prints the ONNX Runtime line; its error fails doctor.
+func checkORT() error {
 	p, err := infer.LibraryPath()
 	if err != nil {
 		fmt.Printf("ONNX Runtime: MISSING\n")

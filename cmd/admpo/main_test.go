@@ -44,6 +44,8 @@ func runBin(t *testing.T, bin string, env []string, args ...string) result {
 func TestBinary(t *testing.T) {
 	bin := buildBinary(t)
 
+	t.Run("GPU section is informational", func(t *testing.T) { doctorGPUIsInformational(t, bin) })
+
 	t.Run("missing ONNX Runtime fails cleanly", func(t *testing.T) {
 		r := runBin(t, bin, []string{"ADMPO_ORT_LIB=", "ADMPO_CACHE=" + t.TempDir()}, "doctor")
 		if r.code != 1 || !strings.Contains(r.stderr, "ONNX Runtime shared library not found") || !strings.Contains(r.stderr, "make setup") {

@@ -1,0 +1,274 @@
+//go:build admpo_cuda
+
+package cudaep
+
+// #cgo LDFLAGS: -ldl
+// #include <dlfcn.h>
+// #include <stdlib.h>
+// #include <string.h>
+// #include "onnxruntime_c_api.h"
+//
+// typedef const OrtApiBase *(*admpo_get_api_base_fn)(void);
+//
+// // admpo_api returns the OrtApi of the ONNX Runtime already loaded from
+// // lib (RTLD_NOLOAD: it never loads a second copy), or NULL.
+// static const OrtApi *admpo_api(const char *lib) {
+// 	void *h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+// 	if (h == NULL) return NULL;
+// 	admpo_get_api_base_fn get = (admpo_get_api_base_fn)dlsym(h, "OrtGetApiBase");
+// 	const OrtApi *api = get ? get()->GetApi(ORT_API_VERSION) : NULL;
+// 	dlclose(h); // onnxruntime_go's handle keeps the library loaded
+// 	return api;
+// }
+//
+// // admpo_msg turns a status into a malloc'd message (NULL for success)
+// // and releases it.
+// static char *admpo_msg(const OrtApi *api, OrtStatus *s) {
+// 	if (s == NULL) return NULL;
+// 	char *m = strdup(api->GetErrorMessage(s));
+// 	api->ReleaseStatus(s);
+// 	return m;
+// }
+//
+// // admpo_env returns a reference to the process's OrtEnv: ONNX Runtime
+// // keeps one per process, so this is the env onnxruntime_go created.
+// static char *admpo_env(const OrtApi *api, OrtEnv **env) {
+// 	return admpo_msg(api, api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "admpo", env));
+// }
+//
+// typedef struct {
+// 	const char *ep, *vendor;
+// 	int hw;
+// 	uint32_t vendor_id, device_id;
+// } admpo_dev;
+//
+// // admpo_devices fills out[0..cap) with the env's OrtEpDevices; *n is their
+// // total count.
+// static char *admpo_devices(const OrtApi *api, admpo_dev *out, size_t cap, size_t *n) {
+// 	OrtEnv *env = NULL;
+// 	char *m = admpo_env(api, &env);
+// 	if (m) return m;
+// 	const OrtEpDevice *const *devs = NULL;
+// 	m = admpo_msg(api, api->GetEpDevices(env, &devs, n));
+// 	for (size_t i = 0; m == NULL && i < *n && i < cap; i++) {
+// 		const OrtHardwareDevice *hw = api->EpDevice_Device(devs[i]);
+// 		out[i].ep = api->EpDevice_EpName(devs[i]);
+// 		out[i].vendor = api->EpDevice_EpVendor(devs[i]);
+// 		out[i].hw = (int)api->HardwareDevice_Type(hw);
+// 		out[i].vendor_id = api->HardwareDevice_VendorId(hw);
+// 		out[i].device_id = api->HardwareDevice_DeviceId(hw);
+// 	}
+// 	api->ReleaseEnv(env);
+// 	return m;
+// }
+//
+// // admpo_append appends the provider ep for all of its devices to so;
+// // *matched is how many devices it had (0: nothing was appended).
+// static char *admpo_append(const OrtApi *api, OrtSessionOptions *so, const char *ep,
+// 		const char *const *keys, const char *const *vals, size_t nopt, size_t *matched) {
+// 	OrtEnv *env = NULL;
+// 	char *m = admpo_env(api, &env);
+// 	if (m) return m;
+// 	const OrtEpDevice *const *devs = NULL;
+// 	size_t n = 0;
+// 	*matched = 0;
+// 	m = admpo_msg(api, api->GetEpDevices(env, &devs, &n));
+// 	const OrtEpDevice **sel = m ? NULL : malloc((n ? n : 1) * sizeof *sel);
+// 	if (m == NULL && sel == NULL) m = strdup("out of memory");
+// 	for (size_t i = 0; m == NULL && i < n; i++) {
+// 		if (strcmp(api->EpDevice_EpName(devs[i]), ep) == 0) sel[(*matched)++] = devs[i];
+// 	}
+// 	if (m == NULL && *matched > 0) {
+// 		m = admpo_msg(api, api->SessionOptionsAppendExecutionProvider_V2(so, env, sel, *matched, keys, vals, nopt));
+// 	}
+// 	free(sel);
+// 	api->ReleaseEnv(env);
+// 	return m;
+// }
+//
+// static char *admpo_config_entry(const OrtApi *api, const OrtSessionOptions *so, const char *key, char *buf, size_t *size) {
+// 	return admpo_msg(api, api->GetSessionConfigEntry(so, key, buf, size));
+// }
+//
+// static int admpo_same_env(const OrtApi *api) {
+// 	OrtEnv *a = NULL, *b = NULL;
+// 	char *m = admpo_env(api, &a);
+// 	if (m) { free(m); return -1; }
+// 	m = admpo_env(api, &b);
+// 	if (m) { free(m); api->ReleaseEnv(a); return -1; }
+// 	int same = a == b;
+// 	api->ReleaseEnv(b);
+// 	api->ReleaseEnv(a);
+// 	return same;
+// }
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"unsafe"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Register registers the CUDA provider library at providerLib with the
+// loaded ONNX Runtime under RegistrationName. ONNX Runtime must be
+// initialised (infer.Init) first.
+func Register(providerLib string) error {
+	if _, err := os.Stat(providerLib); err != nil {
+		return fmt.Errorf("cudaep: CUDA provider library: %w (run `make setup-gpu`)", err)
+	}
+	if !ort.IsInitialized() {
+		return errors.New("cudaep: ONNX Runtime is not loaded (call infer.Init first)")
+	}
+	if err := ort.RegisterExecutionProviderLibrary(RegistrationName, providerLib); err != nil {
+		return fmt.Errorf("cudaep: registering %s: %w (it needs the CUDA 13 libraries libcublas.so.13, libcublasLt.so.13, libcudart.so.13, libcurand.so.10 and the driver's libcuda.so.1 on the loader's path, e.g. via LD_LIBRARY_PATH)", providerLib, err)
+	}
+	return nil
+}
+
+// api returns the OrtApi of the ONNX Runtime loaded from ortLib.
+func api(ortLib string) (*C.OrtApi, error) {
+	if !ort.IsInitialized() {
+		return nil, errors.New("cudaep: ONNX Runtime is not loaded (call infer.Init first)")
+	}
+	cs := C.CString(ortLib)
+	defer C.free(unsafe.Pointer(cs))
+	a := C.admpo_api(cs)
+	if a == nil {
+		return nil, fmt.Errorf("cudaep: no ONNX Runtime with API version %d is loaded from %s (pass the library infer.Init loaded)", C.ORT_API_VERSION, ortLib)
+	}
+	return a, nil
+}
+
+// statusErr turns a message from the shim into an error and frees it.
+func statusErr(m *C.char, what string) error {
+	if m == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(m))
+	return fmt.Errorf("cudaep: %s: %s", what, C.GoString(m))
+}
+
+var hardware = map[C.int]string{C.OrtHardwareDeviceType_CPU: "cpu", C.OrtHardwareDeviceType_GPU: "gpu", C.OrtHardwareDeviceType_NPU: "npu"}
+
+// Devices lists the OrtEpDevices of the ONNX Runtime loaded from ortLib:
+// the built-in CPU provider's, and those of registered provider libraries.
+func Devices(ortLib string) ([]Device, error) {
+	a, err := api(ortLib)
+	if err != nil {
+		return nil, err
+	}
+	const capacity = 64
+	buf := (*[capacity]C.admpo_dev)(C.malloc(C.size_t(capacity) * C.size_t(unsafe.Sizeof(C.admpo_dev{}))))
+	defer C.free(unsafe.Pointer(buf))
+	var n C.size_t
+	if err := statusErr(C.admpo_devices(a, &buf[0], capacity, &n), "GetEpDevices"); err != nil {
+		return nil, err
+	}
+	if n > capacity {
+		n = capacity
+	}
+	out := make([]Device, n)
+	for i := range out {
+		d := buf[i]
+		hw, ok := hardware[d.hw]
+		if !ok {
+			hw = fmt.Sprintf("type %d", int(d.hw))
+		}
+		out[i] = Device{EP: C.GoString(d.ep), Vendor: C.GoString(d.vendor), Hardware: hw, VendorID: uint32(d.vendor_id), DeviceID: uint32(d.device_id)}
+	}
+	return out, nil
+}
+
+// optionsPtr returns the OrtSessionOptions behind opts. onnxruntime_go
+// v1.27.0's SessionOptions is a struct whose only field is that pointer
+// (TestOptionsPointer checks this against a config entry set through
+// onnxruntime_go).
+func optionsPtr(opts *ort.SessionOptions) *C.OrtSessionOptions {
+	return *(**C.OrtSessionOptions)(unsafe.Pointer(opts))
+}
+
+// Append adds the execution provider ep (EPName for CUDA) on all of its
+// devices to opts, with the provider options given, through
+// SessionOptionsAppendExecutionProvider_V2. ortLib is the loaded ONNX
+// Runtime library. It fails, naming the providers present, when ep has no
+// device (its library was not registered or found no hardware).
+func Append(opts *ort.SessionOptions, ortLib, ep string, options map[string]string) error {
+	if opts == nil || optionsPtr(opts) == nil {
+		return errors.New("cudaep: session options are not initialised")
+	}
+	a, err := api(ortLib)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(options))
+	for k := range options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	n := len(keys)
+	ck := (*[1 << 20]*C.char)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	cv := (*[1 << 20]*C.char)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	defer C.free(unsafe.Pointer(ck))
+	defer C.free(unsafe.Pointer(cv))
+	for i, k := range keys {
+		ck[i], cv[i] = C.CString(k), C.CString(options[k])
+		defer C.free(unsafe.Pointer(ck[i]))
+		defer C.free(unsafe.Pointer(cv[i]))
+	}
+	cep := C.CString(ep)
+	defer C.free(unsafe.Pointer(cep))
+	var matched C.size_t
+	if err := statusErr(C.admpo_append(a, optionsPtr(opts), cep, &ck[0], &cv[0], C.size_t(n), &matched), "appending "+ep); err != nil {
+		return err
+	}
+	if matched == 0 {
+		devs, err := Devices(ortLib)
+		if err != nil {
+			return err
+		}
+		var have []string
+		for _, d := range devs {
+			have = append(have, d.EP+" ("+d.Hardware+")")
+		}
+		return fmt.Errorf("cudaep: no device for %s in ONNX Runtime (it has: %s); register its library first (Register)", ep, strings.Join(have, ", "))
+	}
+	return nil
+}
+
+// configEntry reads a session config entry through the C API (for tests).
+func configEntry(opts *ort.SessionOptions, ortLib, key string) (string, error) {
+	a, err := api(ortLib)
+	if err != nil {
+		return "", err
+	}
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	buf := (*[256]C.char)(C.malloc(256))
+	defer C.free(unsafe.Pointer(buf))
+	size := C.size_t(256)
+	if err := statusErr(C.admpo_config_entry(a, optionsPtr(opts), ckey, &buf[0], &size), "GetSessionConfigEntry "+key); err != nil {
+		return "", err
+	}
+	return C.GoString(&buf[0]), nil
+}
+
+// sameEnv reports whether two CreateEnv calls return the same OrtEnv, the
+// property the shim relies on to reach onnxruntime_go's env (for tests).
+func sameEnv(ortLib string) (bool, error) {
+	a, err := api(ortLib)
+	if err != nil {
+		return false, err
+	}
+	switch C.admpo_same_env(a) {
+	case 1:
+		return true, nil
+	case 0:
+		return false, nil
+	}
+	return false, errors.New("cudaep: CreateEnv failed")
+}

@@ -1,0 +1,16 @@
+//go:build !admpo_cuda
+
+package cudaep
+
+import ort "github.com/yalue/onnxruntime_go"
+
+// Register returns ErrNotBuilt: this binary was built without the admpo_cuda tag.
+func Register(providerLib string) error { return ErrNotBuilt }
+
+// Devices returns ErrNotBuilt: this binary was built without the admpo_cuda tag.
+func Devices(ortLib string) ([]Device, error) { return nil, ErrNotBuilt }
+
+// Append returns ErrNotBuilt: this binary was built without the admpo_cuda tag.
+func Append(opts *ort.SessionOptions, ortLib, ep string, options map[string]string) error {
+	return ErrNotBuilt
+}
