@@ -30,6 +30,11 @@ type Run struct {
 	Returns        []float64 // mean evaluation return (normalised score offline) at those steps
 }
 
+// OnlineXLabel is the x axis of online runs: progress.csv's step counts
+// every env step, the uniform warm-up included (a run's length is warm-up +
+// --steps learning steps).
+const OnlineXLabel = "env steps (warm-up included)"
+
 // Axes returns the axis labels for runs, which must be all online or all
 // offline runs (their steps and returns have different units).
 func Axes(runs []Run) (x, y string, err error) {
@@ -41,7 +46,7 @@ func Axes(runs []Run) (x, y string, err error) {
 	}
 	switch off {
 	case 0:
-		return "env steps", "evaluation return", nil
+		return OnlineXLabel, "evaluation return", nil
 	case len(runs):
 		return "policy updates", "D4RL normalised score", nil
 	}

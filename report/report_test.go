@@ -82,7 +82,7 @@ func TestAxesFollowTheRunKind(t *testing.T) {
 	off := `{"algo":"admpo","env":"hopper","seed":0,"dataset":"d/hopper-medium.hdf5","dataset_name":"hopper-medium"}`
 	writeRunConfig(t, filepath.Join(root, "off-admpo-0"), off, []float64{2})
 	for _, c := range []struct{ pattern, x, y string }{
-		{"on-*", "env steps", "evaluation return"},
+		{"on-*", "env steps (warm-up included)", "evaluation return"},
 		{"off-*", "policy updates", "D4RL normalised score"},
 	} {
 		runs, err := LoadRuns(filepath.Join(root, c.pattern))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
 	"github.com/admpo/admpo/models"
@@ -424,4 +425,37 @@ func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
 		return nil, fmt.Errorf("train: %s: checkpoint config: %w", path, err)
 	}
 	return f, nil
+}
+
+// SetSteps makes a resumed run's length n learning steps (Steps): n must
+// leave the run at or after its current env step. The real buffer grows to
+// the new length and config.json is rewritten; the next checkpoint keeps
+// the new length.
+func (o *Online) SetSteps(n int) error {
+	c := o.Cfg
+	c.Steps = n
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := o.reaches(c.TotalSteps(), "env step"); err != nil {
+		return err
+	}
+	if c.TotalSteps() > o.real.Cap {
+		r, err := o.real.Resized(c.TotalSteps())
+		if err != nil {
+			return err
+		}
+		o.real = r
+	}
+	o.Cfg = c
+	return atomicfile.WriteFile(filepath.Join(o.Dir, "config.json"), c.JSON(), 0o644)
+}
+
+// reaches is an error when a run of total steps (unit: "env step",
+// "update") would end before the loop's current step.
+func (l *loop) reaches(total int, unit string) error {
+	if total < l.step {
+		return fmt.Errorf("train: the run is at %s %d, past a length of %d %ss", unit, l.step, total, unit)
+	}
+	return nil
 }

@@ -130,10 +130,16 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 		if err != nil {
 			return nil, err
 		}
+		// A version 1 config: bc.Steps counts the warm-up, the target
+		// entropy -ActDim is SAC's usual one on the squashed action in
+		// [-1,1] (not ADMPO-ON's per-task value), alpha starts at 0.2 and the
+		// actor updates every step: behaviour runs mean what they meant
+		// before the fidelity change.
+		cfg.Version, cfg.Alpha, cfg.AutoAlpha, cfg.ActorEvery = 1, 0.2, true, 1
 		cfg.Seed, cfg.Steps, cfg.WarmUp, cfg.UpdatesPerStep = bc.Seed, bc.Steps, bc.WarmUp, 1
 		cfg.EvalEvery, cfg.EvalEpisodes, cfg.CheckpointEvery, cfg.Hidden = bc.EvalEvery, bc.EvalEpisodes, bc.EvalEvery, bc.Hidden
 		if task, err := envs.Lookup(bc.Env); err == nil {
-			cfg.TargetEntropy = -float64(task.ActDim) // SAC's usual value, not ADMPO-ON's per-task one
+			cfg.TargetEntropy = -float64(task.ActDim)
 		}
 		if o, err = NewOnline(cfg, dir); err != nil {
 			return nil, err
@@ -150,9 +156,10 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 	if n := len(log.Snapshots); o.step > 0 && o.step%every == 0 && (n == 0 || log.Snapshots[n-1].Step < o.step) {
 		resumedAt = o.step // killed between the checkpoint and the snapshot
 	}
-	for o.step < o.Cfg.Steps || resumedAt >= 0 {
+	total := o.Cfg.TotalSteps()
+	for o.step < total || resumedAt >= 0 {
 		if resumedAt < 0 {
-			next := min(o.Cfg.Steps, (o.step/every+1)*every)
+			next := min(total, (o.step/every+1)*every)
 			if err := o.runTo(ctx, next); err != nil {
 				return nil, err
 			}
@@ -176,7 +183,7 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 		}
 	}
 	if log.Reason == "" {
-		log.Reason = fmt.Sprintf("env step budget %d used", o.Cfg.Steps)
+		log.Reason = fmt.Sprintf("env step budget %d used", total)
 	}
 	if err := o.Checkpoint(); err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 	}
 	fc := DefaultADMFitConfig()
 	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.ModelPatience, cfg.ModelMaxEpochs, cfg.ModelWarmStart
+	fc.EpochPasses, fc.AuthorsImprove = cfg.ModelEpochPasses, cfg.ModelImprove == "authors"
 	if cfg.ModelLR > 0 {
 		fc.LR = float32(cfg.ModelLR)
 	}

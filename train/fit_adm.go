@@ -18,8 +18,17 @@ type ADMFitConfig struct {
 	Patience    int     // stop after this many epochs without holdout improvement (25)
 	MinRelGain  float64 // an improvement must beat the best by this fraction (0)
 	MaxEpochs   int     // cap on epochs (0: none)
-	MaxSteps    int     // cap on train steps per epoch (0: a full pass over the train starts)
-	Dropout     float64 // ResBlock dropout (0.1)
+	MaxSteps    int     // cap on train steps per epoch (0: EpochPasses full passes over the train starts)
+	// EpochPasses is how many passes over the train starts (each in a fresh
+	// order) make one epoch (0 or 1: one). The authors' epoch is
+	// train/Batch·m Adam steps of one k each; EpochPasses = m gives as many
+	// steps, each unrolling all k, so Patience means as much training.
+	EpochPasses int
+	// AuthorsImprove keeps a model by the authors' rule (some k's holdout
+	// MSE improved and the mean over k improved, each against the kept
+	// model's) instead of the variance-scaled holdout MSE.
+	AuthorsImprove bool
+	Dropout        float64 // ResBlock dropout (0.1)
 	// WarmStart continues from m's current weights instead of drawing new
 	// ones (the reference implementation re-initialises at every fit; MBPO's
 	// ensemble keeps training).
@@ -44,6 +53,7 @@ func DefaultADMFitConfig() ADMFitConfig {
 type ADMEpoch struct {
 	Epoch          int
 	TrainNLL       float64   // mean train-batch NLL over the epoch
+	Steps          int       // Adam steps in the epoch
 	HoldoutMSE     float64   // mean squared error of the mean over valid (start, k) pairs and dims
 	HoldoutNLL     float64   // Gaussian NLL (without constants) over the same pairs
 	HoldoutMSEPerK []float64 // k = 1..m
@@ -342,6 +352,25 @@ func (ev admEval) summary() (mse, nll float64, msePerK, nllPerK []float64) {
 	return tm / tc, tn / tc, msePerK, nllPerK
 }
 
+// authorsImproved is the authors' test for keeping a new model: some k's
+// holdout MSE is below the kept model's and the mean over k is below the
+// kept model's mean (k with no holdout pairs, NaN, are left out).
+func authorsImproved(kept, now []float64) bool {
+	someK := false
+	var sk, sn float64
+	n := 0
+	for k := range now {
+		if math.IsNaN(kept[k]) || math.IsNaN(now[k]) {
+			continue
+		}
+		someK = someK || now[k] < kept[k]
+		sk += kept[k]
+		sn += now[k]
+		n++
+	}
+	return someK && n > 0 && sn/float64(n) < sk/float64(n)
+}
+
 func seqRange(lo, hi int) []int {
 	s := make([]int, hi-lo)
 	for i := range s {
@@ -401,10 +430,14 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 	since := 0
 	for epoch := 1; fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs; epoch++ {
 		perm := rng.Perm(split.nTrain)
+		for p := 1; p < fc.EpochPasses; p++ {
+			perm = append(perm, rng.Perm(split.nTrain)...)
+		}
 		if fc.MaxSteps > 0 && len(perm) > fc.MaxSteps*fc.Batch {
 			perm = perm[:fc.MaxSteps*fc.Batch]
 		}
 		var nllSum, wSum float64
+		steps := 0
 		for lo := 0; lo < len(perm); lo += fc.Batch {
 			chunk := perm[lo:min(lo+fc.Batch, len(perm))]
 			if err := split.fill(sb, chunk, true); err != nil {
@@ -424,6 +457,7 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 			if err := opt.Step(); err != nil {
 				return rep, err
 			}
+			steps++
 			_, nll, err := g.LossValue()
 			if err != nil {
 				return rep, err
@@ -435,14 +469,18 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 		if err != nil {
 			return rep, err
 		}
-		e := ADMEpoch{Epoch: epoch, TrainNLL: nllSum / math.Max(wSum, 1)}
+		e := ADMEpoch{Epoch: epoch, TrainNLL: nllSum / math.Max(wSum, 1), Steps: steps}
 		e.HoldoutMSE, e.HoldoutNLL, e.HoldoutMSEPerK, e.HoldoutNLLPerK = ev.summary()
 		e.HoldoutScaledMSE = ev.scaledMSE()
 		rep.History = append(rep.History, e)
 		if math.IsNaN(e.HoldoutMSE) || math.IsNaN(e.TrainNLL) {
 			return rep, fmt.Errorf("train: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
 		}
-		if e.HoldoutScaledMSE < bestMSE*(1-fc.MinRelGain) || math.IsInf(bestMSE, 1) {
+		improved := e.HoldoutScaledMSE < bestMSE*(1-fc.MinRelGain)
+		if fc.AuthorsImprove && !math.IsInf(bestMSE, 1) {
+			improved = authorsImproved(rep.Best.HoldoutMSEPerK, e.HoldoutMSEPerK)
+		}
+		if improved || math.IsInf(bestMSE, 1) {
 			bestMSE, rep.Best, since = e.HoldoutScaledMSE, e, 0
 			if err := best.CopyFrom(m); err != nil {
 				return rep, err

@@ -39,6 +39,10 @@ type loop struct {
 	progress   *Progress
 	batch      *Batch
 	onStatus   func(Status)
+	// realFloor takes floor(realRatio·Batch) real rows as the authors'
+	// int(batch_size*real_ratio) (version 2 configs); else the nearest
+	// integer.
+	realFloor bool
 }
 
 // runLoop is what a fresh or resumed run finishes the same way.
@@ -133,17 +137,20 @@ func (l *loop) sacUpdate(realRatio float64) error {
 	if err != nil {
 		return err
 	}
+	if !st.ActorUpdated { // keep the last actor step's numbers for the logs
+		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = l.lastSAC.ActorLoss, l.lastSAC.AlphaLoss, l.lastSAC.LogPi, l.lastSAC.ActorLR
+	}
 	l.lastSAC = st
 	return nil
 }
 
-// mixBatch samples round(realRatio·Batch) real rows and the rest from the
+// mixBatch samples realRows(realRatio) real rows and the rest from the
 // model buffer (all real while the model buffer is empty or absent).
 func (l *loop) mixBatch(realRatio float64) error {
 	b := l.batch
 	nReal := b.N
 	if l.model != nil && l.model.Len() > 0 {
-		nReal = int(math.Round(realRatio * float64(b.N)))
+		nReal = realRows(realRatio, b.N, l.realFloor)
 	}
 	if err := l.real.SampleRows(b, 0, nReal); err != nil {
 		return err
@@ -154,10 +161,22 @@ func (l *loop) mixBatch(realRatio float64) error {
 	return nil
 }
 
+// realRows is the number of real rows in a batch of n: floor(ratio·n) as
+// the authors' int(batch_size*real_ratio) when floor, else the nearest
+// integer (version 1 runs).
+func realRows(ratio float64, n int, floor bool) int {
+	if floor {
+		return int(ratio * float64(n))
+	}
+	return int(math.Round(ratio * float64(n)))
+}
+
 // rollPolicy opens the model's roll-out engine and the exported actor on
 // ONNX Runtime and rolls the policy out from n real start sequences; where
-// ("step 5000", "update 1000") places a roll-out error.
-func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.RollConfig, where string) (*infer.Transitions, error) {
+// ("step 5000", "update 1000") places a roll-out error. With full, starts
+// are drawn by the authors' rule (SampleFullStarts), else from any stored
+// state (SampleStarts).
+func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
 	roller, err := l.dyn.Roller(opts)
 	if err != nil {
 		return nil, err
@@ -168,7 +187,11 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 		return nil, err
 	}
 	defer pol.Close()
-	starts, err := l.real.SampleStarts(n, l.dyn.M(), l.rng)
+	sample := l.real.SampleStarts
+	if full {
+		sample = l.real.SampleFullStarts
+	}
+	starts, err := sample(n, l.dyn.M(), l.rng)
 	if err != nil {
 		return nil, err
 	}

@@ -177,14 +177,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 		o.Close()
 		return nil, err
 	}
-	sc := DefaultSACConfig(ad)
-	sc.Hidden, sc.BatchSize, sc.Gamma, sc.Seed = cfg.Hidden, cfg.Batch, cfg.Gamma, cfg.Seed
-	sc.ActorLR, sc.CriticLR, sc.AlphaLR = cfg.ActorLR, cfg.CriticLR, cfg.AlphaLR
-	sc.AutoAlpha, sc.InitAlpha, sc.TargetEntropy = cfg.AutoAlpha, cfg.InitAlpha, cfg.TargetEntropy
-	sc.ActorLRDecayUpdates = cfg.TotalSteps()
-	if cfg.Algo == "bc" {
-		sc.ActorLRDecayUpdates, sc.CriticLR, sc.AlphaLR, sc.InitAlpha = 0, 1, 1, 1
-	}
+	sc := cfg.sacConfig(low, high)
 	if o.sac, err = NewSAC(od, low, high, sc); err != nil {
 		o.Close()
 		return nil, err
@@ -196,6 +189,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 		}
 	}
 	o.seedRNGs(cfg.Seed * 11)
+	o.realFloor = cfg.Version >= 2
 	o.batch = NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
@@ -353,7 +347,8 @@ func (o *Offline) rollout() (*infer.Transitions, error) {
 // from RolloutBatch data set starts; where names it in errors.
 func (o *Offline) rolloutActor(actor []byte, where string) (*infer.Transitions, error) {
 	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done}, where)
+		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done}, where,
+		o.Cfg.FullHistoryStarts())
 }
 
 // rollStats summarises a roll-out's transitions.

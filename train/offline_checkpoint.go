@@ -2,7 +2,9 @@ package train
 
 import (
 	"fmt"
+	"path/filepath"
 
+	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 )
 
@@ -74,4 +76,21 @@ func (o *Offline) restore(f *ckpt.File) error {
 		}
 		return nil
 	})
+}
+
+// SetEpochs makes a resumed run's length n epochs: n must leave the run at
+// or after its current update. The actor's cosine follows the new length;
+// config.json is rewritten and the next checkpoint keeps it.
+func (o *Offline) SetEpochs(n int) error {
+	c := o.Cfg
+	c.Epochs = n
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := o.reaches(c.TotalSteps(), "update"); err != nil {
+		return err
+	}
+	o.Cfg = c
+	o.sac.Cfg.ActorLRDecayUpdates = c.sacConfig(o.eval.ActionLow(), o.eval.ActionHigh()).ActorLRDecayUpdates
+	return atomicfile.WriteFile(filepath.Join(o.Dir, "config.json"), c.JSON(), 0o644)
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -19,6 +20,9 @@ type OfflineConfig struct {
 	Name    string `json:"dataset_name"` // e.g. "hopper-medium-replay": the preset's key
 	Kind    string `json:"dataset_kind"` // random, medium, expert, medium-replay, medium-expert
 	Seed    int64  `json:"seed"`
+	// Version is the config format (ConfigVersion; 1 when the key is
+	// absent): see ConfigVersion and docs/fidelity.md.
+	Version int `json:"config_version"`
 
 	Epochs        int     `json:"epochs"`
 	StepsPerEpoch int     `json:"steps_per_epoch"` // policy updates per epoch (one per step)
@@ -26,12 +30,17 @@ type OfflineConfig struct {
 	RealRatio     float64 `json:"real_ratio"` // share of dataset transitions in a SAC batch
 	Hidden        []int   `json:"hidden"`
 	Gamma         float64 `json:"gamma"`
-	ActorLR       float64 `json:"actor_lr"` // cosine-decayed to 0 over the run (SAC); constant for BC
-	CriticLR      float64 `json:"critic_lr"`
-	AlphaLR       float64 `json:"alpha_lr"`
-	AutoAlpha     bool    `json:"auto_alpha"`
-	InitAlpha     float64 `json:"init_alpha"`
-	TargetEntropy float64 `json:"target_entropy"`
+	ActorLR       float64 `json:"actor_lr"` // decayed by ActorLRSchedule (SAC); constant for BC
+	// ActorLRSchedule is the actor learning rate's schedule: "cosine-epoch"
+	// (the authors': a cosine to 0 over the run, stepped once per epoch),
+	// "cosine" (a cosine to 0 over the run's updates, stepped every update;
+	// when the key is absent) or "constant".
+	ActorLRSchedule string  `json:"actor_lr_schedule"`
+	CriticLR        float64 `json:"critic_lr"`
+	AlphaLR         float64 `json:"alpha_lr"`
+	AutoAlpha       bool    `json:"auto_alpha"`
+	InitAlpha       float64 `json:"init_alpha"`
+	TargetEntropy   float64 `json:"target_entropy"`
 
 	RolloutEvery int     `json:"rollout_every"` // policy updates between roll-outs
 	RolloutBatch int     `json:"rollout_batch"` // start sequences per roll-out
@@ -48,8 +57,11 @@ type OfflineConfig struct {
 	ModelLR        float64 `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
 	ModelMaxEpochs int     `json:"model_max_epochs"` // cap on the one model fit (0: until early stop)
 	ModelPatience  int     `json:"model_patience"`
-	ModelMaxHold   int     `json:"model_max_holdout"`
-	Engine         string  `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
+	// ModelEpochPasses and ModelImprove are as in OnlineConfig.
+	ModelEpochPasses int    `json:"model_epoch_passes"`
+	ModelImprove     string `json:"model_improve"`
+	ModelMaxHold     int    `json:"model_max_holdout"`
+	Engine           string `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
 
 	EvalEpisodes    int    `json:"eval_episodes"`    // deterministic episodes after every epoch
 	CheckpointEvery int    `json:"checkpoint_every"` // policy updates between checkpoints
@@ -68,33 +80,78 @@ type OfflineConfig struct {
 	ActionHigh  []float64         `json:"action_high,omitempty"`
 }
 
+// legacyOffline is the meaning of the keys a version 1 config.json lacks.
+var legacyOffline = OfflineConfig{Version: 1, ActorLRSchedule: "cosine", ModelEpochPasses: 1, ModelImprove: "scaled"}
+
+// UnmarshalJSON reads a config.json; keys it lacks keep the values that
+// reproduce the run as the code that wrote it ran it (legacyOffline).
+func (c *OfflineConfig) UnmarshalJSON(b []byte) error {
+	type plain OfflineConfig
+	p := plain(legacyOffline)
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*c = OfflineConfig(p)
+	return nil
+}
+
+// FullHistoryStarts tells whether roll-outs start only from states with a
+// full history (the authors' rule; version 2).
+func (c OfflineConfig) FullHistoryStarts() bool { return c.Version >= 2 }
+
+// sacConfig maps the policy settings onto SAC's for a task's action bounds.
+func (c OfflineConfig) sacConfig(low, high []float64) SACConfig {
+	sc := DefaultSACConfig(len(low))
+	sc.Hidden, sc.BatchSize, sc.Gamma, sc.Seed = c.Hidden, c.Batch, c.Gamma, c.Seed
+	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.ActorLR, c.CriticLR, c.AlphaLR
+	sc.AutoAlpha, sc.InitAlpha = c.AutoAlpha, c.InitAlpha
+	sc.TargetEntropy = sacTargetEntropy(c.Version, c.TargetEntropy, low, high)
+	switch {
+	case c.Algo == "bc":
+		sc.CriticLR, sc.AlphaLR, sc.InitAlpha = 1, 1, 1
+	case c.ActorLRSchedule == "cosine":
+		sc.ActorLRDecayUpdates = c.TotalSteps()
+	case c.ActorLRSchedule == "cosine-epoch":
+		// PyTorch's CosineAnnealingLR(T_max = epochs) stepped after every
+		// epoch: the rate of epoch e is the cosine at e/epochs.
+		sc.ActorLRDecayUpdates, sc.ActorLRDecayEvery = c.TotalSteps(), c.StepsPerEpoch
+	}
+	return sc
+}
+
 // OfflineAlgos lists the offline algorithms.
 var OfflineAlgos = []string{"admpo", "mopo", "bc"}
 
 // DatasetKinds lists the D4RL data set kinds the presets know.
 var DatasetKinds = []string{"random", "medium", "expert", "medium-replay", "medium-expert"}
 
-// offlineHyper is one data set's (m, H, beta).
+// offlineHyper is one data set's (m, H, beta) and, for ADMPO-OFF, the
+// authors' fixed entropy coefficient alpha.
 type offlineHyper struct {
-	m, h int
-	beta float64
+	m, h  int
+	beta  float64
+	alpha float64
 }
 
-// paperOffline is the paper's Table admpo_off_hyper (D4RL MuJoCo). The
-// paper lists no expert data sets; they use the medium values.
+// paperOffline is the paper's Table admpo_off_hyper (D4RL MuJoCo) with the
+// authors' fixed alpha of each data set (config/d4rl/*.yml: auto_alpha
+// False; alpha 0.1 where the file sets none). Where the table and the
+// authors' code disagree the code wins: halfcheetah-medium-expert runs H 20
+// and beta 9.16 there (the table: 50 and 10). The paper lists no expert
+// data sets; they use the medium values.
 var paperOffline = map[string]offlineHyper{
-	"hopper-random":             {5, 50, 5},
-	"halfcheetah-random":        {2, 10, 2.5},
-	"walker2d-random":           {2, 50, 2.5},
-	"hopper-medium":             {5, 10, 1},
-	"halfcheetah-medium":        {2, 5, 2.5},
-	"walker2d-medium":           {5, 10, 5},
-	"hopper-medium-replay":      {5, 5, 0.1},
-	"halfcheetah-medium-replay": {2, 5, 2.5},
-	"walker2d-medium-replay":    {5, 5, 0.1},
-	"hopper-medium-expert":      {2, 20, 20},
-	"halfcheetah-medium-expert": {2, 50, 10},
-	"walker2d-medium-expert":    {3, 2, 6},
+	"hopper-random":             {5, 50, 5, 1},
+	"halfcheetah-random":        {2, 10, 2.5, 0.1},
+	"walker2d-random":           {2, 50, 2.5, 1},
+	"hopper-medium":             {5, 10, 1, 0.05},
+	"halfcheetah-medium":        {2, 5, 2.5, 0.1},
+	"walker2d-medium":           {5, 10, 5, 0.01},
+	"hopper-medium-replay":      {5, 5, 0.1, 0.05},
+	"halfcheetah-medium-replay": {2, 5, 2.5, 0.1},
+	"walker2d-medium-replay":    {5, 5, 0.1, 0.1},
+	"hopper-medium-expert":      {2, 20, 20, 0.05},
+	"halfcheetah-medium-expert": {2, 20, 9.16, 0.05},
+	"walker2d-medium-expert":    {3, 2, 6, 0.011},
 }
 
 // mopoOffline is MOPO's per-data-set roll-out length and penalty
@@ -102,24 +159,24 @@ var paperOffline = map[string]offlineHyper{
 // in tianheyu927/mopo, D4RL v0; "mixed" is medium-replay). Data sets not
 // listed use H = 5 and beta = 2.5.
 var mopoOffline = map[string]offlineHyper{
-	"hopper-random":             {1, 5, 1},
-	"hopper-medium":             {1, 5, 5},
-	"hopper-medium-replay":      {1, 5, 1},
-	"hopper-medium-expert":      {1, 5, 1},
-	"walker2d-random":           {1, 1, 1},
-	"walker2d-medium":           {1, 5, 5},
-	"walker2d-medium-replay":    {1, 1, 1},
-	"walker2d-medium-expert":    {1, 1, 2},
-	"halfcheetah-random":        {1, 5, 0.5},
-	"halfcheetah-medium":        {1, 1, 1},
-	"halfcheetah-medium-replay": {1, 5, 1},
-	"halfcheetah-medium-expert": {1, 5, 5},
+	"hopper-random":             {1, 5, 1, 0},
+	"hopper-medium":             {1, 5, 5, 0},
+	"hopper-medium-replay":      {1, 5, 1, 0},
+	"hopper-medium-expert":      {1, 5, 1, 0},
+	"walker2d-random":           {1, 1, 1, 0},
+	"walker2d-medium":           {1, 5, 5, 0},
+	"walker2d-medium-replay":    {1, 1, 1, 0},
+	"walker2d-medium-expert":    {1, 1, 2, 0},
+	"halfcheetah-random":        {1, 5, 0.5, 0},
+	"halfcheetah-medium":        {1, 1, 1, 0},
+	"halfcheetah-medium-replay": {1, 5, 1, 0},
+	"halfcheetah-medium-expert": {1, 5, 5, 0},
 }
 
-// customOffline is ADMPO-OFF's (m, H, beta) for data without a task (bring
-// your own data): MOPO's H and beta for data sets it does not list, and the
-// paper's smallest m.
-var customOffline = offlineHyper{2, 5, 2.5}
+// customOffline is ADMPO-OFF's (m, H, beta, alpha) for data without a task
+// (bring your own data): MOPO's H and beta for data sets it does not list,
+// the paper's smallest m and the authors' default fixed alpha 0.1.
+var customOffline = offlineHyper{2, 5, 2.5, 0.1}
 
 var versionSuffix = regexp.MustCompile(`-v[0-9]+$`)
 
@@ -159,8 +216,10 @@ func DatasetIdentity(path string, meta map[string]string) (env, kind string, err
 }
 
 // OfflinePreset returns the named preset for a task, data set kind and
-// algorithm: "paper" (the paper's ADMPO-OFF settings; MOPO's own per-data-set
-// H and beta; 1000 epochs of 1000 updates) or "quick" (the same loop sized for
+// algorithm: "paper" (ADMPO-OFF as the authors' code runs it: the paper's
+// m, H and beta, a fixed alpha per data set, 5000 epochs of 1000 updates
+// (3000 on random data) with the actor's cosine stepped per epoch; MOPO's
+// own per-data-set H and beta over 1000 epochs) or "quick" (the same loop sized for
 // two CPU cores: smaller networks for the model, 5000 roll-out starts, 20
 // epochs).
 func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, error) {
@@ -169,12 +228,12 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	if kind == "expert" {
 		hk = env + "-medium"
 	}
-	c := OfflineConfig{Env: env, Algo: algo, Preset: name, Name: key, Kind: kind,
+	c := OfflineConfig{Env: env, Algo: algo, Preset: name, Name: key, Kind: kind, Version: ConfigVersion,
 		Epochs: 1000, StepsPerEpoch: 1000, Batch: 256, RealRatio: 0.05, Hidden: []int{256, 256}, Gamma: 0.99,
-		ActorLR: 1e-4, CriticLR: 3e-4, AlphaLR: 1e-4, AutoAlpha: true, InitAlpha: 0.2, TargetEntropy: -float64(actDim),
-		RolloutEvery: 1000, RolloutBatch: 50000, ModelRetain: 5,
+		ActorLR: 1e-4, ActorLRSchedule: "cosine", CriticLR: 3e-4, AlphaLR: 1e-4, AutoAlpha: true, InitAlpha: 0.2,
+		TargetEntropy: -float64(actDim), RolloutEvery: 1000, RolloutBatch: 50000, ModelRetain: 5,
 		ADMHidden: 200, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
-		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 1000, Engine: "incremental",
+		ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: 1, ModelImprove: "scaled", ModelMaxHold: 1000, Engine: "incremental",
 		EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
 	if kind == "medium-replay" || kind == "medium-expert" {
 		c.RealRatio = 0.5
@@ -192,6 +251,19 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		if env == "ant" || env == "humanoid" || key == "halfcheetah-medium-expert" {
 			c.ADMHidden = 400
 		}
+		// The authors' D4RL runs: fixed alpha, 5000 epochs (3000 on random
+		// data) with the actor's cosine stepped once per epoch, and an ADM
+		// epoch of m passes (their epoch: train/256·m steps of one k each).
+		c.AutoAlpha, c.InitAlpha, c.ModelEpochPasses = false, p.alpha, p.m
+		c.Epochs, c.ActorLRSchedule = 5000, "cosine-epoch"
+		if kind == "random" {
+			c.Epochs = 3000
+		}
+		if key == "halfcheetah-medium-replay" {
+			// config/d4rl/halfcheetah-medium-replay.yml: the default real
+			// ratio 0.05, actor lr 7e-5 without the cosine.
+			c.RealRatio, c.ActorLR, c.ActorLRSchedule = 0.05, 7e-5, "constant"
+		}
 	case "mopo":
 		c.M, c.Horizon, c.Penalty = 1, 5, 2.5
 		if p, ok := mopoOffline[hk]; ok {
@@ -206,9 +278,15 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	switch name {
 	case "paper":
 	case "quick":
+		// Alpha tuned from 0.2, the actor's cosine over the 20 epochs'
+		// updates and one ADM pass per epoch, as the quick preset was tuned.
 		c.Epochs, c.RolloutBatch, c.EvalEpisodes = 20, 5000, 5
 		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 64, 2, 2
-		c.ModelMaxEpochs, c.ModelPatience = 30, 5
+		c.ModelMaxEpochs, c.ModelPatience, c.ModelEpochPasses = 30, 5, 1
+		c.AutoAlpha, c.InitAlpha = true, 0.2
+		if c.ActorLRSchedule == "cosine-epoch" {
+			c.ActorLRSchedule = "cosine"
+		}
 	default:
 		return OfflineConfig{}, fmt.Errorf("train: unknown preset %q (paper or quick)", name)
 	}
@@ -219,10 +297,13 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 func (c OfflineConfig) Validate() error {
 	var p problems
 	p.algo(c.Algo, OfflineAlgos)
+	p.check(c.Version >= 1 && c.Version <= ConfigVersion, "config version %d is not 1..%d", c.Version, ConfigVersion)
+	p.check(c.ActorLRSchedule == "cosine" || c.ActorLRSchedule == "cosine-epoch" || c.ActorLRSchedule == "constant",
+		"actor lr schedule %q must be cosine, cosine-epoch or constant", c.ActorLRSchedule)
 	p.check(c.Epochs > 0 && c.StepsPerEpoch > 0, "epochs %d and steps per epoch %d must be positive", c.Epochs, c.StepsPerEpoch)
 	p.check(c.Batch > 0, "batch %d must be positive", c.Batch)
 	p.check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
-	p.check(len(c.Hidden) > 0, "hidden sizes must not be empty")
+	p.hidden(c.Hidden)
 	p.check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
 	p.check(c.EvalEpisodes > 0, "eval episodes %d must be positive", c.EvalEpisodes)
@@ -234,11 +315,13 @@ func (c OfflineConfig) Validate() error {
 			c.RolloutEvery, c.RolloutBatch, c.Horizon)
 		p.check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
-		p.check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0, "model patience %d / max epochs %d invalid", c.ModelPatience, c.ModelMaxEpochs)
+		p.check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model patience %d / max epochs %d / max holdout %d invalid",
+			c.ModelPatience, c.ModelMaxEpochs, c.ModelMaxHold)
 	}
 	if c.Algo == "admpo" {
 		p.check(c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
 		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
+		p.fit(c.ModelEpochPasses, c.ModelImprove)
 	}
 	if c.Algo == "mopo" {
 		p.ensemble(c.Ensemble, c.Elites)
@@ -261,5 +344,6 @@ func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutB
 func (c OfflineConfig) onlineView() OnlineConfig {
 	return OnlineConfig{Env: c.Env, Seed: c.Seed, LR: c.ModelLR, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
 		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, ModelMaxEpochs: c.ModelMaxEpochs,
-		ModelPatience: c.ModelPatience, ModelMaxHold: c.ModelMaxHold, Engine: c.Engine}
+		ModelPatience: c.ModelPatience, ModelEpochPasses: c.ModelEpochPasses, ModelImprove: c.ModelImprove,
+		ModelMaxHold: c.ModelMaxHold, Engine: c.Engine}
 }

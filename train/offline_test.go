@@ -124,23 +124,27 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 	}
 	o.fitted = true
 
-	// index of each data set state (states of moving episodes are unique)
-	rowOf := map[[od]float32]int{}
-	for i := 0; i < d.N; i++ {
-		var k [od]float32
-		copy(k[:], d.Obs[i*od:(i+1)*od])
-		if _, dup := rowOf[k]; !dup {
-			rowOf[k] = i
+	// episode and step of each data set state, an episode's last next
+	// state included (states of moving episodes are unique); roll-outs start
+	// at the next state of a window of m-1 transitions (the authors' rule)
+	rowOf := map[[od]float32][2]int{}
+	for ep := 0; ep < 20; ep++ {
+		for step := 0; step <= epLen; step++ {
+			var k [od]float32
+			copy(k[:], state(ep, step))
+			if _, dup := rowOf[k]; !dup {
+				rowOf[k] = [2]int{ep, step}
+			}
 		}
 	}
 	uRef := func(obs []float32, hist int) float64 {
 		var k [od]float32
 		copy(k[:], obs)
-		i, ok := rowOf[k]
+		pos, ok := rowOf[k]
 		if !ok {
 			t.Fatalf("roll-out start %v is not a data set state", obs)
 		}
-		ep, step := i/epLen, i%epLen
+		ep, step := pos[0], pos[1]
 		if ep%2 == 0 {
 			return 0
 		}
@@ -169,8 +173,12 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 		obs := tr.Obs[i*od : (i+1)*od]
 		var k [od]float32
 		copy(k[:], obs)
-		step := rowOf[k] % epLen
-		u := uRef(obs, min(step+1, m)) // the window: up to m states, not before the episode start
+		pos := rowOf[k]
+		step := pos[1]
+		if pos[0]%2 == 1 && step < m-1 {
+			t.Fatalf("transition %d starts at episode step %d, without the full history of %d states", i, step, m-1)
+		}
+		u := uRef(obs, min(step+1, m)) // the window: m states, not before the episode start
 		if got := float64(tr.Uncertainty[i]); math.Abs(got-u) > 1e-4+1e-3*u {
 			t.Fatalf("transition %d (episode step %d): U %.6f, closed form %.6f", i, step, got, u)
 		}
@@ -363,7 +371,7 @@ func TestOfflinePresetsFollowThePaper(t *testing.T) {
 		{"data/hopper-medium-replay.hdf5", "admpo", 5, 5, 0.1, 0.5},
 		{"walker2d_medium_expert-v2.hdf5", "admpo", 3, 2, 6, 0.5},
 		{"hopper-random.hdf5", "admpo", 5, 50, 5, 0.05},
-		{"halfcheetah-medium-expert.hdf5", "admpo", 2, 50, 10, 0.5},
+		{"halfcheetah-medium-expert.hdf5", "admpo", 2, 20, 9.16, 0.5}, // the authors' code (the paper's table: 50, 10)
 		{"hopper-medium.hdf5", "mopo", 1, 5, 5, 0.05},
 		{"walker2d-medium-replay.hdf5", "mopo", 1, 1, 1, 0.5},
 	} {

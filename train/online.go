@@ -76,15 +76,18 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	o.task = o.env.Task
 	od, ad := o.task.ObsDim, o.task.ActDim
 	sc := DefaultSACConfig(ad)
-	sc.Hidden, sc.BatchSize, sc.TargetEntropy, sc.Seed, sc.Tau = cfg.Hidden, cfg.Batch, cfg.TargetEntropy, cfg.Seed, cfg.Tau
+	sc.Hidden, sc.BatchSize, sc.Seed, sc.Tau = cfg.Hidden, cfg.Batch, cfg.Seed, cfg.Tau
+	sc.TargetEntropy = cfg.SACTargetEntropy(o.env.ActionLow(), o.env.ActionHigh())
+	sc.InitAlpha, sc.AutoAlpha, sc.ActorEvery = cfg.Alpha, cfg.AutoAlpha, cfg.ActorEvery
 	sc.ActorLR, sc.CriticLR, sc.AlphaLR = cfg.LR, cfg.LR, cfg.LR
 	if o.sac, err = NewSAC(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
 		return nil, err
 	}
-	if o.real, err = NewReplay(od, ad, cfg.Steps, cfg.Seed+1); err != nil {
+	if o.real, err = NewReplay(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
 		return nil, err
 	}
 	o.seedRNGs(cfg.Seed * 7)
+	o.realFloor = cfg.Version >= 2
 	o.batch = NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
@@ -113,10 +116,10 @@ func (o *Online) openLogs(keepUpTo int) (err error) {
 	return err
 }
 
-// Run continues the loop until Cfg.Steps env steps or ctx is cancelled,
-// then writes the final policy (and model) as ONNX files.
+// Run continues the loop until Cfg.TotalSteps() env steps or ctx is
+// cancelled, then writes the final policy (and model) as ONNX files.
 func (o *Online) Run(ctx context.Context) error {
-	if err := o.runTo(ctx, o.Cfg.Steps); err != nil {
+	if err := o.runTo(ctx, o.Cfg.TotalSteps()); err != nil {
 		return err
 	}
 	return o.exportFinal()
@@ -126,6 +129,7 @@ func (o *Online) Run(ctx context.Context) error {
 func (o *Online) runTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
+	total := c.TotalSteps()
 	for o.step < stop {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
@@ -147,7 +151,7 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 				}
 			}
 		}
-		if o.step%c.EvalEvery == 0 || o.step == c.Steps {
+		if o.step%c.EvalEvery == 0 || o.step == total {
 			m, s, err := o.evaluate()
 			if err != nil {
 				return err
@@ -157,12 +161,12 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 				return err
 			}
 		}
-		if o.step%c.CheckpointEvery == 0 || o.step == c.Steps {
+		if o.step%c.CheckpointEvery == 0 || o.step == total {
 			if err := o.Checkpoint(); err != nil {
 				return err
 			}
 		}
-		o.report(c.Steps, o.lastEval, o.rolloutLen, msg)
+		o.report(total, o.lastEval, o.rolloutLen, msg)
 	}
 	return nil
 }
@@ -222,9 +226,9 @@ func (o *Online) modelRound() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	o.rolloutLen = o.Cfg.Rollout.At(o.step)
+	o.rolloutLen = o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
 	tr, err := o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: o.rolloutLen, Done: o.task.Done}, fmt.Sprintf("step %d", o.step))
+		infer.RollConfig{Horizon: o.rolloutLen, Done: o.task.Done}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
 	if err != nil {
 		return "", err
 	}

@@ -1,8 +1,18 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 )
+
+// ConfigVersion is the config.json format that this code writes. Version 1
+// (configs without a "config_version" key, written before the fidelity
+// change) counts the warm-up inside steps, runs the roll-out schedule on env
+// steps, reads target_entropy as the entropy of the squashed action in
+// [-1,1], trains the ADM one pass per epoch and draws roll-out starts from
+// any stored state; version 2 does as the authors' code (docs/fidelity.md).
+const ConfigVersion = 2
 
 // OnlineConfig is everything an online run (ADMPO-ON, MBPO or SAC) needs.
 // It is saved as the run directory's config.json.
@@ -11,16 +21,27 @@ type OnlineConfig struct {
 	Algo   string `json:"algo"` // "admpo", "mbpo" or "sac"
 	Preset string `json:"preset"`
 	Seed   int64  `json:"seed"`
-	Steps  int    `json:"steps"` // total env steps, warm-up included
+	// Version is the config format (ConfigVersion; 1 when the key is absent).
+	Version int `json:"config_version"`
+	// Steps is the number of learning env steps after the warm-up (version
+	// 2; version 1: all env steps, warm-up included). TotalSteps is the
+	// number of env steps of the run.
+	Steps int `json:"steps"`
 
 	WarmUp         int     `json:"warmup_steps"`     // uniform random steps before learning
 	UpdatesPerStep int     `json:"updates_per_step"` // G: policy updates per env step
 	Batch          int     `json:"batch"`            // SAC batch size
 	RealRatio      float64 `json:"real_ratio"`       // share of real transitions in a batch (model-based algos)
-	TargetEntropy  float64 `json:"target_entropy"`
-	LR             float64 `json:"lr"`  // actor, critic and alpha learning rate
-	Tau            float64 `json:"tau"` // Polyak rate of the target critics
-	Hidden         []int   `json:"hidden"`
+	// TargetEntropy is the entropy target of the policy's actions in the
+	// task's action units (version 2, as the authors' log-probability with
+	// the action scale); version 1: of the squashed action in [-1,1].
+	TargetEntropy float64 `json:"target_entropy"`
+	ActorEvery    int     `json:"actor_every"` // critic updates per actor and alpha update (1: every one)
+	Alpha         float64 `json:"alpha"`       // initial (auto_alpha) or fixed entropy coefficient
+	AutoAlpha     bool    `json:"auto_alpha"`  // tune alpha towards the target entropy
+	LR            float64 `json:"lr"`          // actor, critic and alpha learning rate
+	Tau           float64 `json:"tau"`         // Polyak rate of the target critics
+	Hidden        []int   `json:"hidden"`
 
 	ModelEvery     int      `json:"model_every"`      // env steps between model re-fits and roll-outs
 	RolloutBatch   int      `json:"rollout_batch"`    // start sequences per roll-out
@@ -36,8 +57,17 @@ type OnlineConfig struct {
 	ModelWarmStart bool     `json:"model_warm_start"` // ADM: keep training across fits instead of re-initialising
 	ModelMaxEpochs int      `json:"model_max_epochs"` // cap on epochs per model fit (0: until early stop)
 	ModelPatience  int      `json:"model_patience"`   // epochs without holdout improvement before stopping
-	ModelMaxHold   int      `json:"model_max_holdout"`
-	Engine         string   `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
+	// ModelEpochPasses is how many passes over the ADM's train starts make
+	// one fit epoch (1 when absent); the paper preset uses m, so that an
+	// epoch is as many Adam steps as the authors' (train/256·m, one k per
+	// batch) while each step still unrolls all k.
+	ModelEpochPasses int `json:"model_epoch_passes"`
+	// ModelImprove is the ADM's early-stopping test: "scaled" (the holdout
+	// MSE with each target scaled by its variance improved; when absent) or
+	// "authors" (some k's holdout MSE and the mean over k improved).
+	ModelImprove string `json:"model_improve"`
+	ModelMaxHold int    `json:"model_max_holdout"`
+	Engine       string `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
 
 	EvalEvery       int    `json:"eval_every"`
 	EvalEpisodes    int    `json:"eval_episodes"`
@@ -47,22 +77,93 @@ type OnlineConfig struct {
 	Provider        string `json:"provider"`     // ONNX Runtime provider: cpu or cuda
 }
 
+// legacyOnline is the meaning of the keys a version 1 config.json lacks.
+var legacyOnline = OnlineConfig{Version: 1, ActorEvery: 1, Alpha: 0.2, AutoAlpha: true, ModelEpochPasses: 1, ModelImprove: "scaled"}
+
+// UnmarshalJSON reads a config.json; keys it lacks keep the values that
+// reproduce the run as the code that wrote it ran it (legacyOnline).
+func (c *OnlineConfig) UnmarshalJSON(b []byte) error {
+	type plain OnlineConfig
+	p := plain(legacyOnline)
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*c = OnlineConfig(p)
+	return nil
+}
+
+// TotalSteps is the run's number of env steps: the warm-up and Steps
+// learning steps (version 1: Steps).
+func (c OnlineConfig) TotalSteps() int {
+	if c.Version < 2 {
+		return c.Steps
+	}
+	return c.WarmUp + c.Steps
+}
+
+// ScheduleStep is the step the roll-out length schedule reads at env step
+// t: the learning step t - WarmUp (0 at the first learning step), as the
+// authors' code (version 1: t).
+func (c OnlineConfig) ScheduleStep(t int) int {
+	if c.Version < 2 {
+		return t
+	}
+	return t - c.WarmUp
+}
+
+// FullHistoryStarts tells whether roll-outs start only from states with a
+// full history of m-1 earlier steps in their episode (the authors' rule;
+// version 2).
+func (c OnlineConfig) FullHistoryStarts() bool { return c.Version >= 2 }
+
+// SACTargetEntropy is the target entropy in the units of admpo's SAC
+// log-density, which leaves out the action scale: the authors' log pi has
+// -sum(log scale) more, so a target T on it is T - sum(log scale) on ours
+// (version 2; version 1 passes TargetEntropy through).
+func (c OnlineConfig) SACTargetEntropy(low, high []float64) float64 {
+	return sacTargetEntropy(c.Version, c.TargetEntropy, low, high)
+}
+
+// sacTargetEntropy is target t (in the config's version's units) in the
+// units of admpo's SAC log-density.
+func sacTargetEntropy(version int, t float64, low, high []float64) float64 {
+	if version < 2 {
+		return t
+	}
+	return t - LogActionScale(low, high)
+}
+
+// LogActionScale is sum_j log((high_j - low_j)/2), the log-volume that the
+// tanh-squashed action's scale adds: 0 for bounds of +-1, 17·log 0.4 ≈
+// -15.58 for Humanoid.
+func LogActionScale(low, high []float64) float64 {
+	s := 0.0
+	for j := range low {
+		s += math.Log((high[j] - low[j]) / 2)
+	}
+	return s
+}
+
 // Algos lists the online algorithms.
 var Algos = []string{"admpo", "mbpo", "sac"}
 
-// paperOnline holds the paper's per-task ADMPO-ON values (Table admpo_on_hyper);
-// tasks the paper does not list use hopper-like MBPO values.
+// paperOnline holds the paper's per-task ADMPO-ON values (Table
+// admpo_on_hyper) with the authors' per-task configs (config/mujoco/*.yml:
+// actor_freq, model_retain_steps); tasks the paper does not list use
+// hopper-like MBPO values.
 var paperOnline = map[string]struct {
 	steps, m, hidden, every int
 	sched                   Schedule
 	entropy                 float64
+	retain                  int // model_retain_steps / interval: roll-out rounds in the model buffer
+	actorEvery              int // actor_freq
 }{
-	"hopper":            {50000, 5, 200, 250, Schedule{0, 50000, 1, 15}, -1},
-	"walker2d":          {200000, 2, 200, 250, Schedule{0, 100000, 1, 10}, -3},
-	"ant":               {300000, 2, 400, 500, Schedule{10000, 100000, 1, 5}, -4},
-	"humanoid":          {300000, 2, 400, 1000, Schedule{10000, 100000, 1, 10}, -8},
-	"halfcheetah":       {400000, 2, 200, 250, Schedule{20000, 150000, 1, 1}, -3},
-	"inverted-pendulum": {15000, 2, 200, 250, Schedule{0, 10000, 1, 15}, -1},
+	"hopper":            {50000, 5, 200, 250, Schedule{0, 50000, 1, 15}, -1, 1000 / 250, 1},
+	"walker2d":          {200000, 2, 200, 250, Schedule{0, 100000, 1, 10}, -3, 1000 / 250, 20},
+	"ant":               {300000, 2, 400, 500, Schedule{10000, 100000, 1, 5}, -4, 2500 / 500, 20},
+	"humanoid":          {300000, 2, 400, 1000, Schedule{10000, 100000, 1, 10}, -8, 5000 / 1000, 20},
+	"halfcheetah":       {400000, 2, 200, 250, Schedule{20000, 150000, 1, 1}, -3, 1000 / 250, 1},
+	"inverted-pendulum": {15000, 2, 200, 250, Schedule{0, 10000, 1, 15}, -1, 1000 / 250, 1},
 }
 
 // Preset returns the named preset for a task and algorithm: "paper" (the
@@ -73,13 +174,18 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	if !ok {
 		return OnlineConfig{}, fmt.Errorf("train: no online preset for task %q", env)
 	}
-	c := OnlineConfig{Env: env, Algo: algo, Preset: name, Steps: p.steps,
-		WarmUp: 5000, UpdatesPerStep: 20, Batch: 256, RealRatio: 0.05, TargetEntropy: p.entropy, LR: 3e-4, Tau: 0.005,
-		// The model buffer keeps one epoch (1000 env steps) of roll-outs, as MBPO.
-		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched, ModelRetain: max(1, 1000/p.every),
+	// Steps are learning steps after the 5000 warm-up steps; the authors'
+	// SAC starts at log alpha 0 (alpha 1) and tunes it.
+	c := OnlineConfig{Env: env, Algo: algo, Preset: name, Version: ConfigVersion, Steps: p.steps,
+		WarmUp: 5000, UpdatesPerStep: 20, Batch: 256, RealRatio: 0.05, TargetEntropy: p.entropy,
+		ActorEvery: p.actorEvery, Alpha: 1, AutoAlpha: true, LR: 3e-4, Tau: 0.005,
+		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched, ModelRetain: p.retain,
 		M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
-		ModelLR: 3e-4, ModelPatience: 25, ModelMaxHold: 500, Engine: "direct",
+		ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: p.m, ModelImprove: "scaled", ModelMaxHold: 500, Engine: "direct",
 		EvalEvery: 1000, EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
+	if algo != "admpo" {
+		c.ModelEpochPasses = 1
+	}
 	if algo == "mbpo" {
 		c.ModelPatience, c.ModelMaxHold = 5, 5000
 	}
@@ -88,13 +194,17 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	case "quick":
 		// Two CPU cores, minutes per run: 128x128 SAC networks, 10 updates per
 		// step, a smaller ADM and roll-out batch, shorter schedules; same loop.
-		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 4000, 1000, 10, []int{128, 128}
+		// Steps count after the warm-up: 1000 + 3000 = 4000 env steps.
+		// Alpha starts at 0.2 and the actor updates at every step, the
+		// settings the quick runs were tuned with; one ADM pass per epoch.
+		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 3000, 1000, 10, []int{128, 128}
+		c.Alpha, c.ActorEvery, c.ModelEpochPasses = 0.2, 1, 1
 		c.RolloutBatch, c.ModelEvery = 5000, 250
 		// One round in the model buffer (MBPO's sizing would keep 4 here;
 		// --model-retain 4 gives it): each round is fresh from the latest
 		// model and policy.
 		c.ModelRetain = 1
-		c.Rollout = Schedule{1000, 4000, 1, min(p.sched.To, 5)}
+		c.Rollout = Schedule{0, 3000, 1, min(p.sched.To, 5)}
 		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 128, 2, 2
 		c.Ensemble, c.Elites = 5, 3
 		c.ModelMaxEpochs, c.ModelPatience = 60, 10
@@ -105,9 +215,9 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		if env == "inverted-pendulum" {
 			// Small networks, a faster learning rate and target (the settings
 			// with which SAC solves it in ~6k steps, train/sac_pendulum_test.go).
-			c.Steps, c.WarmUp, c.EvalEvery = 6000, 1000, 500
+			c.Steps, c.WarmUp, c.EvalEvery = 5000, 1000, 500
 			c.Hidden, c.Batch, c.LR, c.Tau = []int{64, 64}, 128, 1e-3, 0.02
-			c.Rollout = Schedule{1000, 6000, 1, 5}
+			c.Rollout = Schedule{0, 5000, 1, 5}
 		}
 	default:
 		return OnlineConfig{}, fmt.Errorf("train: unknown preset %q (paper or quick)", name)
@@ -119,14 +229,18 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 func (c OnlineConfig) Validate() error {
 	var p problems
 	p.algo(c.Algo, Algos)
+	p.check(c.Version >= 1 && c.Version <= ConfigVersion, "config version %d is not 1..%d", c.Version, ConfigVersion)
 	p.check(c.Steps > 0, "steps %d must be positive", c.Steps)
-	p.check(c.WarmUp >= 0 && c.WarmUp < c.Steps, "warm-up %d must be in [0, steps)", c.WarmUp)
+	p.check(c.WarmUp >= 0 && c.WarmUp < c.TotalSteps(), "warm-up %d must be in [0, total steps %d)", c.WarmUp, c.TotalSteps())
+	p.check(c.ActorEvery >= 1, "actor every %d must be >= 1", c.ActorEvery)
+	p.check(c.Alpha > 0 && !math.IsInf(c.Alpha, 0), "alpha %v must be positive and finite", c.Alpha)
+	p.check(!math.IsNaN(c.TargetEntropy) && !math.IsInf(c.TargetEntropy, 0), "target entropy %v must be finite", c.TargetEntropy)
 	p.check(c.UpdatesPerStep >= 0, "updates per step %d must be >= 0", c.UpdatesPerStep)
 	p.check(c.Batch > 0, "batch %d must be positive", c.Batch)
 	p.check(c.RealRatio >= 0 && c.RealRatio <= 1, "real ratio %v must be in [0, 1]", c.RealRatio)
 	p.check(c.LR > 0, "learning rate %v must be positive", c.LR)
 	p.check(c.Tau > 0 && c.Tau <= 1, "tau %v must be in (0, 1]", c.Tau)
-	p.check(len(c.Hidden) > 0, "hidden sizes must not be empty")
+	p.hidden(c.Hidden)
 	p.check(c.EvalEvery > 0 && c.EvalEpisodes > 0, "eval every %d / episodes %d must be positive", c.EvalEvery, c.EvalEpisodes)
 	p.check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
 	if c.Algo != "sac" {
@@ -135,10 +249,12 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
 		p.check(c.ModelPatience > 0, "model patience %d must be positive", c.ModelPatience)
+		p.check(c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model max epochs %d / max holdout %d must be >= 0", c.ModelMaxEpochs, c.ModelMaxHold)
 		p.check(c.Algo != "admpo" || c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
 	}
 	if c.Algo == "admpo" {
 		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
+		p.fit(c.ModelEpochPasses, c.ModelImprove)
 	}
 	if c.Algo == "mbpo" {
 		p.ensemble(c.Ensemble, c.Elites)

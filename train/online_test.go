@@ -15,10 +15,10 @@ func tinyConfig(algo string) OnlineConfig {
 	if err != nil {
 		panic(err)
 	}
-	c.Steps, c.WarmUp, c.UpdatesPerStep, c.Batch = 600, 200, 1, 32
+	c.Steps, c.WarmUp, c.UpdatesPerStep, c.Batch = 400, 200, 1, 32 // 600 env steps
 	c.Hidden = []int{32, 32}
 	c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 300, 1, 300
-	c.ModelEvery, c.RolloutBatch, c.Rollout = 200, 64, Schedule{200, 600, 1, 3}
+	c.ModelEvery, c.RolloutBatch, c.Rollout = 200, 64, Schedule{0, 400, 1, 3}
 	c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.M = 16, 1, 1, 3
 	c.Ensemble, c.Elites, c.ModelMaxEpochs, c.ModelPatience = 3, 2, 3, 2
 	return c
@@ -75,25 +75,9 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 	for _, algo := range []string{"sac", "admpo", "mbpo"} {
 		t.Run(algo, func(t *testing.T) {
 			cfg := tinyConfig(algo)
-			a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			if err := a.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			want := capture(a)
-
+			want := straightRun(t, cfg)
 			dir := filepath.Join(t.TempDir(), "b")
-			b, err := NewOnline(cfg, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.runTo(context.Background(), 450); err != nil { // checkpoint at 300, then 150 lost steps
-				t.Fatal(err)
-			}
-			b.Close() // the "kill": nothing after the checkpoint is saved
+			killedRun(t, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
 			c, err := ResumeOnline(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -127,6 +111,35 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// straightRun runs cfg from start to end uninterrupted and returns its
+// final state.
+func straightRun(t *testing.T, cfg OnlineConfig) runState {
+	t.Helper()
+	a, err := NewOnline(cfg, filepath.Join(t.TempDir(), "straight"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return capture(a)
+}
+
+// killedRun runs cfg in dir to env step stop and drops the process state
+// (the "kill": nothing after the last checkpoint is saved).
+func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
+	t.Helper()
+	b, err := NewOnline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.runTo(context.Background(), stop); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 }
 
 func pick(s runState) map[string]any {
@@ -179,7 +192,7 @@ func TestBatchMixtureIsExact(t *testing.T) {
 	}
 	for _, ratio := range []float64{0.05, 0.5, 0, 1} {
 		o.Cfg.RealRatio = ratio
-		want := int(math.Round(ratio * 256))
+		want := int(ratio * 256) // the authors' int(batch_size*real_ratio)
 		for rep := 0; rep < 3; rep++ {
 			if n := count(); n != want {
 				t.Fatalf("ratio %v: %d real rows, want exactly %d", ratio, n, want)
@@ -260,27 +273,5 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 	got := r.lastFit.HoldoutPerK
 	if len(got) != 3 || got[0] != 0.5 || !math.IsNaN(got[1]) || got[2] != 0.25 {
 		t.Fatalf("resumed per-k holdout %v, want [0.5 NaN 0.25]", got)
-	}
-}
-
-// TestPaperPresetModelBufferAsMBPO: MBPO keeps one epoch (1000 env steps)
-// of roll-outs, i.e. 1000/model_train_freq rounds of rollout_batch starts at
-// the scheduled length (MBPO: 4 x 100000 x 15 on hopper).
-func TestPaperPresetModelBufferAsMBPO(t *testing.T) {
-	for _, x := range []struct {
-		env          string
-		every, round int
-	}{{"hopper", 250, 4}, {"ant", 500, 2}, {"humanoid", 1000, 1}} {
-		c, err := Preset("paper", x.env, "admpo", 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.ModelEvery != x.every || c.ModelRetain != x.round {
-			t.Errorf("%s: model every %d, retain %d rounds; want %d and %d", x.env, c.ModelEvery, c.ModelRetain, x.every, x.round)
-		}
-	}
-	c, _ := Preset("paper", "hopper", "mbpo", 3)
-	if got := c.ModelBufferSize(); got != 4*100000*15 {
-		t.Errorf("hopper model buffer %d, want %d", got, 4*100000*15)
 	}
 }

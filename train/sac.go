@@ -24,7 +24,15 @@ type SACConfig struct {
 	// cosine from ActorLR to 0 over that many updates (PyTorch's
 	// CosineAnnealingLR with eta_min 0), as ADMPO-OFF does.
 	ActorLRDecayUpdates int
-	Seed                int64 // initialisation and noise
+	// ActorLRDecayEvery, when > 1, holds the cosine's learning rate for
+	// blocks of that many updates (the authors step PyTorch's scheduler once
+	// per epoch): the rate at update u is the cosine at floor(u/E)·E.
+	ActorLRDecayEvery int
+	// ActorEvery updates the actor and α once every ActorEvery critic
+	// updates (the authors' actor_freq; 0 or 1: every update). The target
+	// critics follow every update.
+	ActorEvery int
+	Seed       int64 // initialisation and noise
 }
 
 // DefaultSACConfig returns the paper's SAC settings for an action dimension.
@@ -43,6 +51,9 @@ type SACStats struct {
 	Q1, Q2     float64 // mean Q-values on the batch
 	LogPi      float64 // mean log-density of the actor's samples
 	ActorLR    float64 // the actor learning rate used
+	// ActorUpdated is false for an update that skipped the actor and α
+	// (ActorEvery > 1); ActorLoss, AlphaLoss and LogPi are 0 then.
+	ActorUpdated bool
 }
 
 // SAC is Soft Actor-Critic (Haarnoja et al. 2018) with twin critics, Polyak
@@ -166,12 +177,15 @@ func (s *SAC) update(b *Batch) (SACStats, error) {
 	if err := s.updateCritic(b, &st); err != nil {
 		return st, err
 	}
-	logp, err := s.updateActor(b, alpha, &st)
-	if err != nil {
-		return st, err
-	}
-	if err := s.updateAlpha(logp, &st); err != nil {
-		return st, err
+	if s.actorDue() {
+		logp, err := s.updateActor(b, alpha, &st)
+		if err != nil {
+			return st, err
+		}
+		if err := s.updateAlpha(logp, &st); err != nil {
+			return st, err
+		}
+		st.ActorUpdated = true
 	}
 	s.updateTargets()
 	s.Updates++
@@ -209,11 +223,30 @@ func (s *SAC) updateCritic(b *Batch, st *SACStats) error {
 	return nil
 }
 
-func (s *SAC) updateActor(b *Batch, alpha float32, st *SACStats) ([]float32, error) {
-	if n := s.Cfg.ActorLRDecayUpdates; n > 0 {
-		t := math.Min(float64(s.Updates), float64(n))
-		s.ActorOpt.LR = s.Cfg.ActorLR * 0.5 * (1 + math.Cos(math.Pi*t/float64(n)))
+// actorDue tells whether this update (the (Updates+1)-th critic update)
+// also updates the actor and α: the authors count critic updates and update
+// the actor when the count is a multiple of actor_freq.
+func (s *SAC) actorDue() bool {
+	return s.Cfg.ActorEvery <= 1 || (s.Updates+1)%s.Cfg.ActorEvery == 0
+}
+
+// actorLR is the actor's learning rate at update u: ActorLR, or its cosine
+// decay to 0 over ActorLRDecayUpdates, held constant over blocks of
+// ActorLRDecayEvery updates.
+func (c SACConfig) actorLR(u int) float64 {
+	n := c.ActorLRDecayUpdates
+	if n <= 0 {
+		return c.ActorLR
 	}
+	if e := c.ActorLRDecayEvery; e > 1 {
+		u = u / e * e
+	}
+	t := math.Min(float64(u), float64(n))
+	return c.ActorLR * 0.5 * (1 + math.Cos(math.Pi*t/float64(n)))
+}
+
+func (s *SAC) updateActor(b *Batch, alpha float32, st *SACStats) ([]float32, error) {
+	s.ActorOpt.LR = s.Cfg.actorLR(s.Updates)
 	st.ActorLR = s.ActorOpt.LR
 	copy(s.actorG.Obs.Data, b.Obs)
 	s.actorG.SetAlpha(alpha)

@@ -3,11 +3,16 @@ package train
 import "fmt"
 
 // Schedule is MBPO's linear roll-out length schedule: the length is From
-// until env step A, rises linearly to To at env step B, and stays there
-// (the paper's "a->b, x->y"). Lengths are floored to integers.
+// until step A, rises linearly to To at step B, and stays there (the
+// paper's "a->b, x->y"). Lengths are floored to integers. The online loop
+// reads it at the learning step (OnlineConfig.ScheduleStep). Its JSON keys
+// are a, b, from, to (version 1 configs wrote A, B, From, To, which
+// encoding/json matches case-insensitively).
 type Schedule struct {
-	A, B     int // env steps
-	From, To int // roll-out lengths
+	A    int `json:"a"`    // step where the length starts to rise
+	B    int `json:"b"`    // step where it reaches To
+	From int `json:"from"` // roll-out length up to A
+	To   int `json:"to"`   // roll-out length from B on
 }
 
 // At returns the roll-out length at env step t:

@@ -38,6 +38,52 @@ func (r *Replay) SampleStarts(n, m int, rng *rand.Rand) (*infer.Start, error) {
 	return s, nil
 }
 
+// SampleFullStarts draws n roll-out start sequences by the authors' rule
+// (sample_nstep(n, m-1) in their seq-sample buffer): a window of m-1
+// consecutive transitions of one episode is drawn uniformly among all such
+// windows, and the roll-out starts at the next state of its last transition
+// with the window's m-1 states and actions as history. Every row has the
+// full length m, so the first model step already draws k from 1..m and
+// U^ADM spreads m predictions; an episode's first m-1 states never start a
+// roll-out. With m = 1 it is SampleStarts.
+func (r *Replay) SampleFullStarts(n, m int, rng *rand.Rand) (*infer.Start, error) {
+	if m <= 1 {
+		return r.SampleStarts(n, m, rng)
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("train: replay: %d roll-out starts of history %d", n, m)
+	}
+	// Window ends: transitions with at least m-2 earlier ones in their episode.
+	var ends []int
+	pos := 0 // earlier transitions of k's episode in the buffer
+	for k := 0; k < r.n; k++ {
+		if pos >= m-2 {
+			ends = append(ends, k)
+		}
+		pos++
+		if r.end[r.slot(k)] {
+			pos = 0
+		}
+	}
+	if len(ends) == 0 {
+		return nil, fmt.Errorf("train: replay: no episode in the buffer has the %d transitions a full roll-out start needs", m-1)
+	}
+	od, ad := r.ObsDim, r.ActDim
+	s := &infer.Start{N: n, M: m, Len: make([]int, n), Obs: make([]float32, n*m*od), Act: make([]float32, n*(m-1)*ad)}
+	for row := 0; row < n; row++ {
+		e := ends[rng.Intn(len(ends))]
+		s.Len[row] = m
+		for j := 0; j < m-1; j++ { // the window's states and actions, oldest first
+			i := r.slot(e - (m - 2) + j)
+			copy(s.Obs[(row*m+j)*od:(row*m+j+1)*od], r.obs[i*od:(i+1)*od])
+			copy(s.Act[(row*(m-1)+j)*ad:(row*(m-1)+j+1)*ad], r.act[i*ad:(i+1)*ad])
+		}
+		i := r.slot(e)
+		copy(s.Obs[(row*m+m-1)*od:(row*m+m)*od], r.next[i*od:(i+1)*od])
+	}
+	return s, nil
+}
+
 // history is how many transitions before logical index k belong to k's
 // episode, at most m-1: the walk back stops at the oldest stored transition
 // and at an episode end.

@@ -29,6 +29,21 @@ func (p *problems) adm(m, hidden, layers, blocks int, engine string) {
 	p.check(engine == "incremental" || engine == "direct", "engine %q must be incremental or direct", engine)
 }
 
+// hidden checks a network's hidden layer sizes.
+func (p *problems) hidden(h []int) {
+	ok := len(h) > 0
+	for _, n := range h {
+		ok = ok && n > 0
+	}
+	p.check(ok, "hidden sizes %v must be a non-empty list of positive sizes", h)
+}
+
+// fit checks the ADM fit's epoch passes and early-stopping rule.
+func (p *problems) fit(passes int, improve string) {
+	p.check(passes >= 1, "model epoch passes %d must be >= 1", passes)
+	p.check(improve == "scaled" || improve == "authors", "model improve %q must be scaled or authors", improve)
+}
+
 // ensemble checks an ensemble's member and elite counts.
 func (p *problems) ensemble(members, elites int) {
 	p.check(members > 0 && elites > 0 && elites <= members, "ensemble %d / elites %d invalid", members, elites)

@@ -56,6 +56,7 @@ func benchTrain(args []string) error {
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch baseline")
 	threads := fs.Int("torch-threads", 2, "PyTorch threads")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	bound(fs, atLeast1, "iters", "torch-threads")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +84,8 @@ func benchRollout(args []string) error {
 	fs.IntVar(&c.Repeats, "repeats", c.Repeats, "timed roll-outs per engine (the fastest counts)")
 	fs.StringVar(&c.Provider, "provider", "cpu", "ONNX Runtime provider: cpu or cuda")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
+	bound(fs, nonNeg, "threads")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -104,6 +107,8 @@ func benchServe(args []string) error {
 	conc := fs.IntSlice("concurrency", []int{1, 4}, "client connections, one load run each")
 	dur := fs.Duration("duration", 60*time.Second, "length of each HTTP load run")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	bound(fs, atLeast1, "calls", "concurrency")
+	bound(fs, positive, "duration")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

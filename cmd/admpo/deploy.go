@@ -26,6 +26,7 @@ func runExport(args []string) error {
 	run := fs.String("run", "", "run directory (from admpo train)")
 	out := fs.String("out", "", "bundle directory to create (must not exist)")
 	samples := fs.Int("calibration-samples", 5000, "real histories used for the U^ADM calibration")
+	bound(fs, atLeast1, "calibration-samples")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -61,6 +61,8 @@ func envsRun(args []string) error {
 	name := fs.String("env", "hopper", "task name (see: admpo envs list)")
 	episodes := fs.Int("episodes", 3, "number of episodes")
 	seed := fs.Int64("seed", 0, "random seed for the initial states and the actions")
+	bound(fs, atLeast1, "episodes")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ type budgetFlags struct {
 
 func addBudgetFlags(fs *pflag.FlagSet) *budgetFlags {
 	d := experiments.DefaultFitBudget(5)
-	return &budgetFlags{
+	b := &budgetFlags{
 		m:           fs.Int("m", d.M, "ADM maximum backtracking length (and the bootstrapping RNN's sequence length)"),
 		hidden:      fs.Int("adm-hidden", d.Hidden, "ADM / RNN GRU width"),
 		layers:      fs.Int("adm-layers", d.Layers, "ADM / RNN GRU layers"),
@@ -70,6 +70,10 @@ func addBudgetFlags(fs *pflag.FlagSet) *budgetFlags {
 		ensSteps:    fs.Int("ensemble-steps", d.EnsSteps, "ensemble train steps per epoch (0: a full pass)"),
 		ensPatience: fs.Int("ensemble-patience", d.EnsPatience, "ensemble epochs without improvement before stopping"),
 	}
+	bound(fs, atLeast1, "m", "adm-hidden", "adm-layers", "adm-patience", "ensemble", "elites", "ensemble-patience")
+	bound(fs, nonNeg, "adm-res-blocks", "adm-epochs", "adm-steps", "ensemble-epochs", "ensemble-steps")
+	bound(fs, positive, "adm-lr")
+	return b
 }
 
 func (b *budgetFlags) budget(seed int64) (experiments.FitBudget, error) {
@@ -161,6 +165,9 @@ func expCompounding(args []string) error {
 	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
 	seed := fs.Int64("seed", 0, "seed of the split, the fits and the roll-outs")
 	bf := addBudgetFlags(fs)
+	bound(fs, atLeast1, "horizon", "segments", "stride")
+	bound(fs, span{Lo: 0, Hi: 1, Open: true}, "test-frac")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -227,6 +234,10 @@ func expUncertainty(args []string) error {
 	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
 	seed := fs.Int64("seed", 0, "seed of the split, the fits, BC, the starts and the roll-outs")
 	bf := addBudgetFlags(fs)
+	bound(fs, atLeast1, "starts", "horizon", "bc-steps", "split-horizon")
+	bound(fs, positive, "bc-lr")
+	bound(fs, span{Lo: 0, Hi: 1, Open: true}, "test-frac")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -285,22 +296,26 @@ func expMSweep(args []string) error {
 	out := fs.String("out", "", "output directory (default runs/experiments/m-sweep-NAME)")
 	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
 	ov := newOverrideFlags(fs)
-	for _, f := range []struct{ name, help string }{
-		{"epochs", "epochs (default: the preset's)"},
-		{"steps-per-epoch", "policy updates per epoch"},
-		{"rollout-batch", "start sequences per roll-out"},
-		{"horizon", "roll-out length H"},
-		{"adm-hidden", "ADM GRU width"},
-		{"adm-layers", "ADM GRU layers"},
-		{"adm-res-blocks", "ADM head ResBlocks"},
-		{"model-max-epochs", "cap on the ADM fit's epochs"},
-		{"model-patience", "ADM fit epochs without holdout improvement before stopping"},
-		{"eval-episodes", "deterministic episodes per evaluation"},
+	for _, f := range []struct {
+		name, help string
+		s          span
+	}{
+		{"epochs", "epochs (default: the preset's)", atLeast1},
+		{"steps-per-epoch", "policy updates per epoch", atLeast1},
+		{"rollout-batch", "start sequences per roll-out", atLeast1},
+		{"horizon", "roll-out length H", atLeast1},
+		{"adm-hidden", "ADM GRU width", atLeast1},
+		{"adm-layers", "ADM GRU layers", atLeast1},
+		{"adm-res-blocks", "ADM head ResBlocks", nonNeg},
+		{"model-max-epochs", "cap on the ADM fit's epochs", nonNeg},
+		{"model-patience", "ADM fit epochs without holdout improvement before stopping", atLeast1},
+		{"eval-episodes", "deterministic episodes per evaluation", atLeast1},
 	} {
-		ov.addInt(f.name, f.help)
+		ov.addInt(f.name, f.help, f.s)
 	}
-	ov.addFloat("penalty", "reward penalty coefficient beta (default: the preset's)")
-	ov.addFloat("real-ratio", "share of data set transitions in each SAC batch (default: the preset's)")
+	ov.addFloat("penalty", "reward penalty coefficient beta (default: the preset's)", nonNeg)
+	ov.addFloat("real-ratio", "share of data set transitions in each SAC batch (default: the preset's)", unit)
+	bound(fs, atLeast1, "last")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

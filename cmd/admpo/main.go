@@ -90,8 +90,15 @@ func newFlags(name, synopsis, description string) *pflag.FlagSet {
 	return fs
 }
 
-// parse parses args and rejects stray positional arguments.
+// parsedHook, when set (tests), sees every flag set that parse is given.
+var parsedHook func(*pflag.FlagSet)
+
+// parse parses args, rejects stray positional arguments and checks every
+// given numeric flag against its declared span (checkBounds).
 func parse(fs *pflag.FlagSet, args []string) error {
+	if parsedHook != nil {
+		parsedHook(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
@@ -101,5 +108,5 @@ func parse(fs *pflag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: %s: unexpected argument %q (see `admpo %s --help`)", errUsage, fs.Name(), fs.Arg(0), fs.Name())
 	}
-	return nil
+	return checkBounds(fs)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,51 +22,62 @@ type offlineOverrides struct {
 	auto *bool
 }
 
-var offlineIntFlags = []struct{ name, help string }{
-	{"steps-per-epoch", "policy updates per epoch (one per step)"},
-	{"batch", "SAC / BC batch size"},
-	{"rollout-every", "policy updates between model roll-outs"},
-	{"rollout-batch", "start sequences per roll-out"},
-	{"horizon", "roll-out length H"},
-	{"model-retain", "roll-outs the model buffer keeps"},
-	{"m", "ADM maximum backtracking length"},
-	{"adm-hidden", "ADM GRU width"},
-	{"adm-layers", "ADM GRU layers"},
-	{"adm-res-blocks", "ADM head ResBlocks"},
-	{"ensemble", "MOPO ensemble members"},
-	{"elites", "MOPO elite members"},
-	{"model-max-epochs", "cap on the model fit's epochs (0: until early stopping)"},
-	{"model-patience", "model fit epochs without holdout improvement before stopping"},
-	{"eval-episodes", "deterministic episodes per evaluation"},
-	{"checkpoint-every", "policy updates between checkpoints"},
-	{"threads", "ONNX Runtime threads for roll-outs (0: its default)"},
-	{"blas-threads", "OpenBLAS threads for training (0: leave OpenBLAS's choice)"},
+// flagSpec is one override flag: its name, help and allowed values.
+type flagSpec struct {
+	name, help string
+	s          span
 }
 
-var offlineFloatFlags = []struct{ name, help string }{
-	{"real-ratio", "share of data set transitions in each SAC batch"},
-	{"actor-lr", "actor learning rate (cosine-decayed to 0 for SAC; constant for BC)"},
-	{"critic-lr", "critic learning rate"},
-	{"alpha-lr", "entropy coefficient learning rate"},
-	{"alpha", "initial (or, with --auto-alpha=false, fixed) entropy coefficient"},
-	{"target-entropy", "SAC target entropy"},
-	{"penalty", "reward penalty coefficient beta (r - beta*U)"},
-	{"model-lr", "ADM learning rate"},
-	{"gamma", "discount"},
+var offlineIntFlags = []flagSpec{
+	{"steps-per-epoch", "policy updates per epoch (one per step)", atLeast1},
+	{"batch", "SAC / BC batch size", atLeast1},
+	{"rollout-every", "policy updates between model roll-outs", atLeast1},
+	{"rollout-batch", "start sequences per roll-out", atLeast1},
+	{"horizon", "roll-out length H", atLeast1},
+	{"model-retain", "roll-outs the model buffer keeps", atLeast1},
+	{"m", "ADM maximum backtracking length", atLeast1},
+	{"adm-hidden", "ADM GRU width", atLeast1},
+	{"adm-layers", "ADM GRU layers", atLeast1},
+	{"adm-res-blocks", "ADM head ResBlocks", nonNeg},
+	{"ensemble", "MOPO ensemble members", atLeast1},
+	{"elites", "MOPO elite members", atLeast1},
+	{"model-max-epochs", "cap on the model fit's epochs (0: until early stopping)", nonNeg},
+	{"model-patience", "model fit epochs without holdout improvement before stopping", atLeast1},
+	{"model-epoch-passes", "passes over the ADM's train starts per fit epoch (paper: m, as the authors' epoch)", atLeast1},
+	{"eval-episodes", "deterministic episodes per evaluation", atLeast1},
+	{"checkpoint-every", "policy updates between checkpoints", atLeast1},
+	{"threads", "ONNX Runtime threads for roll-outs (0: its default)", nonNeg},
+	{"blas-threads", "OpenBLAS threads for training (0: leave OpenBLAS's choice)", nonNeg},
+}
+
+var offlineFloatFlags = []flagSpec{
+	{"real-ratio", "share of data set transitions in each SAC batch", unit},
+	{"actor-lr", "actor learning rate (decayed by --actor-lr-schedule for SAC; constant for BC)", positive},
+	{"critic-lr", "critic learning rate", positive},
+	{"alpha-lr", "entropy coefficient learning rate", positive},
+	{"alpha", "initial (or, with --auto-alpha=false, fixed) entropy coefficient", positive},
+	{"target-entropy", "SAC target entropy of the actions in the task's units", anyNum},
+	{"penalty", "reward penalty coefficient beta (r - beta*U)", nonNeg},
+	{"model-lr", "ADM learning rate", positive},
+	{"gamma", "discount", span{Lo: 0, Hi: 1, Open: true}},
 }
 
 func addOfflineOverrides(fs *pflag.FlagSet) *offlineOverrides {
 	o := &offlineOverrides{overrideFlags: newOverrideFlags(fs)}
 	for _, f := range offlineIntFlags {
-		o.addInt(f.name, f.help)
+		o.addInt(f.name, f.help, f.s)
 	}
 	for _, f := range offlineFloatFlags {
-		o.addFloat(f.name, f.help)
+		o.addFloat(f.name, f.help, f.s)
 	}
 	o.addString("hidden", "actor and critic hidden sizes, e.g. 256,256")
 	o.addString("engine", "ADM roll-out engine: incremental or direct")
+	o.addString("actor-lr-schedule", "actor learning rate schedule: cosine-epoch (the authors': cosine to 0 over the run,\n"+
+		"stepped once per epoch), cosine (stepped every update) or constant")
+	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
 	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
-	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy")
+	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's\n"+
+		"(paper admpo: fixed at the authors' alpha of the data set; quick and mopo: tuned from 0.2)")
 	return o
 }
 
@@ -75,11 +87,12 @@ func (o *offlineOverrides) apply(c *train.OfflineConfig) error {
 		"adm-hidden": &c.ADMHidden, "adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks,
 		"ensemble": &c.Ensemble, "elites": &c.Elites, "model-max-epochs": &c.ModelMaxEpochs,
 		"model-patience": &c.ModelPatience, "eval-episodes": &c.EvalEpisodes, "checkpoint-every": &c.CheckpointEvery,
-		"threads": &c.Threads, "blas-threads": &c.BLASThreads},
+		"threads": &c.Threads, "blas-threads": &c.BLASThreads, "model-epoch-passes": &c.ModelEpochPasses},
 		map[string]*float64{"real-ratio": &c.RealRatio, "actor-lr": &c.ActorLR, "critic-lr": &c.CriticLR,
 			"alpha-lr": &c.AlphaLR, "alpha": &c.InitAlpha, "target-entropy": &c.TargetEntropy, "penalty": &c.Penalty,
 			"model-lr": &c.ModelLR, "gamma": &c.Gamma},
-		map[string]*string{"engine": &c.Engine, "provider": &c.Provider})
+		map[string]*string{"engine": &c.Engine, "provider": &c.Provider, "actor-lr-schedule": &c.ActorLRSchedule,
+			"model-improve": &c.ModelImprove})
 	if o.fs.Changed("auto-alpha") {
 		c.AutoAlpha = *o.auto
 	}
@@ -175,10 +188,6 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 	if !slices.Contains(train.Terminations, termination) || (termination == "task" && task == nil) {
 		return cfg, fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
 	}
-	if task == nil {
-		fmt.Printf("%s names no built-in task (env %q, kind %q): no evaluation (see --eval-env), termination %s, m/H/beta generic\n",
-			path, de, dk, termination)
-	}
 	cfg.Dataset, cfg.Termination, cfg.ObsDim, cfg.ActDim = path, termination, d.ObsDim, d.ActDim
 	return cfg, nil
 }
@@ -215,7 +224,7 @@ func trainOffline(args []string) error {
 		"(default: task with a task; otherwise learned when the data hold terminals, else none; none for bc)")
 	algo := fs.String("algo", "admpo", "admpo, mopo or bc")
 	preset := fs.String("preset", "quick", "paper or quick")
-	epochs := fs.Int("epochs", 0, "epochs (default: the preset's)")
+	epochs := fs.Int("epochs", 0, "epochs (default: the preset's); with --resume, the run's new length")
 	seed := fs.Int64("seed", 0, "random seed")
 	out := fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
 	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint")
@@ -223,7 +232,10 @@ func trainOffline(args []string) error {
 	diagStarts := fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
 	diagPolicy := fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
+	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	ov := addOfflineOverrides(fs)
+	bound(fs, atLeast1, "epochs", "diagnose-starts")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -233,8 +245,17 @@ func trainOffline(args []string) error {
 	var o *train.Offline
 	var err error
 	if *resume != "" {
+		if err := onlyWithResume(fs, "epochs"); err != nil {
+			return err
+		}
 		if o, err = train.ResumeOffline(*resume); err != nil {
 			return err
+		}
+		if fs.Changed("epochs") {
+			if err := o.SetEpochs(*epochs); err != nil {
+				o.Close()
+				return usageErr(fmt.Errorf("--epochs %d: %w", *epochs, err))
+			}
 		}
 		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
@@ -246,7 +267,7 @@ func trainOffline(args []string) error {
 			return err
 		}
 		cfg.Seed = *seed
-		if *epochs > 0 {
+		if fs.Changed("epochs") {
 			cfg.Epochs = *epochs
 		}
 		if err := ov.apply(&cfg); err != nil {
@@ -254,6 +275,10 @@ func trainOffline(args []string) error {
 		}
 		if err := cfg.Validate(); err != nil {
 			return usageErr(err)
+		}
+		if *dryRun {
+			_, err := os.Stdout.Write(cfg.JSON())
+			return err
 		}
 		dir := *out
 		if dir == "" {
@@ -263,6 +288,10 @@ func trainOffline(args []string) error {
 			return fmt.Errorf("train offline: %w", err)
 		}
 		printRunConfig(dir, o.Cfg.JSON())
+		if o.Cfg.Env == "" {
+			fmt.Printf("%s names no built-in task: no evaluation (see --eval-env), termination %s, generic m/H/beta unless set\n",
+				cfg.Dataset, o.Cfg.Termination)
+		}
 		if m := o.Cfg.TermModel; m != nil {
 			fmt.Printf("learned termination: logistic regression on %d next observations (%d terminal): accuracy %.4f, recall of terminals %.3f\n",
 				m.Rows, m.Terminals, m.Accuracy, m.Recall)

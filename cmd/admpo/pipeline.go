@@ -35,6 +35,8 @@ func runPipeline(args []string) error {
 	out := fs.String("out", filepath.Join("runs", "pipeline"), "output directory")
 	episodes := fs.Int("episodes", 5, "evaluation episodes")
 	rows := fs.Int("rollout-rows", 10000, "start rows of the roll-out benchmark")
+	bound(fs, atLeast1, "steps", "episodes", "rollout-rows")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -64,9 +66,10 @@ func runPipeline(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Seed, cfg.Steps = *seed, *steps
-	cfg.WarmUp = min(cfg.WarmUp, *steps/4)
-	cfg.Rollout.A, cfg.Rollout.B = cfg.WarmUp, *steps
+	// --steps counts all env steps; the config's steps are those after the warm-up.
+	cfg.Seed, cfg.WarmUp = *seed, min(cfg.WarmUp, *steps/4)
+	cfg.Steps = *steps - cfg.WarmUp
+	cfg.Rollout.A, cfg.Rollout.B = 0, cfg.Steps
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -77,7 +80,7 @@ func runPipeline(args []string) error {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	o.OnStatus(statusPrinter(cfg.Steps, 0))
+	o.OnStatus(statusPrinter(cfg.TotalSteps(), 0))
 	err = o.Run(ctx)
 	o.Close()
 	if errors.Is(err, train.ErrInterrupted) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,11 +40,19 @@ func newOverrideFlags(fs *pflag.FlagSet) *overrideFlags {
 	return &overrideFlags{fs: fs, ints: map[string]*int{}, floats: map[string]*float64{}, strs: map[string]*string{}}
 }
 
-// addInt adds an int override flag (shown with default 0).
-func (o *overrideFlags) addInt(name, help string) { o.ints[name] = o.fs.Int(name, 0, help) }
+// addInt adds an int override flag (shown with default 0) whose given
+// values must lie in s.
+func (o *overrideFlags) addInt(name, help string, s span) {
+	o.ints[name] = o.fs.Int(name, 0, help)
+	bound(o.fs, s, name)
+}
 
-// addFloat adds a float override flag (shown with default 0).
-func (o *overrideFlags) addFloat(name, help string) { o.floats[name] = o.fs.Float64(name, 0, help) }
+// addFloat adds a float override flag (shown with default 0) whose given
+// values must lie in s.
+func (o *overrideFlags) addFloat(name, help string, s span) {
+	o.floats[name] = o.fs.Float64(name, 0, help)
+	bound(o.fs, s, name)
+}
 
 // addString adds a string override flag (shown with default "").
 func (o *overrideFlags) addString(name, help string) { o.strs[name] = o.fs.String(name, "", help) }
@@ -68,6 +78,23 @@ func setGiven[T any](fs *pflag.FlagSet, src, dst map[string]*T) {
 			*p = *src[name]
 		}
 	}
+}
+
+// onlyWithResume is a usage error naming the first flag given beside
+// --resume other than resume itself and allowed: a resumed run keeps its
+// config.
+func onlyWithResume(fs *pflag.FlagSet, allowed ...string) error {
+	var bad string
+	fs.Visit(func(f *pflag.Flag) {
+		if bad == "" && f.Name != "resume" && !slices.Contains(allowed, f.Name) {
+			bad = f.Name
+		}
+	})
+	if bad != "" {
+		return fmt.Errorf("%w: %s: --%s cannot be given with --resume (a resumed run keeps its config; only --%s may change)",
+			errUsage, fs.Name(), bad, strings.Join(allowed, ", --"))
+	}
+	return nil
 }
 
 // newRunDir is out, or runs/def when out is empty; it prints the resolved

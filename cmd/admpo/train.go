@@ -41,39 +41,47 @@ type overrides struct {
 	*overrideFlags
 	hidden    *[]int
 	warmStart *bool
+	auto      *bool
 }
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
 	o := &overrides{overrideFlags: newOverrideFlags(fs)}
-	o.addInt("warmup", "uniform random env steps before learning")
-	o.addInt("updates-per-step", "policy updates per env step (G)")
-	o.addInt("batch", "SAC batch size")
-	o.addFloat("real-ratio", "share of real transitions in each batch")
-	o.addFloat("target-entropy", "SAC target entropy")
-	o.addFloat("lr", "learning rate of actor, critics and alpha")
-	o.addFloat("tau", "Polyak rate of the target critics")
+	o.addInt("warmup", "uniform random env steps before learning (not counted in --steps)", nonNeg)
+	o.addInt("updates-per-step", "policy updates per env step (G)", nonNeg)
+	o.addInt("batch", "SAC batch size", atLeast1)
+	o.addFloat("real-ratio", "share of real transitions in each batch", unit)
+	o.addFloat("target-entropy", "SAC target entropy of the actions in the task's units (the authors' log-probability\n"+
+		"includes the action scale: Humanoid's +-0.4 bounds add 17 log 2.5 nats to its entropy)", anyNum)
+	o.addInt("actor-every", "critic updates per actor and alpha update (authors' actor_freq: 20 on walker2d, ant, humanoid)", atLeast1)
+	o.addFloat("alpha", "initial entropy coefficient (fixed with --auto-alpha=false; paper: 1, the authors' log alpha 0)", positive)
+	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's (paper and quick: tuned)")
+	o.addFloat("lr", "learning rate of actor, critics and alpha", positive)
+	o.addFloat("tau", "Polyak rate of the target critics", span{Lo: 0, Hi: 1, Open: true})
 	o.hidden = fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256")
-	o.addInt("model-every", "env steps between model fits and roll-outs")
-	o.addInt("rollout-batch", "start sequences per roll-out")
-	o.addString("rollout-schedule", "roll-out length schedule a->b:x->y (env steps a to b, length x to y)")
-	o.addInt("model-retain", "roll-out rounds the model buffer keeps")
-	o.addInt("m", "ADM maximum backtracking length")
-	o.addInt("adm-hidden", "ADM GRU width")
-	o.addInt("adm-layers", "ADM GRU layers")
-	o.addInt("adm-res-blocks", "ADM head ResBlocks")
-	o.addInt("ensemble", "MBPO ensemble members")
-	o.addInt("elites", "MBPO elite members")
-	o.addFloat("model-lr", "ADM learning rate (the ensemble uses MBPO's 1e-3)")
+	bound(fs, atLeast1, "hidden")
+	o.addInt("model-every", "env steps between model fits and roll-outs", atLeast1)
+	o.addInt("rollout-batch", "start sequences per roll-out", atLeast1)
+	o.addString("rollout-schedule", "roll-out length schedule a->b:x->y (learning steps a to b after the warm-up, length x to y)")
+	o.addInt("model-retain", "roll-out rounds the model buffer keeps (authors: model_retain_steps / interval)", atLeast1)
+	o.addInt("m", "ADM maximum backtracking length", atLeast1)
+	o.addInt("adm-hidden", "ADM GRU width", atLeast1)
+	o.addInt("adm-layers", "ADM GRU layers", atLeast1)
+	o.addInt("adm-res-blocks", "ADM head ResBlocks", nonNeg)
+	o.addInt("ensemble", "MBPO ensemble members", atLeast1)
+	o.addInt("elites", "MBPO elite members", atLeast1)
+	o.addFloat("model-lr", "ADM learning rate (the ensemble uses MBPO's 1e-3)", positive)
 	o.warmStart = fs.Bool("model-warm-start", false, "ADM: keep training across fits instead of re-initialising (default: the preset's)")
-	o.addInt("model-max-epochs", "cap on epochs per model fit (0: until early stop)")
-	o.addInt("model-patience", "model fit epochs without holdout improvement before stopping")
-	o.addInt("model-max-holdout", "most transitions (ensemble) or start states (ADM) held out per fit")
+	o.addInt("model-max-epochs", "cap on epochs per model fit (0: until early stop)", nonNeg)
+	o.addInt("model-patience", "model fit epochs without holdout improvement before stopping", atLeast1)
+	o.addInt("model-epoch-passes", "passes over the ADM's train starts per fit epoch (paper: m, as the authors' epoch)", atLeast1)
+	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
+	o.addInt("model-max-holdout", "most transitions (ensemble) or start states (ADM) held out per fit", nonNeg)
 	o.addString("engine", "ADM roll-out engine: incremental or direct")
-	o.addInt("eval-every", "env steps between evaluations")
-	o.addInt("eval-episodes", "deterministic episodes per evaluation")
-	o.addInt("checkpoint-every", "env steps between checkpoints")
-	o.addInt("threads", "ONNX Runtime threads for roll-outs (0: its default)")
-	o.addInt("blas-threads", "OpenBLAS threads for training (presets: 1)")
+	o.addInt("eval-every", "env steps between evaluations", atLeast1)
+	o.addInt("eval-episodes", "deterministic episodes per evaluation", atLeast1)
+	o.addInt("checkpoint-every", "env steps between checkpoints", atLeast1)
+	o.addInt("threads", "ONNX Runtime threads for roll-outs (0: its default)", nonNeg)
+	o.addInt("blas-threads", "OpenBLAS threads for training (presets: 1)", nonNeg)
 	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
 	return o
 }
@@ -84,10 +92,14 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 		"adm-layers": &c.ADMLayers, "eval-every": &c.EvalEvery, "eval-episodes": &c.EvalEpisodes,
 		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads,
 		"model-retain": &c.ModelRetain, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
-		"model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience, "model-max-holdout": &c.ModelMaxHold},
+		"model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience, "model-max-holdout": &c.ModelMaxHold,
+		"actor-every": &c.ActorEvery, "model-epoch-passes": &c.ModelEpochPasses},
 		map[string]*float64{"real-ratio": &c.RealRatio, "target-entropy": &c.TargetEntropy, "lr": &c.LR,
-			"tau": &c.Tau, "model-lr": &c.ModelLR},
-		map[string]*string{"engine": &c.Engine, "provider": &c.Provider})
+			"tau": &c.Tau, "model-lr": &c.ModelLR, "alpha": &c.Alpha},
+		map[string]*string{"engine": &c.Engine, "provider": &c.Provider, "model-improve": &c.ModelImprove})
+	if o.fs.Changed("auto-alpha") {
+		c.AutoAlpha = *o.auto
+	}
 	if o.fs.Changed("hidden") {
 		c.Hidden = *o.hidden
 	}
@@ -111,25 +123,43 @@ func trainOnline(args []string) error {
 			"quick: a small budget for two CPU cores) and every flag below overrides one. The resolved config\n"+
 			"is printed and saved as OUT/config.json; progress goes to OUT/progress.csv and .jsonl, checkpoints\n"+
 			"to OUT/checkpoint.ckpt, and the final policy (and model) to OUT/*.onnx.\n"+
-			"Ctrl-C writes a checkpoint and exits; --resume OUT continues a stopped or killed run exactly.")
+			"--steps counts learning steps after the --warmup uniform random steps (total env steps = warm-up +\n"+
+			"steps, as the authors' n_steps); the roll-out schedule reads the learning step and progress.csv's\n"+
+			"step (the plots' x axis) counts all env steps. --dry-run prints the config and exits.\n"+
+			"Ctrl-C writes a checkpoint and exits; --resume OUT continues a stopped or killed run exactly\n"+
+			"(with --steps N it runs to the new length N instead). docs/fidelity.md compares the paper preset\n"+
+			"with the authors' code.")
 	env := fs.String("env", "hopper", "task (see: admpo envs list)")
 	algo := fs.String("algo", "admpo", "admpo, mbpo or sac")
 	preset := fs.String("preset", "quick", "paper or quick")
-	steps := fs.Int("steps", 0, "total env steps (default: the preset's)")
+	steps := fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
+		"default: the preset's); with --resume, the run's new length")
 	seed := fs.Int64("seed", 0, "random seed")
 	out := fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
-	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint")
+	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps may be given with it)")
+	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	ov := addOverrides(fs)
+	bound(fs, atLeast1, "steps")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	var o *train.Online
 	var err error
 	if *resume != "" {
+		if err := onlyWithResume(fs, "steps"); err != nil {
+			return err
+		}
 		if o, err = train.ResumeOnline(*resume); err != nil {
 			return err
 		}
-		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.Steps)
+		if fs.Changed("steps") {
+			if err := o.SetSteps(*steps); err != nil {
+				o.Close()
+				return usageErr(fmt.Errorf("--steps %d: %w", *steps, err))
+			}
+		}
+		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
 		task, err := envs.Lookup(*env)
 		if err != nil {
@@ -140,7 +170,7 @@ func trainOnline(args []string) error {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
-		if *steps > 0 {
+		if fs.Changed("steps") {
 			cfg.Steps = *steps
 		}
 		if err := ov.apply(&cfg); err != nil {
@@ -149,12 +179,16 @@ func trainOnline(args []string) error {
 		if err := cfg.Validate(); err != nil {
 			return usageErr(err)
 		}
+		if *dryRun {
+			_, err := os.Stdout.Write(cfg.JSON())
+			return err
+		}
 		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed), cfg.JSON())
 		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return err
 		}
 	}
-	return runToEnd(o, o.Dir, o.Cfg.Steps, "env step")
+	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
 }
 
 // statusPrinter shows a progress bar on a terminal and periodic log lines
