@@ -157,7 +157,7 @@ func runCollect(args []string) error {
 	mediumReturn := fs.Float64("medium-return", 0, "target return of a behaviour run's medium snapshot (default: a third of the best snapshot's)")
 	deterministic := fs.Bool("deterministic", false, "act with the policy's mean action instead of samples (not D4RL's rule)")
 	evalEps := fs.Int("eval-episodes", 10, "deterministic episodes to measure the policy's return")
-	bound(fs, nonNeg, "size", "train-warmup", "stop-return", "medium-return")
+	bound(fs, nonNeg, "size", "workers", "train-warmup", "stop-return", "medium-return")
 	bound(fs, atLeast1, "train-steps", "train-eval-every", "eval-episodes")
 	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
@@ -391,6 +391,9 @@ func runPromote(args []string) error {
 	evalEps := fs.Int("eval-episodes", 10, "deterministic episodes to measure the return")
 	seed := fs.Int64("seed", 0, "seed of the evaluation episodes")
 	command := fs.String("command", "scripts/behaviour_policies.sh", "what trained the run, recorded in the manifest")
+	bound(fs, nonNeg, "step", "medium-return")
+	bound(fs, atLeast1, "eval-episodes")
+	bound(fs, anyNum, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
