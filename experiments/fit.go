@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -105,7 +106,7 @@ func (out *Models) fit(w string, replay *train.Replay, b FitBudget, log io.Write
 		e := models.NewEnsemble(od, ad, b.Members, b.EnsHidden, rng)
 		fc := train.DefaultEnsembleFitConfig()
 		fc.Elites, fc.MaxEpochs, fc.MaxSteps, fc.Patience, fc.MaxHoldout = b.Elites, b.EnsEpochs, b.EnsSteps, b.EnsPatience, 1000
-		rep, err := train.FitEnsemble(e, replay, fc, rng)
+		rep, err := train.FitEnsemble(context.Background(), e, replay, fc, rng)
 		if err != nil {
 			return fmt.Errorf("experiments: fitting the ensemble: %w", err)
 		}
@@ -126,7 +127,7 @@ func (out *Models) fit(w string, replay *train.Replay, b FitBudget, log io.Write
 	}
 	fc := train.DefaultADMFitConfig()
 	fc.LR, fc.MaxEpochs, fc.MaxSteps, fc.Patience, fc.Bootstrap = float32(b.ADMLR), b.ADMEpochs, b.ADMSteps, b.ADMPatience, w == "rnn"
-	rep, err := train.FitADM(m, replay, fc, rng)
+	rep, err := train.FitADM(context.Background(), m, replay, fc, rng)
 	if err != nil {
 		return fmt.Errorf("experiments: fitting the %s: %w", w, err)
 	}

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -48,6 +49,10 @@ type RollConfig struct {
 	ChunkRows int
 	// DeterministicPolicy uses the policy's mean action instead of sampling.
 	DeterministicPolicy bool
+	// Context, when set, is checked before every chunk of rows: once it is
+	// cancelled the roll-out stops and returns its error (so a long
+	// roll-out gives way to an interrupt within about a chunk's time).
+	Context context.Context
 }
 
 // Roller rolls a policy out in a learned dynamics model.
@@ -98,6 +103,9 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 	wantU := cfg.WantU || cfg.Penalty != 0
 	out := newTransitions(start.N*cfg.Horizon, od, ad)
 	for lo := 0; lo < start.N; lo += chunk {
+		if cfg.Context != nil && cfg.Context.Err() != nil {
+			return nil, fmt.Errorf("infer: roll-out stopped after %d of %d rows: %w", lo, start.N, cfg.Context.Err())
+		}
 		hi := min(lo+chunk, start.N)
 		if err := rollChunk(st, p, start, lo, hi, cfg, wantU, rng, out); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 
@@ -44,8 +45,8 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 func (d *ADMDynamics) M() int { return d.Model.Cfg.M }
 
 // Fit re-initialises and trains the ADM on the real data.
-func (d *ADMDynamics) Fit(real *Replay, rng *rand.Rand) (FitReport, error) {
-	rep, err := FitADM(d.Model, real, d.FitCfg, rng)
+func (d *ADMDynamics) Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error) {
+	rep, err := FitADM(ctx, d.Model, real, d.FitCfg, rng)
 	if err != nil {
 		return FitReport{}, err
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math/rand"
 
 	"github.com/admpo/admpo/infer"
@@ -34,8 +35,8 @@ func NewEnsembleDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error)
 func (d *EnsembleDynamics) M() int { return 1 }
 
 // Fit trains the ensemble on the real data and re-selects the elites.
-func (d *EnsembleDynamics) Fit(real *Replay, rng *rand.Rand) (FitReport, error) {
-	rep, err := FitEnsemble(d.Model, real, d.FitCfg, rng)
+func (d *EnsembleDynamics) Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error) {
+	rep, err := FitEnsemble(ctx, d.Model, real, d.FitCfg, rng)
 	if err != nil {
 		return FitReport{}, err
 	}

@@ -235,7 +235,7 @@ func TestADMEpochPassesAndAuthorsImprovement(t *testing.T) {
 		}
 		fc := DefaultADMFitConfig()
 		fc.MaxEpochs, fc.EpochPasses, fc.Batch = 1, passes, 32
-		rep, err := FitADM(adm, data, fc, rand.New(rand.NewSource(3)))
+		rep, err := FitADM(context.Background(), adm, data, fc, rand.New(rand.NewSource(3)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -388,8 +389,9 @@ func seqRange(lo, hi int) []int {
 // After every epoch the holdout MSE is measured, each target dimension
 // scaled by its variance (targetScale); training stops after Patience
 // epochs without improvement of it (or MaxEpochs) and the best weights are
-// kept.
-func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
+// kept. A cancelled ctx stops the fit within one Adam step and returns
+// ctx's error; m is then left part-trained.
+func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
 	var rep ADMFitReport
 	c := m.Cfg
 	if data.ObsDim != c.ObsDim || data.ActDim != c.ActDim {
@@ -439,6 +441,9 @@ func FitADM(m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFi
 		var nllSum, wSum float64
 		steps := 0
 		for lo := 0; lo < len(perm); lo += fc.Batch {
+			if err := ctx.Err(); err != nil {
+				return rep, fmt.Errorf("train: ADM fit stopped in epoch %d: %w", epoch, err)
+			}
 			chunk := perm[lo:min(lo+fc.Batch, len(perm))]
 			if err := split.fill(sb, chunk, true); err != nil {
 				return rep, err

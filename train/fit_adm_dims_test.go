@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math/rand"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestFitADMLearnsSmallDimensions(t *testing.T) {
 	}
 	fc := DefaultADMFitConfig()
 	fc.MaxEpochs, fc.Patience = 40, 10
-	if _, err := FitADM(m, data, fc, rng); err != nil {
+	if _, err := FitADM(context.Background(), m, data, fc, rng); err != nil {
 		t.Fatal(err)
 	}
 	model, ident := make([]float64, 4), make([]float64, 4)

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand"
 	"testing"
@@ -104,7 +105,7 @@ func TestFitADMOnLinearSystem(t *testing.T) {
 	}
 	fc := DefaultADMFitConfig()
 	fc.Batch, fc.LR, fc.MaxEpochs, fc.Patience, fc.MaxHoldout = 64, 2e-3, admTestEpochs, 8, 500
-	rep, err := FitADM(m, data, fc, rng)
+	rep, err := FitADM(context.Background(), m, data, fc, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestBootstrapRNNLayoutAndFit(t *testing.T) {
 	}
 	fc := DefaultADMFitConfig()
 	fc.Batch, fc.LR, fc.MaxEpochs, fc.Patience, fc.Bootstrap = 64, 2e-3, 80, 10, true
-	rep, err := FitADM(bm, lin, fc, rng)
+	rep, err := FitADM(context.Background(), bm, lin, fc, rng)
 	if err != nil {
 		t.Fatal(err)
 	}

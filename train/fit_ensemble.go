@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -171,7 +172,10 @@ func (tr *transitions) memberMSE(e *models.Ensemble, i int, rows []int, s *model
 // more than MinRelGain, and a stop after Patience epochs without any member
 // improving. The best weights of each member are restored and the Elites
 // members with the lowest holdout MSE become e.Elites.
-func FitEnsemble(e *models.Ensemble, data *Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
+//
+// A cancelled ctx stops the fit within one Adam step and returns ctx's
+// error; e is then left part-trained.
+func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
 	var rep EnsembleFitReport
 	if data.ObsDim != e.ObsDim || data.ActDim != e.ActDim {
 		return rep, fmt.Errorf("train: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)
@@ -231,6 +235,9 @@ func FitEnsemble(e *models.Ensemble, data *Replay, fc EnsembleFitConfig, rng *ra
 		}
 		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm)}
 		for s := 0; s < steps; s++ {
+			if err := ctx.Err(); err != nil {
+				return rep, fmt.Errorf("train: ensemble fit stopped in epoch %d: %w", epoch, err)
+			}
 			for i := range orders {
 				rows := orders[i][s*fc.Batch : min((s+1)*fc.Batch, len(orders[i]))]
 				tr.fillRows(rows, &e.Norm, g.X[i], g.Target[i], g.Weight[i])

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand"
 	"sort"
@@ -17,7 +18,7 @@ func TestFitEnsembleOnLinearSystem(t *testing.T) {
 	fc := DefaultEnsembleFitConfig()
 	fc.Batch, fc.Elites, fc.MaxEpochs, fc.Patience = 64, 2, 60, 5
 	fc.Decay = []float64{2.5e-5, 5e-5, 1e-4}
-	rep, err := FitEnsemble(e, data, fc, rng)
+	rep, err := FitEnsemble(context.Background(), e, data, fc, rng)
 	if err != nil {
 		t.Fatal(err)
 	}

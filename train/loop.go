@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -114,6 +115,42 @@ func stopIfCancelled(ctx context.Context, checkpoint func() error) error {
 		return fmt.Errorf("train: interrupted, and the checkpoint failed: %w", err)
 	}
 	return ErrInterrupted
+}
+
+// interruptibleRound runs round, a model fit and/or roll-out that may take minutes,
+// so that an interrupt during it costs seconds and keeps resume exact: when
+// ctx is cancelled while round runs, everything a round changes before it
+// completes (the dynamics model, the random sources, the last fit report) is
+// put back as it was, the checkpoint is written (stopIfCancelled) and
+// ErrInterrupted returned. A resumed run then redoes the whole round from the
+// same state, as if never stopped. A round must change nothing else before
+// its last step can no longer fail (e.g. the model buffer is filled last).
+func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, round func() error) error {
+	before := ckpt.New()
+	if err := l.dyn.Save(before); err != nil {
+		return err
+	}
+	if err := l.saveRNGs(before); err != nil {
+		return err
+	}
+	// Save keeps references to the live weights: encode them now.
+	saved, lastFit := before.Encode(), l.lastFit
+	err := round()
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	f, derr := ckpt.Decode(saved)
+	if derr == nil {
+		derr = l.dyn.Load(f)
+	}
+	if derr == nil {
+		derr = l.loadRNGs(f)
+	}
+	if derr != nil {
+		return fmt.Errorf("train: interrupted in a model round, and restoring the state before it failed (no checkpoint written): %w", derr)
+	}
+	l.lastFit = lastFit
+	return stopIfCancelled(ctx, checkpoint)
 }
 
 // report passes the loop's state to the OnStatus callback, if one is set.

@@ -246,8 +246,11 @@ func (o *Offline) runTo(ctx context.Context, stop int) error {
 	c := o.Cfg
 	total := c.TotalSteps()
 	if o.dyn != nil && !o.fitted {
-		msg, err := o.fit()
-		if err != nil {
+		var msg string
+		if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
+			msg, err = o.fit(ctx)
+			return err
+		}); err != nil {
 			return err
 		}
 		if err := o.Checkpoint(); err != nil {
@@ -261,8 +264,10 @@ func (o *Offline) runTo(ctx context.Context, stop int) error {
 		}
 		msg := ""
 		if o.dyn != nil && o.step%c.RolloutEvery == 0 {
-			var err error
-			if msg, err = o.rolloutRound(); err != nil {
+			if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
+				msg, err = o.rolloutRound(ctx)
+				return err
+			}); err != nil {
 				return err
 			}
 		}
@@ -292,10 +297,11 @@ func (o *Offline) runTo(ctx context.Context, stop int) error {
 
 func (o *Offline) status(msg string) { o.report(o.Cfg.TotalSteps(), o.lastScore, o.Cfg.Horizon, msg) }
 
-// fit trains the dynamics model once on the whole data set.
-func (o *Offline) fit() (string, error) {
+// fit trains the dynamics model once on the whole data set (until ctx is
+// cancelled: see interruptibleRound).
+func (o *Offline) fit(ctx context.Context) (string, error) {
 	t0 := time.Now()
-	rep, err := o.dyn.Fit(o.real, o.rng)
+	rep, err := o.dyn.Fit(ctx, o.real, o.rng)
 	if err != nil {
 		return "", fmt.Errorf("train: model fit: %w", err)
 	}
@@ -317,10 +323,11 @@ func fmtFloats(v []float64) string {
 
 // rolloutRound rolls the current policy out in the model from data set start
 // sequences, with the reward penalty, and adds the transitions to the model
-// buffer (which keeps the last ModelRetain roll-outs).
-func (o *Offline) rolloutRound() (string, error) {
+// buffer (which keeps the last ModelRetain roll-outs). A cancelled ctx
+// stops the roll-out before the model buffer changes.
+func (o *Offline) rolloutRound(ctx context.Context) (string, error) {
 	t0 := time.Now()
-	tr, err := o.rollout()
+	tr, err := o.rollout(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -335,19 +342,19 @@ func (o *Offline) rolloutRound() (string, error) {
 }
 
 // rollout exports the policy and runs one penalised roll-out in the model.
-func (o *Offline) rollout() (*infer.Transitions, error) {
+func (o *Offline) rollout(ctx context.Context) (*infer.Transitions, error) {
 	b, err := o.actorONNX()
 	if err != nil {
 		return nil, err
 	}
-	return o.rolloutActor(b, fmt.Sprintf("update %d", o.step))
+	return o.rolloutActor(ctx, b, fmt.Sprintf("update %d", o.step))
 }
 
 // rolloutActor runs one penalised roll-out of an ONNX actor in the model
 // from RolloutBatch data set starts; where names it in errors.
-func (o *Offline) rolloutActor(actor []byte, where string) (*infer.Transitions, error) {
+func (o *Offline) rolloutActor(ctx context.Context, actor []byte, where string) (*infer.Transitions, error) {
 	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done}, where,
+		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done, Context: ctx}, where,
 		o.Cfg.FullHistoryStarts())
 }
 

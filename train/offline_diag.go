@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -137,7 +138,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	}
 	o.Cfg.RolloutBatch = opt.Starts
 	o.rng = rand.New(rand.NewSource(opt.Seed))
-	tr, err := o.rolloutActor(policy, "diagnosis")
+	tr, err := o.rolloutActor(context.Background(), policy, "diagnosis")
 	if err != nil {
 		return nil, err
 	}

@@ -161,7 +161,7 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 		}
 		return math.Sqrt(math.Max(total, 0) / od)
 	}
-	tr, err := o.rollout()
+	tr, err := o.rollout(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 	}
 	// The loop's bookkeeping: the model buffer holds exactly these rewards.
 	o.Cfg.Penalty = 0
-	tr0, err := o.rollout()
+	tr0, err := o.rollout(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

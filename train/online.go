@@ -136,8 +136,10 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 		}
 		msg := ""
 		if o.dyn != nil && o.step >= c.WarmUp && (o.step-c.WarmUp)%c.ModelEvery == 0 {
-			var err error
-			if msg, err = o.modelRound(); err != nil {
+			if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
+				msg, err = o.modelRound(ctx)
+				return err
+			}); err != nil {
 				return err
 			}
 		}
@@ -212,10 +214,12 @@ func (o *Online) envStep() error {
 func (o *Online) fillBatch() error { return o.mixBatch(o.Cfg.RealRatio) }
 
 // modelRound re-fits the dynamics model, exports it and the policy to ONNX,
-// rolls out from real start sequences and refills the model buffer.
-func (o *Online) modelRound() (string, error) {
+// rolls out from real start sequences and refills the model buffer. A
+// cancelled ctx stops the fit or the roll-out with ctx's error before the
+// model buffer or the roll-out length change (see interruptibleRound).
+func (o *Online) modelRound(ctx context.Context) (string, error) {
 	t0 := time.Now()
-	rep, err := o.dyn.Fit(o.real, o.rng)
+	rep, err := o.dyn.Fit(ctx, o.real, o.rng)
 	if err != nil {
 		return "", fmt.Errorf("train: model fit at step %d: %w", o.step, err)
 	}
@@ -226,12 +230,13 @@ func (o *Online) modelRound() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	o.rolloutLen = o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
+	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
 	tr, err := o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: o.rolloutLen, Done: o.task.Done}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
+		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
 	if err != nil {
 		return "", err
 	}
+	o.rolloutLen = h
 	if err := o.addModel(tr, o.Cfg.ModelRetain*o.Cfg.RolloutBatch*o.rolloutLen); err != nil {
 		return "", err
 	}

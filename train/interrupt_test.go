@@ -1,0 +1,180 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/admpo/admpo/infer"
+)
+
+// tripCtx is a context whose Err turns to context.Canceled once armed and
+// asked `after` more times: a cancel that lands at an exact point inside a
+// model fit or roll-out, so the test is deterministic.
+type tripCtx struct {
+	context.Context
+	armed       atomic.Bool
+	left        atomic.Int64
+	tripped     atomic.Bool
+	errsAfterIt atomic.Int64 // Err calls that answered Canceled
+}
+
+func newTripCtx() *tripCtx { return &tripCtx{Context: context.Background()} }
+
+func (c *tripCtx) arm(after int64) {
+	c.left.Store(after)
+	c.armed.Store(true)
+}
+
+func (c *tripCtx) Err() error {
+	if c.tripped.Load() || c.armed.Load() && c.left.Add(-1) < 0 {
+		c.tripped.Store(true)
+		c.errsAfterIt.Add(1)
+		return context.Canceled
+	}
+	return nil
+}
+
+// armingDynamics arms ctx when the round-th model fit starts (stage
+// "fit": cancelled at the fit's second Adam step) or when that round's roll-out
+// engine opens (stage "rollout": cancelled at the roll-out's first check).
+type armingDynamics struct {
+	Dynamics
+	ctx          *tripCtx
+	stage        string
+	round, fits  int
+	armedInStage bool
+}
+
+func (d *armingDynamics) Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error) {
+	d.fits++
+	if d.fits == d.round && d.stage == "fit" {
+		d.ctx.arm(1)
+		d.armedInStage = true
+	}
+	return d.Dynamics.Fit(ctx, real, rng)
+}
+
+func (d *armingDynamics) Roller(opts infer.Options) (infer.Roller, error) {
+	if d.fits == d.round && d.stage == "rollout" && !d.armedInStage {
+		d.ctx.arm(0)
+		d.armedInStage = true
+	}
+	return d.Dynamics.Roller(opts)
+}
+
+// TestInterruptDuringModelRoundResumesExactly cancels an online run inside
+// its second model round (during the fit, and during the roll-out): Run
+// must return ErrInterrupted at once, with a checkpoint of the state before
+// the round, and the resumed run must end bit-identical to an uninterrupted
+// one (the round is redone from the same state).
+func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
+	for _, algo := range []string{"admpo", "mbpo"} {
+		cfg := tinyConfig(algo)
+		want := straightRun(t, cfg)
+		for _, stage := range []string{"fit", "rollout"} {
+			t.Run(algo+"/"+stage, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "b")
+				b, err := NewOnline(cfg, dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := newTripCtx()
+				d := &armingDynamics{Dynamics: b.dyn, ctx: ctx, stage: stage, round: 2}
+				b.dyn = d
+				second := cfg.WarmUp + cfg.ModelEvery // env step of the second round
+				err = b.Run(ctx)
+				b.Close()
+				if !errors.Is(err, ErrInterrupted) {
+					t.Fatalf("Run: %v, want ErrInterrupted", err)
+				}
+				if !d.armedInStage {
+					t.Fatalf("the cancel was never armed in the %s", stage)
+				}
+				if b.step != second {
+					t.Fatalf("stopped at env step %d, want inside the round at %d", b.step, second)
+				}
+				c, err := ResumeOnline(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				firstRound := cfg.RolloutBatch * cfg.Rollout.At(0) // H = 1: one transition per start
+				if c.step != second || c.model == nil || c.model.n != firstRound {
+					t.Fatalf("resumed at step %d with %v model rows, want step %d and the first round's rows", c.step, c.model, second)
+				}
+				if err := c.Run(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				got := capture(c)
+				if got.step != want.step || got.realN != want.realN || got.updates != want.updates ||
+					got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
+					t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
+				}
+				sameFloats(t, "real buffer", got.real, want.real)
+				sameFloats(t, "model buffer", got.model, want.model)
+				sameFloats(t, "actor weights", got.actor, want.actor)
+				sameFloats(t, "target critic weights", got.critic, want.critic)
+			})
+		}
+	}
+}
+
+// TestOfflineInterruptDuringFitResumesExactly cancels an offline ADMPO run
+// inside its one model fit and inside a later roll-out round; the resumed
+// run (which redoes the interrupted fit or round) must end identical to an
+// uninterrupted one.
+func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
+	offNeedORT(t)
+	data := offRandomDataset(t, 600)
+	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
+	a, err := NewOffline(cfg, filepath.Join(t.TempDir(), "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := offCapture(a)
+	for _, stage := range []string{"fit", "rollout"} {
+		t.Run(stage, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "b")
+			b, err := NewOffline(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := newTripCtx()
+			d := &armingDynamics{Dynamics: b.dyn, ctx: ctx, stage: stage, round: 1}
+			b.dyn = d
+			err = b.Run(ctx)
+			wantStep, wantFitted := 0, stage == "rollout"
+			b.Close()
+			if !errors.Is(err, ErrInterrupted) || !d.armedInStage {
+				t.Fatalf("Run: %v (armed %v), want ErrInterrupted inside the %s", err, d.armedInStage, stage)
+			}
+			c, err := ResumeOffline(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.step != wantStep || c.fitted != wantFitted || c.model != nil {
+				t.Fatalf("resumed at update %d, fitted %v, model buffer %v; want %d, %v, none", c.step, c.fitted, c.model, wantStep, wantFitted)
+			}
+			if err := c.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got := offCapture(c)
+			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT ||
+				got.modelN != want.modelN || got.evals != want.evals || got.logAlpha != want.logAlpha {
+				t.Fatalf("counters differ:\n got %+v\nwant %+v", got.counters(), want.counters())
+			}
+			sameFloats(t, "model buffer", got.model, want.model)
+			sameFloats(t, "actor weights", got.actor, want.actor)
+			sameFloats(t, "target critic weights", got.critic, want.critic)
+		})
+	}
+}
