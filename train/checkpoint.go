@@ -187,6 +187,7 @@ type onlineState struct {
 	Evals      int
 	RolloutLen int
 	Wall       float64
+	Time       Timing
 	LastFit    FitReport
 	LastSAC    SACStats
 	Env        envs.Snapshot
@@ -243,7 +244,7 @@ func (o *Online) Checkpoint() error {
 	}
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
-		Wall: o.wall(), LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
+		Wall: o.wall(), Time: o.time, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.save(f, "real") })
 }
 
@@ -350,6 +351,7 @@ func (o *Online) restore(f *ckpt.File) error {
 	}
 	o.step, o.obs, o.epReturn, o.lastReturn = st.Step, st.Obs, st.EpReturn, fromPtr(st.LastReturn)
 	o.lastEval, o.evals, o.rolloutLen, o.wallBefore = fromPtr(st.LastEval), st.Evals, st.RolloutLen, st.Wall
+	o.time = st.Time
 	o.lastFit, o.lastSAC = fitFromJSON(st.LastFit), st.LastSAC
 	if err := o.env.Restore(st.Env); err != nil {
 		return err

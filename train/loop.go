@@ -36,6 +36,7 @@ type loop struct {
 	lastSAC    SACStats
 	evals      int
 	wallBefore float64 // seconds spent before a resume
+	time       Timing  // cumulative time by phase, resumes included
 	started    time.Time
 	progress   *Progress
 	batch      *Batch
@@ -151,6 +152,14 @@ func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, 
 	}
 	l.lastFit = lastFit
 	return stopIfCancelled(ctx, checkpoint)
+}
+
+// timed runs f and adds its duration to *acc.
+func timed(acc *float64, f func() error) error {
+	t0 := time.Now()
+	err := f()
+	*acc += time.Since(t0).Seconds()
+	return err
 }
 
 // report passes the loop's state to the OnStatus callback, if one is set.
@@ -308,7 +317,7 @@ func (l *loop) wall() float64 {
 // record is a progress row for an evaluation, with the model and SAC
 // columns filled in once measured (NaN before) and no training return.
 func (l *loop) record(evalMean, evalStd float64, rolloutLen int) Record {
-	r := Record{Step: l.step, Wall: l.wall(), EvalMean: evalMean, EvalStd: evalStd, TrainReturn: math.NaN(),
+	r := Record{Step: l.step, Wall: l.wall(), Time: l.time, EvalMean: evalMean, EvalStd: evalStd, TrainReturn: math.NaN(),
 		ModelTrainLoss: math.NaN(), ModelHoldoutLoss: math.NaN(), RolloutLen: rolloutLen,
 		Alpha: math.NaN(), CriticLoss: math.NaN(), ActorLoss: math.NaN()}
 	if l.lastFit.Epochs > 0 {

@@ -271,13 +271,16 @@ func (o *Offline) runTo(ctx context.Context, stop int) error {
 				return err
 			}
 		}
-		if err := o.update(); err != nil {
+		if err := timed(&o.time.Update, o.update); err != nil {
 			return err
 		}
 		o.step++
 		if o.step%c.StepsPerEpoch == 0 || o.step == total {
-			m, err := o.evaluate()
-			if err != nil {
+			var m string
+			if err := timed(&o.time.Eval, func() (err error) {
+				m, err = o.evaluate()
+				return err
+			}); err != nil {
 				return err
 			}
 			if msg != "" {
@@ -302,6 +305,7 @@ func (o *Offline) status(msg string) { o.report(o.Cfg.TotalSteps(), o.lastScore,
 func (o *Offline) fit(ctx context.Context) (string, error) {
 	t0 := time.Now()
 	rep, err := o.dyn.Fit(ctx, o.real, o.rng)
+	o.time.Fit += time.Since(t0).Seconds()
 	if err != nil {
 		return "", fmt.Errorf("train: model fit: %w", err)
 	}
@@ -327,6 +331,7 @@ func fmtFloats(v []float64) string {
 // stops the roll-out before the model buffer changes.
 func (o *Offline) rolloutRound(ctx context.Context) (string, error) {
 	t0 := time.Now()
+	defer func() { o.time.Rollout += time.Since(t0).Seconds() }()
 	tr, err := o.rollout(ctx)
 	if err != nil {
 		return "", err

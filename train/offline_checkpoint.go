@@ -19,6 +19,7 @@ type offlineState struct {
 	LastScore *float64
 	Evals     int
 	Wall      float64
+	Time      Timing
 	HasModel  bool
 	DataN     int
 	DataSum   uint32
@@ -30,7 +31,7 @@ type offlineState struct {
 // its checksum.
 func (o *Offline) Checkpoint() error {
 	st := offlineState{Step: o.step, Fitted: o.fitted, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, LastBC: nanPtr(o.lastBC),
-		LastRoll: o.lastRoll, LastScore: nanPtr(o.lastScore), Evals: o.evals, Wall: o.wall(),
+		LastRoll: o.lastRoll, LastScore: nanPtr(o.lastScore), Evals: o.evals, Wall: o.wall(), Time: o.time,
 		HasModel: o.model != nil, DataN: o.real.Len(), DataSum: o.dataSum}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error {
 		if o.bc != nil {
@@ -70,6 +71,7 @@ func (o *Offline) restore(f *ckpt.File) error {
 	}
 	o.step, o.fitted, o.lastFit, o.lastSAC, o.lastBC = st.Step, st.Fitted, fitFromJSON(st.LastFit), st.LastSAC, fromPtr(st.LastBC)
 	o.lastRoll, o.lastScore, o.evals, o.wallBefore = st.LastRoll, fromPtr(st.LastScore), st.Evals, st.Wall
+	o.time = st.Time
 	return o.restoreNets(f, st.HasModel, func() error {
 		if o.bc != nil {
 			return o.bc.load(f)

@@ -319,6 +319,7 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err != nil {
 				t.Fatalf("final policy not exported: %v", err)
 			}
+			checkTiming(t, dir, algo != "bc")
 		})
 	}
 }

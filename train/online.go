@@ -147,15 +147,23 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 			return err
 		}
 		if o.step > c.WarmUp {
-			for g := 0; g < c.UpdatesPerStep; g++ {
-				if err := o.sacUpdate(o.Cfg.RealRatio); err != nil {
-					return err
+			if err := timed(&o.time.Update, func() error {
+				for g := 0; g < c.UpdatesPerStep; g++ {
+					if err := o.sacUpdate(o.Cfg.RealRatio); err != nil {
+						return err
+					}
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 		}
 		if o.step%c.EvalEvery == 0 || o.step == total {
-			m, s, err := o.evaluate()
-			if err != nil {
+			var m, s float64
+			if err := timed(&o.time.Eval, func() (err error) {
+				m, s, err = o.evaluate()
+				return err
+			}); err != nil {
 				return err
 			}
 			msg = fmt.Sprintf("step %d: eval return %.1f ± %.1f", o.step, m, s)
@@ -220,12 +228,14 @@ func (o *Online) fillBatch() error { return o.mixBatch(o.Cfg.RealRatio) }
 func (o *Online) modelRound(ctx context.Context) (string, error) {
 	t0 := time.Now()
 	rep, err := o.dyn.Fit(ctx, o.real, o.rng)
+	fitS := time.Since(t0).Seconds()
+	o.time.Fit += fitS
 	if err != nil {
 		return "", fmt.Errorf("train: model fit at step %d: %w", o.step, err)
 	}
 	o.lastFit = rep
-	fitS := time.Since(t0).Seconds()
 	t1 := time.Now()
+	defer func() { o.time.Rollout += time.Since(t1).Seconds() }()
 	actor, err := o.actorONNX()
 	if err != nil {
 		return "", err

@@ -2,10 +2,12 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -109,7 +111,46 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err != nil {
 				t.Fatalf("final policy not exported: %v", err)
 			}
+			checkTiming(t, dir, algo != "sac")
 		})
+	}
+}
+
+// checkTiming reads the time profile of a run's progress.jsonl: every phase
+// grows from row to row (a resume starts from the checkpoint's totals, not
+// from zero), the phases never add up to more than the wall time, updates and
+// evaluations take time, and model fits and roll-outs take time exactly when
+// the run has a model.
+func checkTiming(t *testing.T, dir string, hasModel bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "progress.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev Timing
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i, line := range lines {
+		var r struct {
+			Wall float64 `json:"wall_s"`
+			Time *Timing `json:"time"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Time == nil {
+			t.Fatalf("row %d has no time profile: %s", i, line)
+		}
+		tm := *r.Time
+		if tm.Fit < prev.Fit || tm.Rollout < prev.Rollout || tm.Update < prev.Update || tm.Eval < prev.Eval {
+			t.Fatalf("row %d: time profile went back from %+v to %+v", i, prev, tm)
+		}
+		if sum := tm.Fit + tm.Rollout + tm.Update + tm.Eval; sum > r.Wall+1e-6 {
+			t.Fatalf("row %d: phases add up to %.3fs, more than the wall time %.3fs", i, sum, r.Wall)
+		}
+		prev = tm
+	}
+	if prev.Update <= 0 || prev.Eval <= 0 || (prev.Fit > 0) != hasModel || (prev.Rollout > 0) != hasModel {
+		t.Fatalf("final time profile %+v (model: %v)", prev, hasModel)
 	}
 }
 

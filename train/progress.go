@@ -29,6 +29,19 @@ type Record struct {
 	Alpha            float64   `json:"alpha"`
 	CriticLoss       float64   `json:"critic_loss"`
 	ActorLoss        float64   `json:"actor_loss"`
+	// Time is where the run's wall time went so far (progress.jsonl only).
+	Time Timing `json:"time"`
+}
+
+// Timing is a run's cumulative time by phase in seconds, resumes included
+// (a model round undone by an interrupt still counts): the profile of a
+// run, read from progress.jsonl. What Wall has beyond their sum is the env
+// steps, batch sampling, checkpoints and logs.
+type Timing struct {
+	Fit     float64 `json:"fit_s"`     // dynamics-model fits
+	Rollout float64 `json:"rollout_s"` // model roll-outs, with the ONNX exports they need
+	Update  float64 `json:"update_s"`  // policy updates (SAC or BC), batch sampling included
+	Eval    float64 `json:"eval_s"`    // evaluation episodes
 }
 
 // csvHeader lists the CSV columns; the per-k holdout errors are in the JSONL only.
@@ -154,7 +167,7 @@ func jsonRecord(r Record) map[string]any {
 		"env_step": r.Step, "wall_s": n(r.Wall), "eval_return_mean": n(r.EvalMean), "eval_return_std": n(r.EvalStd),
 		"train_return": n(r.TrainReturn), "model_train_loss": n(r.ModelTrainLoss), "model_holdout_loss": n(r.ModelHoldoutLoss),
 		"rollout_len": r.RolloutLen, "model_buffer": r.ModelBuffer, "alpha": n(r.Alpha),
-		"critic_loss": n(r.CriticLoss), "actor_loss": n(r.ActorLoss),
+		"critic_loss": n(r.CriticLoss), "actor_loss": n(r.ActorLoss), "time": r.Time,
 	}
 	if len(r.ModelHoldoutPerK) > 0 {
 		k := make([]any, len(r.ModelHoldoutPerK))
