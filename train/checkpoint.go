@@ -189,6 +189,7 @@ type onlineState struct {
 	Wall       float64
 	Time       Timing
 	LastFit    FitReport
+	FitAt      int // env step of the last model fit (absent in older checkpoints: 0)
 	LastSAC    SACStats
 	Env        envs.Snapshot
 	HasModel   bool
@@ -244,7 +245,7 @@ func (o *Online) Checkpoint() error {
 	}
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
-		Wall: o.wall(), Time: o.time, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
+		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.save(f, "real") })
 }
 
@@ -351,7 +352,7 @@ func (o *Online) restore(f *ckpt.File) error {
 	}
 	o.step, o.obs, o.epReturn, o.lastReturn = st.Step, st.Obs, st.EpReturn, fromPtr(st.LastReturn)
 	o.lastEval, o.evals, o.rolloutLen, o.wallBefore = fromPtr(st.LastEval), st.Evals, st.RolloutLen, st.Wall
-	o.time = st.Time
+	o.time, o.fitAt = st.Time, st.FitAt
 	o.lastFit, o.lastSAC = fitFromJSON(st.LastFit), st.LastSAC
 	if err := o.env.Restore(st.Env); err != nil {
 		return err

@@ -31,6 +31,7 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 	}
 	fc := DefaultADMFitConfig()
 	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.ModelPatience, cfg.ModelMaxEpochs, cfg.ModelWarmStart
+	fc.MaxSteps = cfg.ModelEpochSteps
 	fc.EpochPasses, fc.AuthorsImprove = cfg.ModelEpochPasses, cfg.ModelImprove == "authors"
 	if cfg.ModelLR > 0 {
 		fc.LR = float32(cfg.ModelLR)
@@ -45,8 +46,10 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 func (d *ADMDynamics) M() int { return d.Model.Cfg.M }
 
 // Fit re-initialises and trains the ADM on the real data.
-func (d *ADMDynamics) Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error) {
-	rep, err := FitADM(ctx, d.Model, real, d.FitCfg, rng)
+func (d *ADMDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+	fc := d.FitCfg
+	fc.MaxTotalSteps = maxSteps
+	rep, err := FitADM(ctx, d.Model, real, fc, rng)
 	if err != nil {
 		return FitReport{}, err
 	}

@@ -25,6 +25,7 @@ func NewEnsembleDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error)
 	e := models.NewEnsemble(obsDim, actDim, cfg.Ensemble, []int{200, 200, 200, 200}, rand.New(rand.NewSource(cfg.Seed)))
 	fc := DefaultEnsembleFitConfig()
 	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.ModelPatience, cfg.ModelMaxEpochs
+	fc.MaxSteps = cfg.ModelEpochSteps
 	if cfg.ModelMaxHold > 0 {
 		fc.MaxHoldout = cfg.ModelMaxHold
 	}
@@ -35,8 +36,10 @@ func NewEnsembleDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error)
 func (d *EnsembleDynamics) M() int { return 1 }
 
 // Fit trains the ensemble on the real data and re-selects the elites.
-func (d *EnsembleDynamics) Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error) {
-	rep, err := FitEnsemble(ctx, d.Model, real, d.FitCfg, rng)
+func (d *EnsembleDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+	fc := d.FitCfg
+	fc.MaxTotalSteps = maxSteps
+	rep, err := FitEnsemble(ctx, d.Model, real, fc, rng)
 	if err != nil {
 		return FitReport{}, err
 	}

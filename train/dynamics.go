@@ -22,9 +22,10 @@ type FitReport struct {
 type Dynamics interface {
 	// M is the history length the roll-out starts need (1 for one-step models).
 	M() int
-	// Fit re-fits the model on the real data; a cancelled ctx stops it
-	// early with ctx's error (the model is then left part-trained).
-	Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error)
+	// Fit re-fits the model on the real data, in at most maxSteps Adam
+	// steps (0: no cap); a cancelled ctx stops it early with ctx's error
+	// (the model is then left part-trained).
+	Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error)
 	// Roller exports the current weights and opens a roll-out engine.
 	Roller(opts infer.Options) (infer.Roller, error)
 	// ExportONNX is the model's ONNX file for the run directory.

@@ -20,6 +20,9 @@ type ADMFitConfig struct {
 	MinRelGain  float64 // an improvement must beat the best by this fraction (0)
 	MaxEpochs   int     // cap on epochs (0: none)
 	MaxSteps    int     // cap on train steps per epoch (0: EpochPasses full passes over the train starts)
+	// MaxTotalSteps caps the Adam steps of the whole fit (0: none); the
+	// epoch it runs out in ends there and is evaluated as usual.
+	MaxTotalSteps int
 	// EpochPasses is how many passes over the train starts (each in a fresh
 	// order) make one epoch (0 or 1: one). The authors' epoch is
 	// train/Batch·m Adam steps of one k each; EpochPasses = m gives as many
@@ -429,14 +432,17 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 
 	best := m.Clone()
 	bestMSE := math.Inf(1)
-	since := 0
-	for epoch := 1; fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs; epoch++ {
+	since, total := 0, 0
+	for epoch := 1; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
 		perm := rng.Perm(split.nTrain)
 		for p := 1; p < fc.EpochPasses; p++ {
 			perm = append(perm, rng.Perm(split.nTrain)...)
 		}
 		if fc.MaxSteps > 0 && len(perm) > fc.MaxSteps*fc.Batch {
 			perm = perm[:fc.MaxSteps*fc.Batch]
+		}
+		if left := fc.MaxTotalSteps - total; fc.MaxTotalSteps > 0 && len(perm) > left*fc.Batch {
+			perm = perm[:left*fc.Batch]
 		}
 		var nllSum, wSum float64
 		steps := 0
@@ -463,6 +469,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 				return rep, err
 			}
 			steps++
+			total++
 			_, nll, err := g.LossValue()
 			if err != nil {
 				return rep, err

@@ -13,17 +13,20 @@ import (
 // EnsembleFitConfig configures FitEnsemble. DefaultEnsembleFitConfig holds
 // MBPO's values.
 type EnsembleFitConfig struct {
-	LR          float32   // Adam learning rate (1e-3)
-	Batch       int       // rows per member per train step (256)
-	HoldoutFrac float64   // random holdout share (0.2) ...
-	MaxHoldout  int       // ... capped at this many transitions (5000; MOPO 1000)
-	Patience    int       // stop after this many epochs in which no member improved (5)
-	MinRelGain  float64   // a member improves when its holdout MSE falls by this fraction (0.01)
-	MaxEpochs   int       // cap on epochs (0: none)
-	MaxSteps    int       // cap on train steps per epoch (0: a full pass)
-	Elites      int       // members kept for roll-outs, best holdout MSE first (5)
-	Decay       []float64 // per-layer weight decay (models.EnsembleDecay); nil for none
-	Reinit      bool      // re-draw the weights before fitting (MBPO keeps training: false)
+	LR          float32 // Adam learning rate (1e-3)
+	Batch       int     // rows per member per train step (256)
+	HoldoutFrac float64 // random holdout share (0.2) ...
+	MaxHoldout  int     // ... capped at this many transitions (5000; MOPO 1000)
+	Patience    int     // stop after this many epochs in which no member improved (5)
+	MinRelGain  float64 // a member improves when its holdout MSE falls by this fraction (0.01)
+	MaxEpochs   int     // cap on epochs (0: none)
+	MaxSteps    int     // cap on train steps per epoch (0: a full pass)
+	// MaxTotalSteps caps the Adam steps of the whole fit (0: none); the
+	// epoch it runs out in ends there and is evaluated as usual.
+	MaxTotalSteps int
+	Elites        int       // members kept for roll-outs, best holdout MSE first (5)
+	Decay         []float64 // per-layer weight decay (models.EnsembleDecay); nil for none
+	Reinit        bool      // re-draw the weights before fitting (MBPO keeps training: false)
 }
 
 // DefaultEnsembleFitConfig returns MBPO's fit settings.
@@ -219,8 +222,8 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc Ensem
 		bestMSE[i] = math.Inf(1) // as MBPO: the first epoch always counts as an improvement
 	}
 	rep.HoldoutCount = hold
-	since := 0
-	for epoch := 1; fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs; epoch++ {
+	since, total := 0, 0
+	for epoch := 1; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
 		orders := make([][]int, nm)
 		for i := range orders {
 			o := rng.Perm(len(trainRows))
@@ -233,6 +236,10 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc Ensem
 		if fc.MaxSteps > 0 {
 			steps = min(steps, fc.MaxSteps)
 		}
+		if fc.MaxTotalSteps > 0 {
+			steps = min(steps, fc.MaxTotalSteps-total)
+		}
+		total += steps
 		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm)}
 		for s := 0; s < steps; s++ {
 			if err := ctx.Err(); err != nil {

@@ -49,13 +49,13 @@ type armingDynamics struct {
 	armedInStage bool
 }
 
-func (d *armingDynamics) Fit(ctx context.Context, real *Replay, rng *rand.Rand) (FitReport, error) {
+func (d *armingDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	d.fits++
 	if d.fits == d.round && d.stage == "fit" {
 		d.ctx.arm(1)
 		d.armedInStage = true
 	}
-	return d.Dynamics.Fit(ctx, real, rng)
+	return d.Dynamics.Fit(ctx, real, maxSteps, rng)
 }
 
 func (d *armingDynamics) Roller(opts infer.Options) (infer.Roller, error) {

@@ -33,6 +33,7 @@ type loop struct {
 
 	step       int
 	lastFit    FitReport
+	fitAt      int // env step of the last completed model fit (0: none yet)
 	lastSAC    SACStats
 	evals      int
 	wallBefore float64 // seconds spent before a resume
@@ -121,7 +122,7 @@ func stopIfCancelled(ctx context.Context, checkpoint func() error) error {
 // interruptibleRound runs round, a model fit and/or roll-out that may take minutes,
 // so that an interrupt during it costs seconds and keeps resume exact: when
 // ctx is cancelled while round runs, everything a round changes before it
-// completes (the dynamics model, the random sources, the last fit report) is
+// completes (the dynamics model, the random sources, the last fit) is
 // put back as it was, the checkpoint is written (stopIfCancelled) and
 // ErrInterrupted returned. A resumed run then redoes the whole round from the
 // same state, as if never stopped. A round must change nothing else before
@@ -135,7 +136,7 @@ func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, 
 		return err
 	}
 	// Save keeps references to the live weights: encode them now.
-	saved, lastFit := before.Encode(), l.lastFit
+	saved, lastFit, fitAt := before.Encode(), l.lastFit, l.fitAt
 	err := round()
 	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 		return err
@@ -150,7 +151,7 @@ func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, 
 	if derr != nil {
 		return fmt.Errorf("train: interrupted in a model round, and restoring the state before it failed (no checkpoint written): %w", derr)
 	}
-	l.lastFit = lastFit
+	l.lastFit, l.fitAt = lastFit, fitAt
 	return stopIfCancelled(ctx, checkpoint)
 }
 

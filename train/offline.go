@@ -304,7 +304,7 @@ func (o *Offline) status(msg string) { o.report(o.Cfg.TotalSteps(), o.lastScore,
 // cancelled: see interruptibleRound).
 func (o *Offline) fit(ctx context.Context) (string, error) {
 	t0 := time.Now()
-	rep, err := o.dyn.Fit(ctx, o.real, o.rng)
+	rep, err := o.dyn.Fit(ctx, o.real, 0, o.rng)
 	o.time.Fit += time.Since(t0).Seconds()
 	if err != nil {
 		return "", fmt.Errorf("train: model fit: %w", err)

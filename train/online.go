@@ -227,13 +227,17 @@ func (o *Online) fillBatch() error { return o.mixBatch(o.Cfg.RealRatio) }
 // model buffer or the roll-out length change (see interruptibleRound).
 func (o *Online) modelRound(ctx context.Context) (string, error) {
 	t0 := time.Now()
-	rep, err := o.dyn.Fit(ctx, o.real, o.rng)
+	budget := 0
+	if r := o.Cfg.ModelStepsPerRow; r > 0 {
+		budget = int(math.Ceil(r * float64(o.step-o.fitAt)))
+	}
+	rep, err := o.dyn.Fit(ctx, o.real, budget, o.rng)
 	fitS := time.Since(t0).Seconds()
 	o.time.Fit += fitS
 	if err != nil {
 		return "", fmt.Errorf("train: model fit at step %d: %w", o.step, err)
 	}
-	o.lastFit = rep
+	o.lastFit, o.fitAt = rep, o.step
 	t1 := time.Now()
 	defer func() { o.time.Rollout += time.Since(t1).Seconds() }()
 	actor, err := o.actorONNX()

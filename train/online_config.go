@@ -57,6 +57,14 @@ type OnlineConfig struct {
 	ModelWarmStart bool     `json:"model_warm_start"` // ADM: keep training across fits instead of re-initialising
 	ModelMaxEpochs int      `json:"model_max_epochs"` // cap on epochs per model fit (0: until early stop)
 	ModelPatience  int      `json:"model_patience"`   // epochs without holdout improvement before stopping
+	// ModelEpochSteps caps the Adam steps of one fit epoch (0: full passes
+	// over the data); the holdout is measured after every epoch.
+	ModelEpochSteps int `json:"model_epoch_steps"`
+	// ModelStepsPerRow sizes each fit by the real data that arrived since
+	// the last one: at most ceil(ModelStepsPerRow · new transitions) Adam
+	// steps (the first fit counts every transition); 0: no cap, the fit
+	// runs until early stopping (the paper).
+	ModelStepsPerRow float64 `json:"model_steps_per_row"`
 	// ModelEpochPasses is how many passes over the ADM's train starts make
 	// one fit epoch (1 when absent); the paper preset uses m, so that an
 	// epoch is as many Adam steps as the authors' (train/256·m, one k per
@@ -191,6 +199,18 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	}
 	switch name {
 	case "paper":
+	case "cpu":
+		// The paper's algorithm and budget on one CPU core in hours
+		// (docs/results-online.md, "The cpu preset", has each change's
+		// measured effect): the model is trained on from fit to fit (as
+		// MBPO's ensemble always is) with a budget of Adam steps that follows
+		// the new data, 0.8 per new real transition (200 per 250-step round;
+		// the first fit 4000), in epochs of 50 steps, each followed by a
+		// holdout check; and 25k roll-out starts per round instead of 100k.
+		// SAC, the schedules, the model sizes and everything else are the
+		// paper's.
+		c.ModelWarmStart, c.ModelStepsPerRow, c.ModelEpochSteps = true, 0.8, 50
+		c.RolloutBatch = 25000
 	case "quick":
 		// Two CPU cores, minutes per run: 128x128 SAC networks, 10 updates per
 		// step, a smaller ADM and roll-out batch, shorter schedules; same loop.
@@ -220,7 +240,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 			c.Rollout = Schedule{0, 5000, 1, 5}
 		}
 	default:
-		return OnlineConfig{}, fmt.Errorf("train: unknown preset %q (paper or quick)", name)
+		return OnlineConfig{}, fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
 	}
 	return c, c.Validate()
 }
@@ -250,6 +270,8 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
 		p.check(c.ModelPatience > 0, "model patience %d must be positive", c.ModelPatience)
 		p.check(c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model max epochs %d / max holdout %d must be >= 0", c.ModelMaxEpochs, c.ModelMaxHold)
+		p.check(c.ModelEpochSteps >= 0, "model epoch steps %d must be >= 0", c.ModelEpochSteps)
+		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
 		p.check(c.Algo != "admpo" || c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
 	}
 	if c.Algo == "admpo" {

@@ -73,6 +73,8 @@ func addOverrides(fs *pflag.FlagSet) *overrides {
 	o.warmStart = fs.Bool("model-warm-start", false, "ADM: keep training across fits instead of re-initialising (default: the preset's)")
 	o.addInt("model-max-epochs", "cap on epochs per model fit (0: until early stop)", nonNeg)
 	o.addInt("model-patience", "model fit epochs without holdout improvement before stopping", atLeast1)
+	o.addInt("model-epoch-steps", "cap on Adam steps per model fit epoch, each followed by a holdout check (0: full passes)", nonNeg)
+	o.addFloat("model-steps-per-row", "Adam steps per fit = this x new real transitions since the last fit (0: no cap, fit to early stop)", nonNeg)
 	o.addInt("model-epoch-passes", "passes over the ADM's train starts per fit epoch (paper: m, as the authors' epoch)", atLeast1)
 	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
 	o.addInt("model-max-holdout", "most transitions (ensemble) or start states (ADM) held out per fit", nonNeg)
@@ -93,9 +95,9 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads,
 		"model-retain": &c.ModelRetain, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
 		"model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience, "model-max-holdout": &c.ModelMaxHold,
-		"actor-every": &c.ActorEvery, "model-epoch-passes": &c.ModelEpochPasses},
+		"actor-every": &c.ActorEvery, "model-epoch-passes": &c.ModelEpochPasses, "model-epoch-steps": &c.ModelEpochSteps},
 		map[string]*float64{"real-ratio": &c.RealRatio, "target-entropy": &c.TargetEntropy, "lr": &c.LR,
-			"tau": &c.Tau, "model-lr": &c.ModelLR, "alpha": &c.Alpha},
+			"tau": &c.Tau, "model-lr": &c.ModelLR, "alpha": &c.Alpha, "model-steps-per-row": &c.ModelStepsPerRow},
 		map[string]*string{"engine": &c.Engine, "provider": &c.Provider, "model-improve": &c.ModelImprove})
 	if o.fs.Changed("auto-alpha") {
 		c.AutoAlpha = *o.auto
@@ -119,8 +121,12 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 func trainOnline(args []string) error {
 	fs := newFlags("train online", "train online --env hopper --algo admpo --steps 50000 --seed 0 --out runs/hopper-admpo-0",
 		"Runs MBPO's loop with the Any-step Dynamics Model (--algo admpo), with MBPO's ensemble (mbpo), or\n"+
-			"SAC without a model (sac). Values come from --preset (paper: the paper's per-task values;\n"+
-			"quick: a small budget for two CPU cores) and every flag below overrides one. The resolved config\n"+
+			"SAC without a model (sac). Values come from --preset (paper: the paper's per-task values, as the\n"+
+			"authors' code; cpu: the paper's run on one CPU core in hours: the model trained on from fit to fit\n"+
+			"with 0.8 Adam steps per new real transition in 50-step epochs (--model-warm-start,\n"+
+			"--model-steps-per-row 0.8, --model-epoch-steps 50) and 25000 roll-out starts per round\n"+
+			"(--rollout-batch), all else the paper's; quick: a small budget for two CPU cores, minutes) and every\n"+
+			"flag below overrides one. The resolved config\n"+
 			"is printed and saved as OUT/config.json; progress goes to OUT/progress.csv and .jsonl, checkpoints\n"+
 			"to OUT/checkpoint.ckpt, and the final policy (and model) to OUT/*.onnx.\n"+
 			"--steps counts learning steps after the --warmup uniform random steps (total env steps = warm-up +\n"+
@@ -131,7 +137,7 @@ func trainOnline(args []string) error {
 			"with the authors' code.")
 	env := fs.String("env", "hopper", "task (see: admpo envs list)")
 	algo := fs.String("algo", "admpo", "admpo, mbpo or sac")
-	preset := fs.String("preset", "quick", "paper or quick")
+	preset := fs.String("preset", "quick", "paper, cpu or quick")
 	steps := fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
 		"default: the preset's); with --resume, the run's new length")
 	seed := fs.Int64("seed", 0, "random seed")
