@@ -6,7 +6,7 @@
 #           hopper) or cpu / paper (the paper's budget: hopper, 50k learning steps)
 #   ENVS, SEEDS, ALGOS select a part of the matrix (defaults: the preset's tasks,
 #           seeds 0-2, admpo mbpo sac); EXTRA adds flags to every fresh run.
-#   EVIDENCE=1 copies each finished run's config.json and progress.csv to
+#   EVIDENCE=1 copies each finished run's config.json, progress.csv and .jsonl to
 #           docs/results/online/ENV-ALGO-SEED/ (on by default for cpu and paper).
 #   ADMPO_BIN another admpo binary (e.g. a copy, so rebuilding bin/ cannot
 #           touch running jobs); NO_PLOT=1 leaves docs/ plots alone.
@@ -45,7 +45,7 @@ for env in $envs; do
       fi
       if [ -n "$evidence" ]; then
         ev=docs/results/online/$env-$algo-$seed
-        mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$ev/"
+        mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$dir/progress.jsonl" "$ev/"
       fi
     done
   done
