@@ -14,8 +14,8 @@ import (
 // table-driven CRC-32C (checked against the standard check value), both
 // masked CRCs checked per record, and the Event protobuf decoded with
 // google.protobuf from descriptors declared here (event.proto, summary.proto
-// field numbers) when installed, else with a hand-written field parser. It
-// prints the events as JSON.
+// field numbers) when installed, and always with a hand-written field parser
+// (the two must agree). It prints the events as JSON.
 const pyReader = `
 import json, struct, sys
 
@@ -130,11 +130,17 @@ def with_protobuf():
 try:
     decode, how = with_protobuf(), "google.protobuf"
 except ImportError:
-    decode, how = with_protobuf(), "google.protobuf"
+    decode, how = by_hand, "hand"
 out = []
 for path in sys.argv[1:]:
     with open(path, "rb") as f:
-        out.append([decode(b) for b in records(f.read())])
+        evs = []
+        for b in records(f.read()):
+            ev = decode(b)
+            if ev != by_hand(b):
+                sys.exit("the decoders disagree: %r vs %r" % (ev, by_hand(b)))
+            evs.append(ev)
+        out.append(evs)
 print(json.dumps({"decoder": how, "files": out}))
 `
 
