@@ -233,6 +233,7 @@ func trainOffline(args []string) error {
 	diagPolicy := fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
 	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
+	tb := addTensorBoardFlag(fs, "policy update")
 	ov := addOfflineOverrides(fs)
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
@@ -245,7 +246,7 @@ func trainOffline(args []string) error {
 	var o *train.Offline
 	var err error
 	if *resume != "" {
-		if err := onlyWithResume(fs, "epochs"); err != nil {
+		if err := onlyWithResume(fs, "epochs", "tensorboard"); err != nil {
 			return err
 		}
 		if o, err = train.ResumeOffline(*resume); err != nil {
@@ -297,6 +298,7 @@ func trainOffline(args []string) error {
 				m.Rows, m.Terminals, m.Accuracy, m.Recall)
 		}
 	}
+	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "update")
 }
 

@@ -138,6 +138,7 @@ func trainOnline(args []string) error {
 	out := fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
 	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps may be given with it)")
 	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
+	tb := addTensorBoardFlag(fs, "env step")
 	ov := addOverrides(fs)
 	bound(fs, atLeast1, "steps")
 	bound(fs, anyNum, "seed")
@@ -147,7 +148,7 @@ func trainOnline(args []string) error {
 	var o *train.Online
 	var err error
 	if *resume != "" {
-		if err := onlyWithResume(fs, "steps"); err != nil {
+		if err := onlyWithResume(fs, "steps", "tensorboard"); err != nil {
 			return err
 		}
 		if o, err = train.ResumeOnline(*resume); err != nil {
@@ -188,6 +189,7 @@ func trainOnline(args []string) error {
 			return err
 		}
 	}
+	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
 }
 
