@@ -234,6 +234,8 @@ func trainOffline(args []string) error {
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
 	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	tb := addTensorBoardFlag(fs, "policy update")
+	configPath := fs.String("config", "", configHelp+"; --dataset replaces the file's data keys\n"+
+		"(dataset, dataset_name, obs_dim, act_dim, action_low, action_high, termination_model; an empty env)")
 	ov := addOfflineOverrides(fs)
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
@@ -260,14 +262,49 @@ func trainOffline(args []string) error {
 		}
 		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		if *dataset == "" {
-			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR)", errUsage)
+		var cf *configFile
+		if *configPath != "" {
+			if cf, err = readConfigFile(*configPath, &train.OfflineConfig{}); err != nil {
+				return err
+			}
 		}
-		cfg, err := offlineConfig(*dataset, *env, *kind, *evalEnv, *termination, *preset, *algo)
+		// Flags given replace the file's keys they set, or derive.
+		for flag, keys := range map[string][]string{"dataset": {"dataset", "dataset_name", "obs_dim", "act_dim", "action_low",
+			"action_high", "termination_model"}, "env": {"env"}, "eval-env": {"env"}, "kind": {"dataset_kind"},
+			"termination": {"termination", "termination_model"}, "algo": {"algo"}, "preset": {"preset"}} {
+			if fs.Changed(flag) {
+				cf.drop(keys...)
+			}
+		}
+		if e, _ := cf.str("env"); e == "" && fs.Changed("dataset") {
+			cf.drop("env") // the old data named no task; the new data may
+		}
+		var ds, envName, kindName, term, algoName, presetName string
+		for _, p := range []struct {
+			dst       *string
+			flag, key string
+			flagValue string
+		}{{&ds, "dataset", "dataset", *dataset}, {&envName, "env", "env", *env}, {&kindName, "kind", "dataset_kind", *kind},
+			{&term, "termination", "termination", *termination}, {&algoName, "algo", "algo", *algo},
+			{&presetName, "preset", "preset", *preset}} {
+			if *p.dst, err = cf.pick(fs.Changed(p.flag), p.flagValue, p.key); err != nil {
+				return err
+			}
+		}
+		if ds == "" {
+			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR, or a --config naming the dataset)", errUsage)
+		}
+		cfg, err := offlineConfig(ds, envName, kindName, *evalEnv, term, presetName, algoName)
 		if err != nil {
 			return err
 		}
 		cfg.Seed = *seed
+		if err := cf.apply((*plainOffline)(&cfg)); err != nil {
+			return err
+		}
+		if fs.Changed("seed") {
+			cfg.Seed = *seed
+		}
 		if fs.Changed("epochs") {
 			cfg.Epochs = *epochs
 		}
