@@ -83,11 +83,11 @@ print(json.dumps({"meta": {k: meta[k] for k in ("total_episodes", "total_steps",
 		ActSpace []any `json:"act_space"`
 		Admpo    map[string]string
 		Eps      []struct {
-			ID             int `json:"id"`
-			Steps          int `json:"total_steps"`
-			Obs, Act       [][]float64
-			Rew            []float64
-			Term, Trunc    []bool
+			ID          int `json:"id"`
+			Steps       int `json:"total_steps"`
+			Obs, Act    [][]float64
+			Rew         []float64
+			Term, Trunc []bool
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
