@@ -104,7 +104,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Offline{Cfg: cfg, Dir: dir, lastScore: math.NaN(), lastBC: math.NaN()}
-	data, err := datasets.ReadD4RL(cfg.Dataset)
+	data, err := datasets.Read(cfg.Dataset)
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ func parseInts(s string) ([]int, error) {
 // data.
 func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (train.OfflineConfig, error) {
 	var cfg train.OfflineConfig
-	d, err := datasets.ReadD4RL(path)
+	d, err := datasets.Read(path)
 	if err != nil {
 		return cfg, fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
 	}
@@ -216,7 +216,7 @@ func trainOffline(args []string) error {
 			"on the data's terminals). config.json records obs_dim, act_dim, termination (and the learned rule)\n"+
 			"for `admpo export`. A file with NaNs, wrong widths, no rows or no episode marks is refused before\n"+
 			"any run directory is made.")
-	dataset := fs.String("dataset", "", "D4RL-layout HDF5 file (required unless --resume)")
+	dataset := fs.String("dataset", "", "D4RL-layout HDF5 file or Minari data set directory (required unless --resume)")
 	env := fs.String("env", "", "task of the data (default: the data set's metadata or file name)")
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
 	evalEnv := fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
