@@ -166,15 +166,20 @@ func (d *Dataset) addMinariEpisode(f *hdf5.File, i int) error {
 	if !ok {
 		return fmt.Errorf("%s: no group %s (total_episodes says it exists)", MinariDataFile, g)
 	}
-	obs, err := readMatrix(f, g+"/observations")
+	grp, err := f.OpenGroup(g)
+	if err != nil {
+		return h5wrap(fmt.Errorf("%s is not a readable group: %w", g, err))
+	}
+	defer grp.Close()
+	obs, err := readMatrix(grp, "observations")
 	if err != nil {
 		return fmt.Errorf("%w (a flat Box observation space is needed)", err)
 	}
-	act, err := readMatrix(f, g+"/actions")
+	act, err := readMatrix(grp, "actions")
 	if err != nil {
 		return fmt.Errorf("%w (a flat Box action space is needed)", err)
 	}
-	rew, err := readVector(f, g+"/rewards")
+	rew, err := readVector(grp, "rewards")
 	if err != nil {
 		return err
 	}
@@ -188,16 +193,20 @@ func (d *Dataset) addMinariEpisode(f *hdf5.File, i int) error {
 	if act.rows != t {
 		return fmt.Errorf("%s: %d actions for %d steps", g, act.rows, t)
 	}
-	term, err := readFlags(f, g+"/terminations", t)
+	term, err := readFlags(grp, "terminations", t)
 	if err != nil {
 		return err
 	}
-	trunc, err := readFlags(f, g+"/truncations", t)
+	trunc, err := readFlags(grp, "truncations", t)
 	if err != nil {
 		return err
 	}
 	if d.N < 0 {
 		d.N, d.ObsDim, d.ActDim = 0, obs.cols, act.cols
+		if n := cap(d.Rew); n > 0 { // total_steps known: no regrowing
+			d.Obs, d.NextObs = make([]float32, 0, n*obs.cols), make([]float32, 0, n*obs.cols)
+			d.Act = make([]float32, 0, n*act.cols)
+		}
 	}
 	if obs.cols != d.ObsDim || act.cols != d.ActDim {
 		return fmt.Errorf("%s: observations %d and actions %d wide, episode_0's %d and %d", g, obs.cols, act.cols, d.ObsDim, d.ActDim)
