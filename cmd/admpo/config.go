@@ -220,3 +220,49 @@ type (
 // configHelp is the --config flag's help.
 const configHelp = "YAML or JSON file of config.json keys (a run's config.json re-runs it); values come from the\n" +
 	"preset, then the file, then the flags given; an unknown key is an error"
+
+// legacyDefaults gives the keys that a file with a config_version older
+// than train.ConfigVersion lacks the meaning that train's own config.json
+// reader gives them (the values that reproduce such a run): each field
+// whose key the file lacks and that the reader sets to a non-zero value
+// for an empty object is copied from it. cfg points to the config (its
+// type has the reader as its UnmarshalJSON).
+func (c *configFile) legacyDefaults(cfg any) error {
+	if v, ok := c.number("config_version"); !ok || v >= train.ConfigVersion {
+		return nil
+	}
+	legacy := reflect.New(reflect.TypeOf(cfg).Elem())
+	if err := json.Unmarshal([]byte("{}"), legacy.Interface()); err != nil {
+		return err
+	}
+	dst, src := reflect.ValueOf(cfg).Elem(), legacy.Elem()
+	for i := 0; i < dst.NumField(); i++ {
+		name, _, _ := strings.Cut(dst.Type().Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" || c.has(name) || src.Field(i).IsZero() {
+			continue
+		}
+		dst.Field(i).Set(src.Field(i))
+	}
+	return nil
+}
+
+// number is the file's numeric value of key, if it has one.
+func (c *configFile) number(key string) (float64, bool) {
+	if !c.has(key) {
+		return 0, false
+	}
+	switch x := c.keys[key].(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}

@@ -69,6 +69,36 @@ func TestConfigFileRerunsOnlineRun(t *testing.T) {
 			t.Errorf("--config %s --dry-run:\n%s\nwant the run's config.json:\n%s", filepath.Base(p), got, want)
 		}
 	}
+	// A version 1 config.json (before the fidelity keys): absent keys mean
+	// what they mean when such a run is resumed.
+	// The paper preset, whose values of these keys differ from version 1's.
+	paper, err := captureStdout(t, func() error {
+		return trainOnline([]string{"--env", "walker2d", "--preset", "paper", "--dry-run"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal([]byte(paper), &m)
+	m["config_version"], m["steps"] = 1, 205000 // version 1 steps count the warm-up
+	for _, k := range []string{"actor_every", "alpha", "auto_alpha", "model_epoch_passes", "model_improve"} {
+		delete(m, k)
+	}
+	v1, _ := json.Marshal(m)
+	v1Path := filepath.Join(tmp, "v1.json")
+	os.WriteFile(v1Path, v1, 0o644)
+	var legacy train.OnlineConfig
+	if err := json.Unmarshal(v1, &legacy); err != nil {
+		t.Fatal(err)
+	}
+	got, err := captureStdout(t, func() error { return trainOnline([]string{"--config", v1Path, "--dry-run"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(legacy.JSON()) || legacy.Alpha != 0.2 || legacy.ActorEvery != 1 {
+		t.Errorf("version 1 file:\n%s\nwant it as a resume reads it:\n%s", got, legacy.JSON())
+	}
+
 	out, err := captureStdout(t, func() error {
 		return trainOnline([]string{"--config", cfgPath, "--batch", "24", "--seed", "9", "--dry-run"})
 	})

@@ -302,6 +302,9 @@ func trainOffline(args []string) error {
 		if err := cf.apply((*plainOffline)(&cfg)); err != nil {
 			return err
 		}
+		if err := cf.legacyDefaults(&cfg); err != nil {
+			return err
+		}
 		if fs.Changed("seed") {
 			cfg.Seed = *seed
 		}

@@ -191,6 +191,9 @@ func trainOnline(args []string) error {
 		if err := cf.apply((*plainOnline)(&cfg)); err != nil {
 			return err
 		}
+		if err := cf.legacyDefaults(&cfg); err != nil {
+			return err
+		}
 		cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
 		if fs.Changed("seed") {
 			cfg.Seed = *seed
