@@ -124,6 +124,12 @@ func readD4RL(path string) (*Dataset, error) {
 	return d, nil
 }
 
+// h5loc is an HDF5 file or group: where datasets are opened by path.
+type h5loc interface {
+	hid
+	OpenDataset(name string) (*hdf5.Dataset, error)
+}
+
 // array is a float32 array read from a file with its row and column counts.
 type array struct {
 	name       string
@@ -142,7 +148,7 @@ func sameRows(n int, arrs ...array) error {
 }
 
 // openData opens a required dataset, with a clear error when it is missing.
-func openData(f *hdf5.File, name string) (*hdf5.Dataset, []uint, typeInfo, error) {
+func openData(f h5loc, name string) (*hdf5.Dataset, []uint, typeInfo, error) {
 	ok, err := h5linkExists(f, name)
 	if err != nil {
 		return nil, nil, typeInfo{}, err
@@ -174,7 +180,7 @@ func openData(f *hdf5.File, name string) (*hdf5.Dataset, []uint, typeInfo, error
 }
 
 // readFloats reads a float or integer dataset as float32.
-func readFloats(f *hdf5.File, name string) ([]float32, []uint, error) {
+func readFloats(f h5loc, name string) ([]float32, []uint, error) {
 	ds, dims, info, err := openData(f, name)
 	if err != nil {
 		return nil, nil, err
@@ -191,7 +197,7 @@ func readFloats(f *hdf5.File, name string) ([]float32, []uint, error) {
 }
 
 // readMatrix reads a 2-D float dataset.
-func readMatrix(f *hdf5.File, name string) (array, error) {
+func readMatrix(f h5loc, name string) (array, error) {
 	data, dims, err := readFloats(f, name)
 	if err != nil {
 		return array{}, err
@@ -203,7 +209,7 @@ func readMatrix(f *hdf5.File, name string) (array, error) {
 }
 
 // readVector reads a float dataset of shape (N,) or (N, 1).
-func readVector(f *hdf5.File, name string) (array, error) {
+func readVector(f h5loc, name string) (array, error) {
 	data, dims, err := readFloats(f, name)
 	if err != nil {
 		return array{}, err
@@ -216,7 +222,7 @@ func readVector(f *hdf5.File, name string) (array, error) {
 
 // readFlags reads a flag dataset of shape (N,) or (N, 1) holding 0 and 1:
 // h5py's enum bool, any integer, or a float.
-func readFlags(f *hdf5.File, name string, n int) ([]bool, error) {
+func readFlags(f h5loc, name string, n int) ([]bool, error) {
 	ds, dims, info, err := openData(f, name)
 	if err != nil {
 		return nil, err

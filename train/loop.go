@@ -40,6 +40,7 @@ type loop struct {
 	time       Timing  // cumulative time by phase, resumes included
 	started    time.Time
 	progress   *Progress
+	tb         tbLog // TensorBoard event file
 	batch      *Batch
 	onStatus   func(Status)
 	// realFloor takes floor(realRatio·Batch) real rows as the authors'
@@ -354,11 +355,12 @@ func (l *loop) writeFinal(dir string, actor []byte, fitted bool) error {
 	return atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644)
 }
 
-// close frees the evaluation simulator, SAC's graphs and the progress log.
+// close frees the evaluation simulator, SAC's graphs and the logs.
 func (l *loop) close() {
 	if l.progress != nil {
 		l.progress.Close()
 	}
+	l.closeTB()
 	if l.sac != nil {
 		l.sac.Close()
 	}

@@ -104,7 +104,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Offline{Cfg: cfg, Dir: dir, lastScore: math.NaN(), lastBC: math.NaN()}
-	data, err := datasets.ReadD4RL(cfg.Dataset)
+	data, err := datasets.Read(cfg.Dataset)
 	if err != nil {
 		return nil, err
 	}
@@ -218,13 +218,16 @@ func (o *Offline) Close() {
 	o.loop.close()
 }
 
-// openLogs opens progress.csv and .jsonl (see OpenProgress) and offline.csv.
+// openLogs opens progress.csv and .jsonl (see OpenProgress), offline.csv
+// and the TensorBoard log.
 func (o *Offline) openLogs(keepUpTo int) (err error) {
 	if o.progress, err = OpenProgress(o.Dir, keepUpTo); err != nil {
 		return err
 	}
-	o.olog, err = openOfflineLog(o.Dir, keepUpTo)
-	return err
+	if o.olog, err = openOfflineLog(o.Dir, keepUpTo); err != nil {
+		return err
+	}
+	return o.openTB(o.Dir, keepUpTo)
 }
 
 // Step is the number of policy updates done so far.
@@ -456,9 +459,43 @@ func (o *Offline) log(scoreMean, scoreStd, retMean, retStd float64) error {
 	if err := o.progress.Log(r); err != nil {
 		return err
 	}
-	return o.olog.log(OfflineRecord{Step: o.step, Epoch: o.step / o.Cfg.StepsPerEpoch, Wall: r.Wall,
+	if err := o.olog.log(OfflineRecord{Step: o.step, Epoch: o.step / o.Cfg.StepsPerEpoch, Wall: r.Wall,
 		ScoreMean: scoreMean, ScoreStd: scoreStd, ReturnMean: retMean, ReturnStd: retStd, Roll: o.lastRoll,
-		QMean: q, BCLoss: o.lastBC})
+		QMean: q, BCLoss: o.lastBC}); err != nil {
+		return err
+	}
+	return o.logTB(r, o.tbScalars(r, scoreMean, retMean, retStd, q))
+}
+
+// tbScalars are an evaluation's TensorBoard scalars: the normalised score
+// (where the task has D4RL reference scores) and the raw return, the losses
+// (BC's as bc/loss), the model's holdout errors and the last roll-out's
+// statistics (U is U^ADM for admpo, the ensemble's max std for mopo).
+func (o *Offline) tbScalars(r Record, scoreMean, retMean, retStd, q float64) scalarList {
+	evalTag := "eval/normalized_score"
+	if math.IsNaN(scoreMean) { // r holds the raw return
+		evalTag = "eval/return"
+	}
+	bcLoss := math.NaN()
+	if o.bc != nil {
+		bcLoss, r.ActorLoss = r.ActorLoss, math.NaN()
+	}
+	s := progressScalars(r, evalTag, o.dyn != nil)
+	if !math.IsNaN(scoreMean) {
+		s.add("eval/return_mean", retMean)
+		s.add("eval/return_std", retStd)
+	}
+	s.add("bc/loss", bcLoss)
+	s.add("sac/q_mean", q)
+	if rs := o.lastRoll; rs.Transitions > 0 {
+		s.add("rollout/transitions", float64(rs.Transitions))
+		s.add("rollout/reward_mean", rs.RewardMean)
+		s.add("rollout/u_mean", rs.UMean)
+		s.add("rollout/u_max", rs.UMax)
+		s.add("rollout/penalty_mean", rs.PenaltyMean)
+		s.add("rollout/done_frac", rs.DoneFrac)
+	}
+	return s
 }
 
 func (o *Offline) actorONNX() ([]byte, error) {

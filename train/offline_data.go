@@ -71,9 +71,10 @@ func datasetSum(d *datasets.Dataset) uint32 {
 	return h.Sum32()
 }
 
-// LoadOfflineDataset reads a D4RL file and checks it against a task's sizes.
+// LoadOfflineDataset reads a D4RL file or a Minari directory and checks
+// it against a task's sizes.
 func LoadOfflineDataset(path string, obsDim, actDim int) (*datasets.Dataset, error) {
-	d, err := datasets.ReadD4RL(path)
+	d, err := datasets.Read(path)
 	if err != nil {
 		return nil, err
 	}

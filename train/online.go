@@ -110,10 +110,13 @@ func (o *Online) Close() {
 	o.env.Close()
 }
 
-// openLogs opens progress.csv and progress.jsonl (see OpenProgress).
+// openLogs opens progress.csv and progress.jsonl (see OpenProgress) and
+// the TensorBoard log.
 func (o *Online) openLogs(keepUpTo int) (err error) {
-	o.progress, err = OpenProgress(o.Dir, keepUpTo)
-	return err
+	if o.progress, err = OpenProgress(o.Dir, keepUpTo); err != nil {
+		return err
+	}
+	return o.openTB(o.Dir, keepUpTo)
 }
 
 // Run continues the loop until Cfg.TotalSteps() env steps or ctx is
@@ -272,7 +275,10 @@ func (o *Online) evaluate() (mean, std float64, err error) {
 func (o *Online) log(evalMean, evalStd float64) error {
 	r := o.record(evalMean, evalStd, o.rolloutLen)
 	r.TrainReturn = o.lastReturn
-	return o.progress.Log(r)
+	if err := o.progress.Log(r); err != nil {
+		return err
+	}
+	return o.logTB(r, progressScalars(r, "eval/return", o.dyn != nil))
 }
 
 func (o *Online) actorONNX() ([]byte, error) {

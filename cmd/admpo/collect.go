@@ -144,7 +144,9 @@ func runCollect(args []string) error {
 	env := fs.String("env", "hopper", "task (see: admpo envs list)")
 	kind := fs.String("kind", "random", strings.Join(train.DatasetKinds, ", "))
 	size := fs.Int("size", 1000000, "transitions (medium-expert: of each half; medium-replay: cap keeping the newest, 0: all)")
-	out := fs.String("out", "", "output .hdf5 file (default data/ENV-KIND.hdf5)")
+	out := fs.String("out", "", "output .hdf5 file, or Minari directory with --format minari (default data/ENV-KIND.hdf5, data/ENV-KIND-v0)")
+	format := fs.String("format", "d4rl", "d4rl (one HDF5 file) or minari (a Minari data set directory: data/main_data.hdf5 with\n"+
+		"one group per episode, data/metadata.json)")
 	seed := fs.Int64("seed", 0, "seed of the episodes' reset and action noise (and of a behaviour run)")
 	workers := fs.Int("workers", 0, "goroutines running episodes (0: one per CPU); the data do not depend on it")
 	policies := fs.String("policies", train.ShippedDir, "directory of the shipped behaviour policies (manifest.json)")
@@ -176,9 +178,18 @@ func runCollect(args []string) error {
 	if *workers < 0 || *evalEps <= 0 {
 		return fmt.Errorf("%w: --workers %d must be >= 0 and --eval-episodes %d positive", errUsage, *workers, *evalEps)
 	}
+	if *format != "d4rl" && *format != "minari" {
+		return fmt.Errorf("%w: --format %q: want d4rl or minari", errUsage, *format)
+	}
 	path := *out
 	if path == "" {
 		path = filepath.Join("data", fmt.Sprintf("%s-%s.hdf5", task.Name, *kind))
+		if *format == "minari" {
+			path = filepath.Join("data", fmt.Sprintf("%s-%s-v0", task.Name, *kind))
+		}
+	}
+	if *format == "minari" && datasets.IsMinari(path) {
+		return fmt.Errorf("%w: --out %s already holds a Minari data set", errUsage, path)
 	}
 	meta := map[string]string{"env": task.Name, "kind": *kind, "seed": strconv.FormatInt(*seed, 10),
 		"command": "admpo " + strings.Join(append([]string{"collect"}, args...), " "),
@@ -281,7 +292,7 @@ func runCollect(args []string) error {
 		return err
 	}
 	d.Meta = meta
-	if err := datasets.WriteD4RL(path, d); err != nil {
+	if err := writeDataset(path, *format, d, task.Name); err != nil {
 		return err
 	}
 	eps := d.Episodes()
@@ -415,4 +426,30 @@ func runPromote(args []string) error {
 			*to, r.File, r.Transitions, r.Episodes, r.MeanReturn, r.Score)
 	}
 	return nil
+}
+
+// writeDataset writes d as a D4RL file or (format minari) a Minari data set
+// directory whose action space is task's bounds (the data's range when
+// task is empty or unknown).
+func writeDataset(path, format string, d *datasets.Dataset, task string) error {
+	if format != "minari" {
+		return datasets.WriteD4RL(path, d)
+	}
+	spec := datasets.MinariSpec{DatasetID: minariID(d, path)}
+	if task != "" {
+		if e, err := envs.Make(task); err == nil {
+			spec.ActLow, spec.ActHigh = e.ActionLow(), e.ActionHigh()
+			e.Close()
+		}
+	}
+	return datasets.WriteMinari(path, d, spec)
+}
+
+// minariID is a Minari dataset id for d: admpo/ENV/KIND-v0 when its
+// metadata name a task and kind, else the directory's name.
+func minariID(d *datasets.Dataset, path string) string {
+	if env, kind := d.Meta["env"], d.Meta["kind"]; env != "" && kind != "" {
+		return fmt.Sprintf("admpo/%s/%s-v0", env, kind)
+	}
+	return filepath.Base(filepath.Clean(path))
 }

@@ -98,7 +98,7 @@ func expData(path, env string) (*datasets.Dataset, *envs.Task, string, error) {
 	if path == "" {
 		return nil, nil, "", fmt.Errorf("%w: --dataset FILE is required", errUsage)
 	}
-	d, err := datasets.ReadD4RL(path)
+	d, err := datasets.Read(path)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/internal/tbevent"
 	"github.com/admpo/admpo/train"
 )
 
@@ -210,5 +211,31 @@ func TestResumeTakesOnlySteps(t *testing.T) {
 	rows, err := train.ReadProgressCSV(filepath.Join(dir, "progress.csv"))
 	if err != nil || len(rows) == 0 || rows[len(rows)-1].Step != 50 {
 		t.Errorf("progress after the extended run: %+v (%v), want the last row at env step 20 + 30", rows, err)
+	}
+}
+
+// TestTensorBoardFlag: --tensorboard=false writes no event file; a resume
+// (where --tensorboard may be given) writes one holding only its own steps.
+func TestTensorBoardFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	run := []string{"--algo", "sac", "--preset", "quick", "--steps", "20", "--warmup", "20", "--hidden", "8,8",
+		"--batch", "8", "--updates-per-step", "1", "--eval-every", "20", "--eval-episodes", "1", "--checkpoint-every", "20",
+		"--out", dir, "--tensorboard=false"}
+	if _, err := captureStdout(t, func() error { return trainOnline(run) }); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := tbevent.Files(dir); len(files) != 0 {
+		t.Fatalf("--tensorboard=false wrote %v", files)
+	}
+	if _, err := captureStdout(t, func() error { return trainOnline([]string{"--resume", dir, "--steps", "40", "--tensorboard"}) }); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := tbevent.Files(dir)
+	if len(files) != 1 {
+		t.Fatalf("event files after the resume: %v", files)
+	}
+	evs, err := tbevent.ReadFile(files[0])
+	if err != nil || len(evs) != 2 || evs[1].Step != 60 {
+		t.Fatalf("events %+v (%v), want file_version and env step 60 (the resume's one evaluation)", evs, err)
 	}
 }

@@ -125,7 +125,7 @@ func parseInts(s string) ([]int, error) {
 // data.
 func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (train.OfflineConfig, error) {
 	var cfg train.OfflineConfig
-	d, err := datasets.ReadD4RL(path)
+	d, err := datasets.Read(path)
 	if err != nil {
 		return cfg, fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
 	}
@@ -216,7 +216,7 @@ func trainOffline(args []string) error {
 			"on the data's terminals). config.json records obs_dim, act_dim, termination (and the learned rule)\n"+
 			"for `admpo export`. A file with NaNs, wrong widths, no rows or no episode marks is refused before\n"+
 			"any run directory is made.")
-	dataset := fs.String("dataset", "", "D4RL-layout HDF5 file (required unless --resume)")
+	dataset := fs.String("dataset", "", "D4RL-layout HDF5 file or Minari data set directory (required unless --resume)")
 	env := fs.String("env", "", "task of the data (default: the data set's metadata or file name)")
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
 	evalEnv := fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
@@ -233,6 +233,9 @@ func trainOffline(args []string) error {
 	diagPolicy := fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
 	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
+	tb := addTensorBoardFlag(fs, "policy update")
+	configPath := fs.String("config", "", configHelp+"; --dataset replaces the file's data keys\n"+
+		"(dataset, dataset_name, obs_dim, act_dim, action_low, action_high, termination_model; an empty env)")
 	ov := addOfflineOverrides(fs)
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
@@ -245,7 +248,7 @@ func trainOffline(args []string) error {
 	var o *train.Offline
 	var err error
 	if *resume != "" {
-		if err := onlyWithResume(fs, "epochs"); err != nil {
+		if err := onlyWithResume(fs, "epochs", "tensorboard"); err != nil {
 			return err
 		}
 		if o, err = train.ResumeOffline(*resume); err != nil {
@@ -259,14 +262,52 @@ func trainOffline(args []string) error {
 		}
 		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		if *dataset == "" {
-			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR)", errUsage)
+		var cf *configFile
+		if *configPath != "" {
+			if cf, err = readConfigFile(*configPath, &train.OfflineConfig{}); err != nil {
+				return err
+			}
 		}
-		cfg, err := offlineConfig(*dataset, *env, *kind, *evalEnv, *termination, *preset, *algo)
+		// Flags given replace the file's keys they set, or derive.
+		for flag, keys := range map[string][]string{"dataset": {"dataset", "dataset_name", "obs_dim", "act_dim", "action_low",
+			"action_high", "termination_model"}, "env": {"env"}, "eval-env": {"env"}, "kind": {"dataset_kind"},
+			"termination": {"termination", "termination_model"}, "algo": {"algo"}, "preset": {"preset"}} {
+			if fs.Changed(flag) {
+				cf.drop(keys...)
+			}
+		}
+		if e, _ := cf.str("env"); e == "" && fs.Changed("dataset") {
+			cf.drop("env") // the old data named no task; the new data may
+		}
+		var ds, envName, kindName, term, algoName, presetName string
+		for _, p := range []struct {
+			dst       *string
+			flag, key string
+			flagValue string
+		}{{&ds, "dataset", "dataset", *dataset}, {&envName, "env", "env", *env}, {&kindName, "kind", "dataset_kind", *kind},
+			{&term, "termination", "termination", *termination}, {&algoName, "algo", "algo", *algo},
+			{&presetName, "preset", "preset", *preset}} {
+			if *p.dst, err = cf.pick(fs.Changed(p.flag), p.flagValue, p.key); err != nil {
+				return err
+			}
+		}
+		if ds == "" {
+			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR, or a --config naming the dataset)", errUsage)
+		}
+		cfg, err := offlineConfig(ds, envName, kindName, *evalEnv, term, presetName, algoName)
 		if err != nil {
 			return err
 		}
 		cfg.Seed = *seed
+		if err := cf.apply((*plainOffline)(&cfg)); err != nil {
+			return err
+		}
+		if err := cf.legacyDefaults(&cfg); err != nil {
+			return err
+		}
+		if fs.Changed("seed") {
+			cfg.Seed = *seed
+		}
 		if fs.Changed("epochs") {
 			cfg.Epochs = *epochs
 		}
@@ -297,6 +338,7 @@ func trainOffline(args []string) error {
 				m.Rows, m.Terminals, m.Accuracy, m.Recall)
 		}
 	}
+	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "update")
 }
 

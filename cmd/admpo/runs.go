@@ -141,3 +141,11 @@ func runToEnd(r trainingRun, dir string, total int, unit string) error {
 	fmt.Printf("\ndone: %d %ss in %s; run directory %s\n", total, unit, time.Since(start).Round(time.Second), dir)
 	return nil
 }
+
+// addTensorBoardFlag registers --tensorboard; unit names the events' step.
+func addTensorBoardFlag(fs *pflag.FlagSet, unit string) *bool {
+	return fs.Bool("tensorboard", true, "write TensorBoard event files (OUT/events.out.tfevents.*): one event per evaluation at\n"+
+		"its "+unit+" with the evaluation, losses, alpha, model holdout MSE per k, roll-out statistics and\n"+
+		"steps per second; each start or resume writes a new file, a resume first dropping the events after its\n"+
+		"checkpoint; --tensorboard=false writes none. View with: tensorboard --logdir runs")
+}

@@ -144,6 +144,8 @@ func trainOnline(args []string) error {
 	out := fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
 	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps may be given with it)")
 	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
+	tb := addTensorBoardFlag(fs, "env step")
+	configPath := fs.String("config", "", configHelp)
 	ov := addOverrides(fs)
 	bound(fs, atLeast1, "steps")
 	bound(fs, anyNum, "seed")
@@ -153,7 +155,7 @@ func trainOnline(args []string) error {
 	var o *train.Online
 	var err error
 	if *resume != "" {
-		if err := onlyWithResume(fs, "steps"); err != nil {
+		if err := onlyWithResume(fs, "steps", "tensorboard"); err != nil {
 			return err
 		}
 		if o, err = train.ResumeOnline(*resume); err != nil {
@@ -167,15 +169,41 @@ func trainOnline(args []string) error {
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		task, err := envs.Lookup(*env)
+		var cf *configFile
+		if *configPath != "" {
+			if cf, err = readConfigFile(*configPath, &train.OnlineConfig{}); err != nil {
+				return err
+			}
+		}
+		var envName, algoName, presetName string
+		for _, p := range []struct {
+			dst       *string
+			flag, key string
+			flagValue string
+		}{{&envName, "env", "env", *env}, {&algoName, "algo", "algo", *algo}, {&presetName, "preset", "preset", *preset}} {
+			if *p.dst, err = cf.pick(fs.Changed(p.flag), p.flagValue, p.key); err != nil {
+				return err
+			}
+		}
+		task, err := envs.Lookup(envName)
 		if err != nil {
 			return usageErr(err)
 		}
-		cfg, err := train.Preset(*preset, task.Name, *algo, task.ActDim)
+		cfg, err := train.Preset(presetName, task.Name, algoName, task.ActDim)
 		if err != nil {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
+		if err := cf.apply((*plainOnline)(&cfg)); err != nil {
+			return err
+		}
+		if err := cf.legacyDefaults(&cfg); err != nil {
+			return err
+		}
+		cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
+		if fs.Changed("seed") {
+			cfg.Seed = *seed
+		}
 		if fs.Changed("steps") {
 			cfg.Steps = *steps
 		}
@@ -194,6 +222,7 @@ func trainOnline(args []string) error {
 			return err
 		}
 	}
+	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
 }
 

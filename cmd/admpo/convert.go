@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
+)
+
+func init() {
+	register(&command{name: "convert", summary: "convert a data set between D4RL HDF5 and Minari", run: runConvert})
+}
+
+func runConvert(args []string) error {
+	fs := newFlags("convert", "convert --in data/hopper-medium.hdf5 --out data/hopper-medium-v0",
+		"Converts a D4RL-layout HDF5 file into a Minari data set directory (OUT/data/main_data.hdf5 with one\n"+
+			"group per episode, OUT/data/metadata.json), or a Minari data set directory (HDF5 storage, flat Box\n"+
+			"spaces) into a D4RL-layout file. Episodes are split at terminals and timeouts; a Minari episode keeps\n"+
+			"its rows' observations and its last row's next observation. The Minari action space takes --env's\n"+
+			"bounds (default: the data's task, else the data's action range). D4RL's infos (qpos, qvel, log-probabilities)\n"+
+			"are not carried over; a tail episode cut without a flag ends truncated. The output must not exist.")
+	in := fs.String("in", "", "D4RL .hdf5 file or Minari data set directory")
+	out := fs.String("out", "", "output: a Minari directory for a D4RL input, a D4RL file for a Minari input")
+	env := fs.String("env", "", "task whose action bounds the Minari action space takes (default: the data's metadata)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *in == "" || *out == "" {
+		return fmt.Errorf("%w: convert needs --in and --out", errUsage)
+	}
+	if _, err := os.Stat(*out); err == nil {
+		return fmt.Errorf("%w: --out %s exists", errUsage, *out)
+	}
+	if *env != "" {
+		t, err := envs.Lookup(*env)
+		if err != nil {
+			return usageErr(err)
+		}
+		*env = t.Name
+	}
+	if datasets.IsMinari(*in) {
+		d, err := datasets.ReadMinari(*in)
+		if err != nil {
+			return err
+		}
+		if err := datasets.WriteD4RL(*out, d); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s: %d transitions, %d episodes (D4RL layout)\n", *out, d.N, len(d.Episodes()))
+		return nil
+	}
+	d, err := datasets.ReadD4RL(*in)
+	if err != nil {
+		return err
+	}
+	task := *env
+	if task == "" {
+		if t, err := envs.Lookup(d.Meta["env"]); err == nil && d.Meta["env"] != "" {
+			task = t.Name
+		}
+	}
+	if task != "" {
+		t, _ := envs.Lookup(task)
+		if t.ActDim != d.ActDim {
+			return fmt.Errorf("%w: %s has %d action values, the task %s %d", errUsage, *in, d.ActDim, t.Name, t.ActDim)
+		}
+	}
+	if err := writeDataset(*out, "minari", d, task); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s: %d transitions, %d episodes (Minari, dataset id %s)\n", *out, d.N, len(d.Episodes()), minariID(d, *out))
+	return nil
+}
