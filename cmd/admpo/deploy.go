@@ -2,11 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand"
-	"strconv"
-	"time"
-
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/serve"
 	"github.com/admpo/admpo/train"
@@ -19,10 +14,13 @@ func init() {
 
 func runExport(args []string) error {
 	fs := newFlags("export", "export --run DIR --out BUNDLE",
-		"Writes a bundle directory from a finished run: policy.onnx, adm.onnx (ADMPO runs) and\n"+
-			"manifest.json with the task, dims, action bounds, the ADM's normaliser, m, sha256 of every file,\n"+
-			"provenance, and the U^ADM calibration: percentiles of U^ADM over histories sampled from the\n"+
-			"run's real data. The bundle is written atomically and verified when opened.")
+		"Writes a bundle directory from a finished run of any kind (train online: admpo, mbpo, sac;\n"+
+			"train offline: admpo, mopo, bc, on a task's data set or on your own data): policy.onnx,\n"+
+			"adm.onnx (ADMPO runs) and manifest.json with the task, algorithm, run kind, dims, action\n"+
+			"bounds, the ADM's normaliser, m, sha256 of every file, provenance, and the U^ADM calibration:\n"+
+			"percentiles of U^ADM over histories sampled from the run's real data (an online run's real\n"+
+			"replay buffer; an offline run's data set, which must be unchanged). The bundle is written\n"+
+			"atomically and verified when opened.")
 	run := fs.String("run", "", "run directory (from admpo train)")
 	out := fs.String("out", "", "bundle directory to create (must not exist)")
 	samples := fs.Int("calibration-samples", 5000, "real histories used for the U^ADM calibration")
@@ -33,17 +31,17 @@ func runExport(args []string) error {
 	if *run == "" || *out == "" {
 		return fmt.Errorf("%w: export needs --run and --out", errUsage)
 	}
-	b, err := exportBundle(*run, *samples)
+	b, info, err := train.ExportBundle(*run, *samples)
 	if err != nil {
 		return err
 	}
 	if err := policies.WriteBundle(*out, *b); err != nil {
 		return err
 	}
-	fmt.Printf("wrote bundle %s (policy", *out)
+	fmt.Printf("wrote bundle %s (%s %s run, %s: policy", *out, info.Kind, b.Manifest.Algorithm, b.Manifest.Task)
 	if b.ADM != nil {
-		fmt.Printf(", ADM m=%d, U^ADM calibration from %d histories: p50 %.4g, p95 %.4g, p99 %.4g",
-			b.Manifest.M, b.Manifest.Calibration.Samples, quantile(b.Manifest.Calibration, 50),
+		fmt.Printf(", ADM m=%d, U^ADM calibration from %d histories of %s: p50 %.4g, p95 %.4g, p99 %.4g",
+			b.Manifest.M, b.Manifest.Calibration.Samples, info.Histories, quantile(b.Manifest.Calibration, 50),
 			quantile(b.Manifest.Calibration, 95), quantile(b.Manifest.Calibration, 99))
 	}
 	fmt.Println(")")
@@ -57,63 +55,6 @@ func quantile(c *policies.Calibration, p float64) float64 {
 		}
 	}
 	return 0
-}
-
-// exportBundle assembles a bundle from a run directory, calibrating U^ADM
-// on histories from the run's real replay buffer.
-func exportBundle(dir string, samples int) (*policies.Bundle, error) {
-	r, err := train.OpenRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	e, err := envs.Make(r.Config.Env)
-	if err != nil {
-		return nil, err
-	}
-	lo, hi := e.ActionLow(), e.ActionHigh()
-	e.Close()
-	b := &policies.Bundle{Policy: r.Policy, Manifest: policies.Manifest{
-		Task: r.Config.Env, Algorithm: r.Config.Algo + "-on", ActLow: lo, ActHigh: hi,
-		Provenance: map[string]string{"run": dir, "seed": strconv.FormatInt(r.Config.Seed, 10),
-			"env_steps": strconv.Itoa(r.Step), "preset": r.Config.Preset, "exported": time.Now().UTC().Format(time.RFC3339)}}}
-	if r.Config.Algo != "admpo" || r.Model == nil {
-		return b, b.Complete()
-	}
-	b.ADM = r.Model
-	// Calibrate on real histories: open the bundle in memory for its monitor.
-	if err := b.Complete(); err != nil {
-		return nil, err
-	}
-	p, err := policies.OpenBundle(b, policies.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	mon, err := p.Monitor()
-	if err != nil {
-		return nil, err
-	}
-	obs, acts, lens, err := r.Real.Windows(samples, mon.M(), rand.New(rand.NewSource(r.Config.Seed)))
-	if err != nil {
-		return nil, err
-	}
-	od, ad := r.Real.ObsDim, r.Real.ActDim
-	us := make([]float64, 0, len(lens))
-	for i, at := 0, 0; i < len(lens); i++ {
-		l := lens[i]
-		rd, err := mon.Uncertainty(obs[at*od:(at+l)*od], acts[at*ad:(at+l)*ad])
-		if err != nil {
-			return nil, err
-		}
-		at += l
-		if rd.K > 1 { // a single plan has no spread to compare
-			us = append(us, rd.U)
-		}
-	}
-	if b.Manifest.Calibration, err = policies.Calibrate(us); err != nil {
-		return nil, err
-	}
-	return b, b.Complete()
 }
 
 func runServe(args []string) error {

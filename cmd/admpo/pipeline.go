@@ -94,7 +94,7 @@ func runPipeline(args []string) error {
 	// 2. Export.
 	fmt.Printf("== 2/4 exporting the bundle\n")
 	bundleDir := filepath.Join(*out, "bundle")
-	b, err := exportBundle(runDir, 5000)
+	b, _, err := train.ExportBundle(runDir, 5000)
 	if err != nil {
 		return err
 	}
