@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/admpo/admpo/infer"
 )
@@ -263,12 +264,27 @@ func ReadBundle(path string) (*Bundle, error) {
 	return b, nil
 }
 
+// readLimited reads a regular file of at most limit bytes. The file is
+// opened without blocking and checked (type and size, on the opened file)
+// before anything is read, so a FIFO, a device such as /dev/zero or an
+// oversized file is refused at once instead of hanging or being read into
+// memory.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (mode %v)", path, st.Mode())
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", path, st.Size(), limit)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)

@@ -14,6 +14,11 @@ import (
 // ErrClosed is returned by a Policy's methods after Close.
 var ErrClosed = errors.New("policies: policy is closed")
 
+// ErrNonFinite marks a NaN or infinite result computed from finite input
+// (an action, or U^ADM): the input is far outside what the models handle,
+// a problem of the input rather than of the server.
+var ErrNonFinite = errors.New("non-finite result")
+
 // Options configure Open.
 type Options struct {
 	// Runtime is "ort" (ONNX Runtime, the default) or "go" (pure Go; the
@@ -244,7 +249,8 @@ func (p *Policy) ActInto(out, obs []float32, stochastic bool) error {
 	}
 	for i, v := range out {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("policies: the policy produced %v for action %d value %d", v, i/ad, i%ad)
+			return fmt.Errorf("policies: %w: the policy produced %v for action %d value %d from a finite observation (it is probably far outside the training data)",
+				ErrNonFinite, v, i/ad, i%ad)
 		}
 	}
 	return nil

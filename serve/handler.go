@@ -21,6 +21,7 @@ const (
 	routeAct     = "/v1/act"
 	routeInfo    = "/v1/info"
 	routeHealth  = "/healthz"
+	routeReady   = "/readyz"
 	routeMetrics = "/metrics"
 	routeOther   = "other"
 )
@@ -80,13 +81,15 @@ func New(p *policies.Policy, opts Options) *Handler {
 	mux.HandleFunc("POST "+routeAct, h.act)
 	mux.HandleFunc("GET "+routeInfo, h.getInfo)
 	mux.HandleFunc("GET "+routeHealth, h.health)
+	mux.HandleFunc("GET "+routeReady, h.health)
 	mux.HandleFunc("GET "+routeMetrics, h.getMetrics)
 	h.mux = mux
 	return h
 }
 
-// Drain makes /healthz answer 503 so that load balancers stop sending
-// traffic; Serve calls it when shutting down.
+// Drain makes /healthz and /readyz answer 503 so that load balancers and
+// readiness probes stop sending traffic; Serve calls it when shutting down.
+// Requests to the other routes are still served.
 func (h *Handler) Drain() { h.draining.Store(true) }
 
 // ServeHTTP implements http.Handler: it routes, records metrics and turns a
@@ -113,7 +116,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func routeOf(path string) string {
 	switch path {
-	case routeAct, routeInfo, routeHealth, routeMetrics:
+	case routeAct, routeInfo, routeHealth, routeReady, routeMetrics:
 		return path
 	}
 	return routeOther
@@ -150,6 +153,8 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Write(append(b, '\n'))
 }
 
+// health answers /healthz and /readyz: 200 "ok" while serving, 503
+// "draining" once Drain was called.
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if h.draining.Load() {
@@ -218,11 +223,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	ad := h.p.ActDim()
 	out := make([]float32, req.n*ad)
 	if err := h.p.ActInto(out, req.obs, stochastic); err != nil {
-		code := http.StatusInternalServerError
-		if errors.Is(err, policies.ErrClosed) {
-			code = http.StatusServiceUnavailable
-		}
-		writeError(w, code, err.Error())
+		writeError(w, errorStatus(err), err.Error())
 		return
 	}
 	resp := buf.AvailableBuffer()[:0]
@@ -244,7 +245,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		acts := append(req.histAct, out...)
 		rd, err := h.mon.Uncertainty(obs, acts)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, err.Error())
+			writeError(w, errorStatus(err), err.Error())
 			return
 		}
 		resp = append(resp, `,"uadm":{"u":`...)
@@ -262,6 +263,19 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
 	w.Write(resp)
+}
+
+// errorStatus is the HTTP status for an error of the policy or monitor: a
+// non-finite result from the client's finite input is 422, a closed policy
+// 503, anything else 500.
+func errorStatus(err error) int {
+	switch {
+	case errors.Is(err, policies.ErrNonFinite):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, policies.ErrClosed):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 func isJSON(ct string) bool {

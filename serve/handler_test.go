@@ -295,3 +295,50 @@ func TestConcurrentRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteResultsAre422 sends finite but huge observations (3e38, as
+// float32 can hold) that overflow inside the networks: the action on both
+// runtimes, and U^ADM from a history of them. Both are the client's
+// problem (422, a JSON error naming it), never a 200 with NaN or a 500, and
+// the metrics hold no NaN afterwards.
+func TestNonFiniteResultsAre422(t *testing.T) {
+	needORT(t)
+	f := newFixtureStd(t, true, 1e-3)
+	huge := make([]float32, testObs)
+	for i := range huge {
+		huge[i] = 3e38
+		if i%2 == 1 {
+			huge[i] = -3e38 // mixed signs: Inf - Inf inside the layers
+		}
+	}
+	ok := jsonVec(make([]float32, testObs))
+	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
+		t.Run(rt, func(t *testing.T) {
+			h := New(f.open(t, policies.Options{Runtime: rt}), Options{})
+			bodies := []string{`{"obs":` + jsonVec(huge) + `}`, `{"obs":[` + ok + `,` + jsonVec(huge) + `]}`}
+			if rt == policies.RuntimeORT { // the monitor runs on ONNX Runtime
+				bodies = append(bodies, `{"obs":`+ok+`,"history":{"obs":[`+jsonVec(huge)+`,`+jsonVec(huge)+`,`+ok+`],"act":[[1,0,2],[0,0,0],[-1,0,3]]}}`)
+			}
+			for _, body := range bodies {
+				rec := do(t, h, "POST", "/v1/act", "application/json", body)
+				var e struct{ Error string }
+				if rec.Code != 422 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || !strings.Contains(e.Error, "non-finite") {
+					t.Fatalf("%.60s...: %d %s, want 422 with a JSON error naming the non-finite result", body, rec.Code, rec.Body)
+				}
+			}
+			// A good monitored request afterwards, then no NaN anywhere.
+			if rt == policies.RuntimeORT {
+				if rec := do(t, h, "POST", "/v1/act", "", `{"obs":`+ok+`,"history":{"obs":[`+ok+`],"act":[[0,0,0]]}}`); rec.Code != 200 {
+					t.Fatalf("good request: %d %s", rec.Code, rec.Body)
+				}
+			}
+			text := do(t, h, "GET", "/metrics", "", "").Body.String()
+			if strings.Contains(strings.ToLower(text), "nan") || strings.Contains(text, "Inf\n") {
+				t.Fatalf("metrics hold a non-finite value:\n%s", text)
+			}
+			if s := parseMetrics(t, text); s[`admpo_http_requests_total{route="/v1/act",code="422"}`] != float64(len(bodies)) {
+				t.Fatalf("422 count %v, want %d", s[`admpo_http_requests_total{route="/v1/act",code="422"}`], len(bodies))
+			}
+		})
+	}
+}

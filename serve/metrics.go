@@ -30,7 +30,11 @@ func newHistogram(bounds []float64) *histogram {
 	return &histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds)+1)}
 }
 
+// observe records v; NaN and ±Inf are ignored (they would poison the sum).
 func (h *histogram) observe(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
 	i, _ := slices.BinarySearch(h.bounds, v) // first bound >= v
 	h.counts[i].Add(1)
 	for {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -123,8 +124,8 @@ func TestMetrics(t *testing.T) {
 
 func TestHistogramBuckets(t *testing.T) {
 	h := newHistogram([]float64{1, 2, 4})
-	for _, v := range []float64{0.5, 1, 1.5, 2, 3, 4, 5, 100} {
-		h.observe(v)
+	for _, v := range []float64{0.5, 1, 1.5, 2, 3, 4, 5, 100, math.NaN(), math.Inf(1)} {
+		h.observe(v) // NaN and Inf are left out
 	}
 	var b strings.Builder
 	h.write(&b, "x", "test")

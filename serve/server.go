@@ -44,11 +44,28 @@ func Run(ctx context.Context, addr string, h http.Handler) error {
 	return Serve(ctx, ln, h)
 }
 
-// Serve serves h on ln until ctx is cancelled. It then calls h.Drain when h
-// has one (so /healthz turns 503), stops accepting connections and waits up
-// to ShutdownGrace for in-flight requests. It returns nil after a graceful
-// shutdown and the server's error otherwise.
+// ServeOptions configure ServeWith.
+type ServeOptions struct {
+	// DrainDelay is how long the server keeps serving after ctx is
+	// cancelled, with /healthz and /readyz answering 503, so that load
+	// balancers and probes see the drain and stop sending traffic before
+	// the listener closes. 0 closes it at once.
+	DrainDelay time.Duration
+}
+
+// Serve serves h on ln until ctx is cancelled, then shuts down gracefully
+// without a drain delay (see ServeWith).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	return ServeWith(ctx, ln, h, ServeOptions{})
+}
+
+// ServeWith serves h on ln until ctx is cancelled. It then calls h.Drain
+// when h has one (so /healthz and /readyz turn 503), keeps serving for
+// opts.DrainDelay (new connections included, keep-alives off), stops
+// accepting connections and waits up to ShutdownGrace for in-flight
+// requests. It returns nil after a graceful shutdown and the server's error
+// otherwise.
+func ServeWith(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
 	srv := NewServer(ln.Addr().String(), h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -59,6 +76,14 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	}
 	if d, ok := h.(interface{ Drain() }); ok {
 		d.Drain()
+	}
+	if opts.DrainDelay > 0 {
+		srv.SetKeepAlivesEnabled(false) // clients reconnect, and see the drain
+		select {
+		case err := <-errc:
+			return fmt.Errorf("serve: %w", err)
+		case <-time.After(opts.DrainDelay):
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()

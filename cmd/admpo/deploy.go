@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"time"
+
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/serve"
 	"github.com/admpo/admpo/train"
@@ -60,12 +63,16 @@ func quantile(c *policies.Calibration, p float64) float64 {
 func runServe(args []string) error {
 	fs := newFlags("serve", "serve --bundle BUNDLE [--addr 127.0.0.1:8080]",
 		"Serves a bundle over HTTP: POST /v1/act (one observation or a batch, optional history for the\n"+
-			"U^ADM monitor), GET /healthz, GET /v1/info (the manifest), GET /metrics (Prometheus).\n"+
-			"SIGINT/SIGTERM drain in-flight requests and stop.")
+			"U^ADM monitor), GET /healthz and GET /readyz (200, or 503 while draining), GET /v1/info (the\n"+
+			"manifest), GET /metrics (Prometheus). The README's serving section documents the API.\n"+
+			"SIGINT/SIGTERM start the drain: /healthz and /readyz answer 503 for --drain-delay while\n"+
+			"everything else is still served, then the listener closes and in-flight requests finish.")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go, no shared library; no monitor)")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
+	drain := fs.Duration("drain-delay", 5*time.Second, "after SIGTERM, keep serving this long with /healthz and /readyz at 503 before closing the listener")
+	bound(fs, span{Lo: 0, Hi: 600}, "drain-delay")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,9 +84,13 @@ func runServe(args []string) error {
 		return err
 	}
 	defer p.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	m := p.Manifest()
-	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s) on http://%s\n", *bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), *addr)
-	return serve.Run(ctx, *addr, serve.New(p, serve.Options{}))
+	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s) on http://%s\n", *bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), ln.Addr())
+	return serve.ServeWith(ctx, ln, serve.New(p, serve.Options{}), serve.ServeOptions{DrainDelay: *drain})
 }

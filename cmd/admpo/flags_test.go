@@ -52,7 +52,14 @@ func badValues(f *pflag.Flag) []string {
 	isFloat := f.Value.Type() == "float64"
 	switch f.Value.Type() {
 	case "duration":
-		return []string{"0s", "-1s"}
+		out = []string{"-1s"}
+		if open {
+			out = append(out, strconv.FormatFloat(lo, 'g', -1, 64)+"s")
+		}
+		if !math.IsInf(hi, 1) {
+			out = append(out, strconv.FormatFloat(hi+1, 'g', -1, 64)+"s")
+		}
+		return out
 	}
 	if !math.IsInf(lo, -1) {
 		if open {

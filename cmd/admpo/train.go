@@ -183,10 +183,11 @@ func trainOnline(args []string) error {
 			_, err := os.Stdout.Write(cfg.JSON())
 			return err
 		}
-		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed), cfg.JSON())
+		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed))
 		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return err
 		}
+		printRunConfig(dir, o.Cfg.JSON())
 	}
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
 }

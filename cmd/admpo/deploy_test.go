@@ -1,0 +1,55 @@
+package main
+
+import (
+	"math/rand"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/policies"
+)
+
+// testBundle writes a bundle of a random hopper-sized actor.
+func testBundle(t *testing.T) string {
+	t.Helper()
+	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
+	a := models.NewActor(11, low, high, []int{16, 16}, rand.New(rand.NewSource(1)))
+	pol, err := onnx.ExportActor(a, map[string]string{"task": "hopper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	b := policies.Bundle{Policy: pol, Manifest: policies.Manifest{Task: "hopper", Algorithm: "sac-on", RunKind: policies.RunOnline, ActLow: low, ActHigh: high}}
+	if err := policies.WriteBundle(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestNoSuccessMessageBeforeSuccess: serve on a busy port fails without
+// having printed "serving ... on"; train online into a directory that
+// already holds a run fails without "config (saved to ...)".
+func TestNoSuccessMessageBeforeSuccess(t *testing.T) {
+	bin := buildBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := runBin(t, bin, nil, "serve", "--runtime", "go", "--bundle", testBundle(t), "--addr", ln.Addr().String())
+	if r.code != 1 || strings.Contains(r.stdout, "serving") || !strings.Contains(r.stderr, "address already in use") {
+		t.Fatalf("serve on a busy port: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runBin(t, bin, nil, "train", "online", "--env", "hopper", "--steps", "10", "--out", dir)
+	if r.code == 0 || strings.Contains(r.stdout, "saved to") || !strings.Contains(r.stderr, "already holds a run") {
+		t.Fatalf("train online over a run: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
