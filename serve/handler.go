@@ -111,7 +111,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.inFlight.Add(-1)
 		h.metrics.record(routeOf(r.URL.Path), sw.code, time.Since(start))
 	}()
+	if m, ok := routeMethods[r.URL.Path]; !ok {
+		writeError(sw, http.StatusNotFound, fmt.Sprintf("not found: no route %s (routes: %s)", r.URL.Path, routeList))
+		return
+	} else if r.Method != m && !(m == http.MethodGet && r.Method == http.MethodHead) {
+		sw.Header().Set("Allow", allowHeader(m))
+		writeError(sw, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s", r.Method, r.URL.Path, m))
+		return
+	}
 	h.mux.ServeHTTP(sw, r)
+}
+
+// routeMethods is each route's method (GET routes also answer HEAD).
+var routeMethods = map[string]string{
+	routeAct: http.MethodPost, routeInfo: http.MethodGet, routeHealth: http.MethodGet,
+	routeReady: http.MethodGet, routeMetrics: http.MethodGet,
+}
+
+// routeList names the routes in 404 answers.
+var routeList = "POST /v1/act, GET /v1/info, GET /healthz, GET /readyz, GET /metrics"
+
+func allowHeader(m string) string {
+	if m == http.MethodGet {
+		return "GET, HEAD"
+	}
+	return m
 }
 
 func routeOf(path string) string {

@@ -169,9 +169,11 @@ func TestErrorPaths(t *testing.T) {
 		code                            int
 		want                            string
 	}{
-		{"GET act", "GET", "/v1/act", "", "", 405, "Method Not Allowed"},
-		{"POST info", "POST", "/v1/info", "", "{}", 405, "Method Not Allowed"},
-		{"unknown path", "GET", "/v2/act", "", "", 404, "not found"},
+		{"GET act", "GET", "/v1/act", "", "", 405, "method GET not allowed on /v1/act: use POST"},
+		{"POST info", "POST", "/v1/info", "", "{}", 405, "method POST not allowed on /v1/info: use GET"},
+		{"DELETE healthz", "DELETE", "/healthz", "", "", 405, "use GET"},
+		{"unknown path", "GET", "/v2/act", "", "", 404, "not found: no route /v2/act"},
+		{"trailing slash", "POST", "/v1/act/", "", `{"obs":` + ok + `}`, 404, "not found"},
 		{"content type", "POST", "/v1/act", "text/plain", `{"obs":` + ok + `}`, 415, "want application/json"},
 		{"too large", "POST", "/v1/act", "", `{"obs":[` + strings.Repeat("0,", 3000) + `0]}`, 413, "exceeds 4096 bytes"},
 		{"empty body", "POST", "/v1/act", "", "", 400, "empty body"},
@@ -179,6 +181,12 @@ func TestErrorPaths(t *testing.T) {
 		{"not an object", "POST", "/v1/act", "", `[1,2,3]`, 400, "bad JSON"},
 		{"trailing data", "POST", "/v1/act", "", `{"obs":` + ok + `} {}`, 400, "data after"},
 		{"unknown field", "POST", "/v1/act", "", `{"obs":` + ok + `,"observation":1}`, 400, "unknown field"},
+		{"key case", "POST", "/v1/act", "", `{"OBS":` + ok + `}`, 400, `unknown field "OBS" (keys are case-sensitive`},
+		{"key case 2", "POST", "/v1/act", "", `{"obs":` + ok + `,"Deterministic":true}`, 400, `unknown field "Deterministic"`},
+		{"history key case", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"Obs":[],"act":[]}}`, 400, `"history": unknown field "Obs"`},
+		{"history unknown key", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":[],"act":[],"rew":[]}}`, 400, `unknown field "rew"`},
+		{"history not object", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":[1]}`, 400, `"history": want a JSON object`},
+		{"duplicate key", "POST", "/v1/act", "", `{"obs":` + ok + `,"obs":` + ok + `}`, 400, `"obs" appears twice`},
 		{"missing obs", "POST", "/v1/act", "", `{"deterministic":true}`, 400, "missing \"obs\""},
 		{"null obs", "POST", "/v1/act", "", `{"obs":null}`, 400, "missing \"obs\""},
 		{"short obs", "POST", "/v1/act", "", `{"obs":` + row(testObs-1) + `}`, 400, "want obs_dim=5"},
@@ -204,12 +212,13 @@ func TestErrorPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := do(t, h, c.method, c.path, c.ctype, c.body)
 			msg := rec.Body.String()
-			if c.code != 404 && c.code != 405 {
-				var e struct{ Error string }
-				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
-					t.Fatalf("error body is not {\"error\": ...}: %q", msg)
-				}
-				msg = e.Error
+			var e struct{ Error string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" || rec.Header().Get("Content-Type") != "application/json" {
+				t.Fatalf("error body is not {\"error\": ...} as application/json: %q", msg)
+			}
+			msg = e.Error
+			if c.code == 405 && rec.Header().Get("Allow") == "" {
+				t.Fatal("405 without an Allow header")
 			}
 			if rec.Code != c.code || !strings.Contains(msg, c.want) {
 				t.Fatalf("got %d %q, want %d containing %q", rec.Code, msg, c.code, c.want)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -51,5 +52,40 @@ func TestNoSuccessMessageBeforeSuccess(t *testing.T) {
 	r = runBin(t, bin, nil, "train", "online", "--env", "hopper", "--steps", "10", "--out", dir)
 	if r.code == 0 || strings.Contains(r.stdout, "saved to") || !strings.Contains(r.stderr, "already holds a run") {
 		t.Fatalf("train online over a run: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestHelpAndVersion: every command's and sub-command's --help goes to
+// stdout with exit 0 and nothing on stderr; `admpo help CMD SUB` shows the
+// sub-command's help; `admpo version` prints the version line.
+func TestHelpAndVersion(t *testing.T) {
+	bin := buildBinary(t)
+	all := append([][]string{{"train"}, {"bench"}, {"envs"}, {"experiment"}, {"version"}}, invocations...)
+	for _, inv := range all {
+		for _, h := range []string{"--help", "-h"} {
+			r := runBin(t, bin, nil, append(append([]string(nil), inv...), h)...)
+			if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "Usage: admpo "+inv[0]) {
+				t.Errorf("admpo %s %s: exit %d, stdout %.80q, stderr %q", strings.Join(inv, " "), h, r.code, r.stdout, r.stderr)
+			}
+		}
+	}
+	for _, inv := range [][]string{{"train", "online"}, {"train", "offline"}, {"bench", "serve"}, {"export"}} {
+		want := runBin(t, bin, nil, append(append([]string(nil), inv...), "--help")...)
+		got := runBin(t, bin, nil, append([]string{"help"}, inv...)...)
+		if got.code != 0 || got.stdout != want.stdout || !strings.Contains(got.stdout, "Usage: admpo "+strings.Join(inv, " ")) {
+			t.Errorf("admpo help %s: exit %d, stdout %.120q; want %s --help's", strings.Join(inv, " "), got.code, got.stdout, strings.Join(inv, " "))
+		}
+	}
+	if r := runBin(t, bin, nil, "help", "frobnicate"); r.code != 2 || !strings.Contains(r.stderr, "unknown command") {
+		t.Errorf("help of an unknown command: exit %d, %q", r.code, r.stderr)
+	}
+	if r := runBin(t, bin, nil, "train"); r.code != 2 || !strings.Contains(r.stderr, "needs a sub-command") {
+		t.Errorf("train without a sub-command: exit %d, %q", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := runBin(t, bin, nil, args...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "admpo ") || !strings.Contains(r.stdout, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+			t.Errorf("admpo %s: exit %d, %q", args[0], r.code, r.stdout)
+		}
 	}
 }

@@ -31,10 +31,10 @@ func flagsOf(t *testing.T, inv []string) *pflag.FlagSet {
 	var fs *pflag.FlagSet
 	parsedHook = func(f *pflag.FlagSet) { fs = f }
 	defer func() { parsedHook = nil }()
-	stderr := os.Stderr
-	os.Stderr, _ = os.Open(os.DevNull)
+	stdout := os.Stdout
+	os.Stdout, _ = os.Open(os.DevNull) // --help prints there
 	err := commands[inv[0]].run(append(append([]string(nil), inv[1:]...), "--help"))
-	os.Stderr = stderr
+	os.Stdout = stdout
 	if fs == nil || (err != nil && !errors.Is(err, pflag.ErrHelp)) {
 		t.Fatalf("admpo %s --help: %v (flag set seen: %v)", strings.Join(inv, " "), err, fs != nil)
 	}

@@ -19,12 +19,9 @@ func init() {
 }
 
 func runTrain(args []string) error {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(os.Stderr, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n")
-		if len(args) == 0 {
-			return fmt.Errorf("%w: train needs a sub-command: online or offline", errUsage)
-		}
-		return nil
+	if done, err := groupHelp(args, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n",
+		"train needs a sub-command: online or offline"); done {
+		return err
 	}
 	switch args[0] {
 	case "online":
