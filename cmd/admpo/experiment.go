@@ -26,10 +26,10 @@ func runExperiment(args []string) error {
 		"m-sweep":           expMSweep,
 	}
 	if done, err := groupHelp(args, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
-			"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
-			"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
-			"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
-			"See admpo experiment SUB --help.\n",
+		"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
+		"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
+		"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
+		"See admpo experiment SUB --help.\n",
 		"experiment needs a sub-command: compounding-error, uncertainty or m-sweep"); done {
 		return err
 	}
