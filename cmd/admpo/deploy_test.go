@@ -1,14 +1,19 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"math/rand"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
@@ -87,5 +92,45 @@ func TestHelpAndVersion(t *testing.T) {
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "admpo ") || !strings.Contains(r.stdout, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
 			t.Errorf("admpo %s: exit %d, %q", args[0], r.code, r.stdout)
 		}
+	}
+}
+
+// TestEvalCommand: admpo eval --json on both runtimes gives the episodes
+// that evaluate.Run gives in-process, the text form shows the same mean
+// and the D4RL score; a bad runtime is a usage error and a task that is not
+// built in an error.
+func TestEvalCommand(t *testing.T) {
+	needORT(t)
+	bin := buildBinary(t)
+	bundle := testBundle(t)
+	p, err := policies.Open(bundle, policies.Options{Runtime: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := evaluate.Run(p, evaluate.Config{Episodes: 2, Seed: 5})
+	p.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []string{"ort", "go"} {
+		r := runBin(t, bin, nil, "eval", "--bundle", bundle, "--episodes", "2", "--seed", "5", "--runtime", rt, "--json")
+		var got evaluate.Result
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil {
+			t.Fatalf("eval --runtime %s --json: exit %d, %q %q", rt, r.code, r.stdout, r.stderr)
+		}
+		if got.Runtime != rt || got.Task != "hopper" || got.Score == nil || !slices.Equal(got.Lengths, want.Lengths) ||
+			math.Abs(got.ReturnMean-want.ReturnMean) > 1e-3*math.Max(1, math.Abs(want.ReturnMean)) {
+			t.Fatalf("eval --runtime %s: %+v, want the episodes of %+v", rt, got, want)
+		}
+		r = runBin(t, bin, nil, "eval", "--bundle", bundle, "--episodes", "2", "--seed", "5", "--runtime", rt)
+		if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("return %.1f", want.ReturnMean)) || !strings.Contains(r.stdout, "D4RL normalised score") {
+			t.Fatalf("eval text: %q, want return %.1f", r.stdout, want.ReturnMean)
+		}
+	}
+	if r := runBin(t, bin, nil, "eval", "--bundle", bundle, "--runtime", "tpu"); r.code != 2 {
+		t.Errorf("--runtime tpu: exit %d %q", r.code, r.stderr)
+	}
+	if r := runBin(t, bin, nil, "eval", "--bundle", bundle, "--task", "robot-log"); r.code != 1 || !strings.Contains(r.stderr, "not a built-in task") {
+		t.Errorf("--task robot-log: exit %d %q", r.code, r.stderr)
 	}
 }
