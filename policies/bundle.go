@@ -27,6 +27,23 @@ type Bundle struct {
 	Manifest Manifest
 	Policy   []byte // policy.onnx
 	ADM      []byte // adm.onnx; nil when the bundle has none
+
+	digest string // sha256 of manifest.json as read (ReadBundle)
+}
+
+// Digest is the bundle's identity: the lowercase hex sha256 of its
+// manifest.json as read from disk (which lists every file's sha256), or of
+// the manifest in the form WriteBundle writes (the same for bundles admpo
+// wrote) when b was not read from disk.
+func (b *Bundle) Digest() string {
+	if b.digest != "" {
+		return b.digest
+	}
+	mj, err := MarshalManifest(&b.Manifest)
+	if err != nil {
+		return ""
+	}
+	return sum(mj).SHA256
 }
 
 // WriteBundle writes b into the directory dir atomically: the files go to a
@@ -224,7 +241,7 @@ func ReadBundle(path string) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policies: bundle %s: %w", dir, err)
 	}
-	b := &Bundle{Manifest: *m}
+	b := &Bundle{Manifest: *m, digest: sum(mj).SHA256}
 	for _, name := range []string{PolicyFile, ADMFile} {
 		want, listed := m.Files[name]
 		p := filepath.Join(dir, name)

@@ -61,6 +61,7 @@ func (o Options) sessions() int {
 // the bundle has an ADM, the U^ADM Monitor. It is safe for concurrent use.
 type Policy struct {
 	man        Manifest
+	digest     string
 	runtime    string
 	stochastic bool
 
@@ -109,7 +110,7 @@ func OpenBundle(b *Bundle, opts Options) (*Policy, error) {
 		return nil, err
 	}
 	rt := normRuntime(opts.Runtime)
-	p := &Policy{man: m, runtime: rt, stochastic: opts.Stochastic,
+	p := &Policy{man: m, digest: b.Digest(), runtime: rt, stochastic: opts.Stochastic,
 		size: opts.sessions(), done: make(chan struct{}), rng: rand.New(rand.NewSource(opts.Seed))}
 	actors, err := newActors(rt, b.Policy, pi, m.ObsDim, m.ActDim, p.size, opts)
 	if err != nil {
@@ -151,6 +152,10 @@ func (p *Policy) closeActors() {
 // Manifest returns the bundle's manifest (its maps and slices are shared:
 // do not modify them).
 func (p *Policy) Manifest() Manifest { return p.man }
+
+// Digest is the bundle's sha256 (Bundle.Digest): sha256sum of the
+// manifest.json it was opened from.
+func (p *Policy) Digest() string { return p.digest }
 
 // ObsDim is the observation size.
 func (p *Policy) ObsDim() int { return p.man.ObsDim }

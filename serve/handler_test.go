@@ -2,6 +2,8 @@ package serve
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -245,8 +247,22 @@ func TestInfoAndHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), file) {
-		t.Fatalf("info %d differs from manifest.json:\n%s\nvs\n%s", rec.Code, rec.Body, file)
+	var info struct {
+		SHA256   string          `json:"bundle_sha256"`
+		Runtime  string          `json:"runtime"`
+		Manifest json.RawMessage `json:"manifest"`
+	}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &info) != nil {
+		t.Fatalf("info %d %s", rec.Code, rec.Body)
+	}
+	var mj bytes.Buffer
+	json.Indent(&mj, info.Manifest, "", "  ")
+	mj.WriteByte('\n')
+	if !bytes.Equal(mj.Bytes(), file) {
+		t.Fatalf("info's manifest differs from manifest.json:\n%s\nvs\n%s", mj.Bytes(), file)
+	}
+	if h := sha256.Sum256(file); info.SHA256 != hex.EncodeToString(h[:]) || info.Runtime != "ort" {
+		t.Fatalf("info: bundle_sha256 %q, runtime %q; want sha256sum manifest.json %x, ort", info.SHA256, info.Runtime, h)
 	}
 	if rec := do(t, h, "GET", "/healthz", "", ""); rec.Code != 200 || rec.Body.String() != "ok\n" {
 		t.Fatalf("healthz %d %q", rec.Code, rec.Body)

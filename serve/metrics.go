@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/admpo/admpo/policies"
 )
 
 // Histogram bucket upper bounds.
@@ -65,10 +67,30 @@ type metrics struct {
 	requests map[reqKey]uint64 // by route and status code
 	errors   map[string]uint64 // responses >= 400, by route
 
+	bundle        atomic.Pointer[bundleLabels] // the bundle being served
+	reloadsOK     atomic.Uint64
+	reloadsFailed atomic.Uint64
+
 	inFlight atomic.Int64
 	latency  *histogram // POST /v1/act handling time, seconds
 	batch    *histogram // observations per /v1/act request
 	uadm     *histogram // U^ADM percentile of monitored requests
+}
+
+// bundleLabels are admpo_bundle_info's labels.
+type bundleLabels struct{ sha256, runKind, task, algorithm, runtime string }
+
+func (m *metrics) setBundle(p *policies.Policy) {
+	man := p.Manifest()
+	m.bundle.Store(&bundleLabels{p.Digest(), man.RunKind, man.Task, man.Algorithm, p.Runtime()})
+}
+
+func (m *metrics) reloaded(ok bool) {
+	if ok {
+		m.reloadsOK.Add(1)
+	} else {
+		m.reloadsFailed.Add(1)
+	}
 }
 
 type reqKey struct {
@@ -132,6 +154,12 @@ func (m *metrics) write(w io.Writer) {
 	for i, r := range routes {
 		fmt.Fprintf(w, "admpo_http_errors_total{route=%q} %d\n", r, errs[i])
 	}
+	if b := m.bundle.Load(); b != nil {
+		fmt.Fprintf(w, "# HELP admpo_bundle_info The bundle being served (value 1): its sha256 (of manifest.json), run kind, task, algorithm and runtime.\n# TYPE admpo_bundle_info gauge\n")
+		fmt.Fprintf(w, "admpo_bundle_info{sha256=%q,run_kind=%q,task=%q,algorithm=%q,runtime=%q} 1\n", b.sha256, b.runKind, b.task, b.algorithm, b.runtime)
+	}
+	fmt.Fprintf(w, "# HELP admpo_bundle_reloads_total Bundle reloads (SIGHUP or POST /admin/reload), by result.\n# TYPE admpo_bundle_reloads_total counter\n")
+	fmt.Fprintf(w, "admpo_bundle_reloads_total{result=\"ok\"} %d\nadmpo_bundle_reloads_total{result=\"failed\"} %d\n", m.reloadsOK.Load(), m.reloadsFailed.Load())
 	fmt.Fprintf(w, "# HELP admpo_http_in_flight Requests being handled.\n# TYPE admpo_http_in_flight gauge\nadmpo_http_in_flight %d\n", m.inFlight.Load())
 	m.latency.write(w, "admpo_act_duration_seconds", "Time to handle POST /v1/act, body read and response write included.")
 	m.batch.write(w, "admpo_act_batch_size", "Observations per POST /v1/act request.")

@@ -3,6 +3,10 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/admpo/admpo/policies"
@@ -64,7 +68,11 @@ func runServe(args []string) error {
 	fs := newFlags("serve", "serve --bundle BUNDLE [--addr 127.0.0.1:8080]",
 		"Serves a bundle over HTTP: POST /v1/act (one observation or a batch, optional history for the\n"+
 			"U^ADM monitor), GET /healthz and GET /readyz (200, or 503 while draining), GET /v1/info (the\n"+
-			"manifest), GET /metrics (Prometheus). The README's serving section documents the API.\n"+
+			"bundle's sha256, run kind and manifest), GET /metrics (Prometheus), POST /admin/reload. The\n"+
+			"README's serving section documents the API.\n"+
+			"SIGHUP (or POST /admin/reload with the admin bearer token) reloads --bundle from disk: requests\n"+
+			"in flight finish on the old policy, new ones use the new one; a bundle that fails to load is\n"+
+			"refused and the old one keeps serving.\n"+
 			"SIGINT/SIGTERM start the drain: /healthz and /readyz answer 503 for --drain-delay while\n"+
 			"everything else is still served, then the listener closes and in-flight requests finish.")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
@@ -72,6 +80,7 @@ func runServe(args []string) error {
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go, no shared library; no monitor)")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	drain := fs.Duration("drain-delay", 5*time.Second, "after SIGTERM, keep serving this long with /healthz and /readyz at 503 before closing the listener")
+	adminFile := fs.String("admin-token-file", "", "file holding the bearer token of POST /admin/reload (unset: the admin API is off)")
 	bound(fs, span{Lo: 0, Hi: 600}, "drain-delay")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -79,18 +88,73 @@ func runServe(args []string) error {
 	if *bundle == "" {
 		return fmt.Errorf("%w: serve needs --bundle", errUsage)
 	}
-	p, err := policies.Open(*bundle, policies.Options{Runtime: *rt, Stochastic: *stochastic})
+	opts := serve.Options{}
+	if *adminFile != "" {
+		tok, err := readToken(*adminFile)
+		if err != nil {
+			return fmt.Errorf("%w: --admin-token-file: %v", errUsage, err)
+		}
+		opts.AdminToken = tok
+	}
+	popts := policies.Options{Runtime: *rt, Stochastic: *stochastic}
+	p, err := policies.Open(*bundle, popts)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	opts.Load = func() (*policies.Policy, error) { return policies.Open(*bundle, popts) }
+	h := serve.New(p, opts)
+	defer h.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if np, err := h.Reload(); err != nil {
+				fmt.Fprintf(os.Stderr, "admpo serve: SIGHUP: %v\n", err)
+			} else {
+				fmt.Printf("reloaded %s: bundle sha256 %s (%s)\n", *bundle, np.Digest(), np.Manifest().Algorithm)
+			}
+		}
+	}()
 	m := p.Manifest()
-	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s) on http://%s\n", *bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), ln.Addr())
-	return serve.ServeWith(ctx, ln, serve.New(p, serve.Options{}), serve.ServeOptions{DrainDelay: *drain})
+	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s, bundle sha256 %s) on http://%s\n",
+		*bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), p.Digest(), ln.Addr())
+	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain})
+}
+
+// maxTokenBytes bounds a token file.
+const maxTokenBytes = 4096
+
+// readToken reads a bearer token file: a regular file of at most
+// maxTokenBytes whose content, trimmed of surrounding white space, is the
+// token (at least 16 characters, printable ASCII without spaces).
+func readToken(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxTokenBytes {
+		return "", fmt.Errorf("%s: want a regular file of at most %d bytes", path, maxTokenBytes)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 16 {
+		return "", fmt.Errorf("%s: the token has %d characters, want at least 16", path, len(tok))
+	}
+	for _, c := range tok {
+		if c <= ' ' || c > '~' {
+			return "", fmt.Errorf("%s: the token holds white space or a non-ASCII character", path)
+		}
+	}
+	return tok, nil
 }

@@ -1,17 +1,24 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/models"
@@ -133,4 +140,127 @@ func TestEvalCommand(t *testing.T) {
 	if r := runBin(t, bin, nil, "eval", "--bundle", bundle, "--task", "robot-log"); r.code != 1 || !strings.Contains(r.stderr, "not a built-in task") {
 		t.Errorf("--task robot-log: exit %d %q", r.code, r.stderr)
 	}
+}
+
+// TestServeReloadsOnSIGHUP starts `admpo serve`, replaces the bundle on
+// disk and sends SIGHUP: /v1/info shows the new bundle's sha256; a corrupt
+// bundle and SIGHUP leave it serving the previous one; the admin route needs
+// the token from --admin-token-file; SIGTERM ends it with exit 0.
+func TestServeReloadsOnSIGHUP(t *testing.T) {
+	bin := buildBinary(t)
+	dir := testBundle(t)
+	tokFile := filepath.Join(t.TempDir(), "admin-token")
+	os.WriteFile(tokFile, []byte("0123456789abcdef-admin\n"), 0o600)
+	cmd := exec.Command(bin, "serve", "--runtime", "go", "--bundle", dir, "--addr", "127.0.0.1:0", "--drain-delay", "0s", "--admin-token-file", tokFile)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var base string
+	select {
+	case l := <-lines:
+		i := strings.Index(l, " on http://")
+		if i < 0 {
+			t.Fatalf("first line %q", l)
+		}
+		base = l[i+4:]
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start: %s", stderr.String())
+	}
+	sha := func() string {
+		resp, err := http.Get(base + "/v1/info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var info struct {
+			SHA256 string `json:"bundle_sha256"`
+		}
+		json.NewDecoder(resp.Body).Decode(&info)
+		return info.SHA256
+	}
+	waitSHA := func(want string) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if sha() == want {
+				return
+			}
+		}
+		t.Fatalf("bundle sha256 %s, want %s; stderr %s", sha(), want, stderr.String())
+	}
+	digest := func(d string) string {
+		b, err := policies.ReadBundle(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Digest()
+	}
+	first := digest(dir)
+	waitSHA(first)
+	// Replace the bundle with another policy (different seed and kind).
+	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
+	a := models.NewActor(11, low, high, []int{16, 16}, rand.New(rand.NewSource(2)))
+	pol, _ := onnx.ExportActor(a, map[string]string{"task": "hopper"})
+	repl := filepath.Join(t.TempDir(), "new")
+	if err := policies.WriteBundle(repl, policies.Bundle{Policy: pol, Manifest: policies.Manifest{Task: "hopper", Algorithm: "bc-off", RunKind: policies.RunOffline, ActLow: low, ActHigh: high}}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(repl, dir); err != nil {
+		t.Fatal(err)
+	}
+	second := digest(dir)
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitSHA(second)
+	// A corrupt bundle is refused.
+	os.WriteFile(filepath.Join(dir, policies.PolicyFile), []byte("garbage"), 0o644)
+	cmd.Process.Signal(syscall.SIGHUP)
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "reload refused") && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "reload refused") || sha() != second {
+		t.Fatalf("after a corrupt bundle: sha %s (want %s), stderr %q", sha(), second, stderr.String())
+	}
+	for tok, want := range map[string]int{"wrong-token-xxxxxxxx": 401, "0123456789abcdef-admin": 422} {
+		req, _ := http.NewRequest("POST", base+"/admin/reload", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != want {
+			t.Fatalf("admin reload with %q: %v %v, want %d", tok, resp, err, want)
+		}
+		resp.Body.Close()
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v; stderr %s", err, stderr.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
