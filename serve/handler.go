@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,24 @@ type Options struct {
 	// AdminToken is the bearer token POST /admin/reload requires; empty
 	// disables the admin route (403).
 	AdminToken string
+	// Token, when set, is the bearer token every request needs (401
+	// without it), except those to the routes in Public.
+	Token string
+	// Public lists what stays open without Token: "health" (/healthz,
+	// /readyz), "metrics", "info".
+	Public []string
+}
+
+// PublicGroups are the names Options.Public accepts.
+var PublicGroups = []string{"health", "metrics", "info"}
+
+// public tells whether route is open without the API token.
+func (o Options) public(route string) bool {
+	if route == routeReload {
+		return true // it checks the admin token itself
+	}
+	group := map[string]string{routeHealth: "health", routeReady: "health", routeMetrics: "metrics", routeInfo: "info"}[route]
+	return group != "" && slices.Contains(o.Public, group)
 }
 
 func (o Options) withDefaults() Options {
@@ -202,10 +221,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.inFlight.Add(-1)
 		h.metrics.record(routeOf(r.URL.Path), sw.code, time.Since(start))
 	}()
-	if m, ok := routeMethods[r.URL.Path]; !ok {
+	m, ok := routeMethods[r.URL.Path]
+	if !ok {
 		writeError(sw, http.StatusNotFound, fmt.Sprintf("not found: no route %s (routes: %s)", r.URL.Path, routeList))
 		return
-	} else if r.Method != m && !(m == http.MethodGet && r.Method == http.MethodHead) {
+	}
+	if h.opts.Token != "" && !h.opts.public(r.URL.Path) && !bearerOK(r, h.opts.Token) {
+		sw.Header().Set("WWW-Authenticate", `Bearer realm="admpo"`)
+		writeError(sw, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
+		return
+	}
+	if r.Method != m && !(m == http.MethodGet && r.Method == http.MethodHead) {
 		sw.Header().Set("Allow", allowHeader(m))
 		writeError(sw, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s", r.Method, r.URL.Path, m))
 		return

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -51,6 +52,8 @@ type ServeOptions struct {
 	// balancers and probes see the drain and stop sending traffic before
 	// the listener closes. 0 closes it at once.
 	DrainDelay time.Duration
+	// TLS, when set, serves HTTPS with it (TLS 1.2 at least).
+	TLS *tls.Config
 }
 
 // Serve serves h on ln until ctx is cancelled, then shuts down gracefully
@@ -68,7 +71,14 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 func ServeWith(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
 	srv := NewServer(ln.Addr().String(), h)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if opts.TLS != nil {
+		cfg := opts.TLS.Clone()
+		cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
+		srv.TLSConfig = cfg
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)

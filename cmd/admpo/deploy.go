@@ -1,10 +1,12 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -81,6 +83,10 @@ func runServe(args []string) error {
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	drain := fs.Duration("drain-delay", 5*time.Second, "after SIGTERM, keep serving this long with /healthz and /readyz at 503 before closing the listener")
 	adminFile := fs.String("admin-token-file", "", "file holding the bearer token of POST /admin/reload (unset: the admin API is off)")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token every request needs (Authorization: Bearer TOKEN; 401 without), except --public routes")
+	public := fs.StringSlice("public", []string{"health", "metrics"}, "with --token-file, what stays open: health (/healthz, /readyz), metrics, info; \"\" for nothing")
+	cert := fs.String("tls-cert", "", "PEM certificate (chain) file: serve HTTPS (with --tls-key)")
+	key := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	bound(fs, span{Lo: 0, Hi: 600}, "drain-delay")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -89,6 +95,30 @@ func runServe(args []string) error {
 		return fmt.Errorf("%w: serve needs --bundle", errUsage)
 	}
 	opts := serve.Options{}
+	for _, g := range *public {
+		if g != "" && !slices.Contains(serve.PublicGroups, g) {
+			return fmt.Errorf("%w: --public %q: want some of %s", errUsage, g, strings.Join(serve.PublicGroups, ", "))
+		}
+		opts.Public = append(opts.Public, g)
+	}
+	if *tokenFile != "" {
+		tok, err := readToken(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("%w: --token-file: %v", errUsage, err)
+		}
+		opts.Token = tok
+	}
+	var tlsCfg *tls.Config
+	if (*cert == "") != (*key == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+	}
+	if *cert != "" {
+		kp, err := tls.LoadX509KeyPair(*cert, *key)
+		if err != nil {
+			return fmt.Errorf("%w: --tls-cert/--tls-key: %v", errUsage, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS12}
+	}
 	if *adminFile != "" {
 		tok, err := readToken(*adminFile)
 		if err != nil {
@@ -124,9 +154,13 @@ func runServe(args []string) error {
 		}
 	}()
 	m := p.Manifest()
-	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s, bundle sha256 %s) on http://%s\n",
-		*bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), p.Digest(), ln.Addr())
-	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain})
+	scheme := "http"
+	if tlsCfg != nil {
+		scheme = "https"
+	}
+	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s, bundle sha256 %s) on %s://%s\n",
+		*bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), p.Digest(), scheme, ln.Addr())
+	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain, TLS: tlsCfg})
 }
 
 // maxTokenBytes bounds a token file.
