@@ -19,6 +19,8 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages --------------------------------------------------------
 pkgs=(libmujoco-dev libopenblas-dev libhdf5-dev pkg-config gcc make)
+# promtool (package prometheus) checks admpo serve's /metrics in the tests.
+[ "${ADMPO_SKIP_PROMTOOL:-0}" = 1 ] || pkgs+=(prometheus)
 [ "${ADMPO_SKIP_PYTHON:-0}" = 1 ] || pkgs+=(python3-torch python3-onnx python3-h5py python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do

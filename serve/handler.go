@@ -206,7 +206,7 @@ func (h *Handler) Drain() { h.draining.Store(true) }
 // panic into a 500.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	h.metrics.inFlight.Add(1)
+	h.metrics.inFlight.Inc()
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	defer func() {
 		if v := recover(); v != nil {
@@ -218,7 +218,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			sw.code = http.StatusInternalServerError
 		}
-		h.metrics.inFlight.Add(-1)
+		h.metrics.inFlight.Dec()
 		h.metrics.record(routeOf(r.URL.Path), sw.code, time.Since(start))
 	}()
 	m, ok := routeMethods[r.URL.Path]
@@ -356,8 +356,7 @@ func bearerOK(r *http.Request, token string) bool {
 }
 
 func (h *Handler) getMetrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	h.metrics.write(w)
+	h.metrics.handler.ServeHTTP(w, r)
 }
 
 func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
@@ -398,7 +397,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("\"history\" needs the U^ADM monitor: %v", st.monErr))
 		return
 	}
-	h.metrics.batch.observe(float64(req.n))
+	observe(h.metrics.batch, float64(req.n))
 	stochastic := st.p.Stochastic() // policies.Options.Stochastic; deterministic by default
 	if req.deterministic != nil {
 		stochastic = !*req.deterministic
@@ -431,6 +430,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 			writeError(w, errorStatus(err), err.Error())
 			return
 		}
+		observe(h.metrics.uadm, rd.U)
 		resp = append(resp, `,"uadm":{"u":`...)
 		resp = strconv.AppendFloat(resp, rd.U, 'g', -1, 64)
 		resp = append(resp, `,"k":`...)
@@ -438,7 +438,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		if rd.Calibrated {
 			resp = append(resp, `,"percentile":`...)
 			resp = strconv.AppendFloat(resp, rd.Percentile, 'g', -1, 64)
-			h.metrics.uadm.observe(rd.Percentile)
+			observe(h.metrics.rank, rd.Percentile/100)
 		}
 		resp = append(resp, '}')
 	}

@@ -361,8 +361,8 @@ func TestNonFiniteResultsAre422(t *testing.T) {
 			if strings.Contains(strings.ToLower(text), "nan") || strings.Contains(text, "Inf\n") {
 				t.Fatalf("metrics hold a non-finite value:\n%s", text)
 			}
-			if s := parseMetrics(t, text); s[`admpo_http_requests_total{route="/v1/act",code="422"}`] != float64(len(bodies)) {
-				t.Fatalf("422 count %v, want %d", s[`admpo_http_requests_total{route="/v1/act",code="422"}`], len(bodies))
+			if s := parseMetrics(t, text); s[`admpo_http_requests_total{code="422",route="/v1/act"}`] != float64(len(bodies)) {
+				t.Fatalf("422 count %v, want %d", s[`admpo_http_requests_total{code="422",route="/v1/act"}`], len(bodies))
 			}
 		})
 	}

@@ -167,7 +167,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	mu.Unlock()
 	s := parseMetrics(t, do(t, h, "GET", "/metrics", "", "").Body.String())
 	if s[`admpo_bundle_reloads_total{result="ok"}`] != 20 || s[`admpo_bundle_reloads_total{result="failed"}`] != 1 ||
-		s[`admpo_bundle_info{sha256="`+wantSHA+`",run_kind="online",task="serve-test",algorithm="sac-on",runtime="ort"}`] != 1 {
+		s[`admpo_bundle_info{algorithm="sac-on",run_kind="online",runtime="ort",sha256="`+wantSHA+`",task="serve-test"}`] != 1 {
 		t.Fatalf("reload metrics: %v", s)
 	}
 	h.Close()
