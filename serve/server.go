@@ -52,6 +52,9 @@ type ServeOptions struct {
 	// balancers and probes see the drain and stop sending traffic before
 	// the listener closes. 0 closes it at once.
 	DrainDelay time.Duration
+	// SkipDrain, when it closes (or receives) during the drain delay, ends
+	// the delay at once (e.g. a second SIGTERM).
+	SkipDrain <-chan struct{}
 	// TLS, when set, serves HTTPS with it (TLS 1.2 at least).
 	TLS *tls.Config
 }
@@ -93,6 +96,7 @@ func ServeWith(ctx context.Context, ln net.Listener, h http.Handler, opts ServeO
 		case err := <-errc:
 			return fmt.Errorf("serve: %w", err)
 		case <-time.After(opts.DrainDelay):
+		case <-opts.SkipDrain:
 		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -76,7 +77,8 @@ func runServe(args []string) error {
 			"in flight finish on the old policy, new ones use the new one; a bundle that fails to load is\n"+
 			"refused and the old one keeps serving.\n"+
 			"SIGINT/SIGTERM start the drain: /healthz and /readyz answer 503 for --drain-delay while\n"+
-			"everything else is still served, then the listener closes and in-flight requests finish.")
+			"everything else is still served (a second signal cuts the delay short), then the listener\n"+
+			"closes and in-flight requests finish.")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go, no shared library; no monitor)")
@@ -139,8 +141,19 @@ func runServe(args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	ctx, stop := interruptible()
+	// The first SIGINT/SIGTERM starts the drain, a second one cuts its delay.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	skip := make(chan struct{})
+	term := make(chan os.Signal, 2)
+	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(term)
+	go func() {
+		<-term
+		stop()
+		<-term
+		close(skip)
+	}()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -160,7 +173,7 @@ func runServe(args []string) error {
 	}
 	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s, bundle sha256 %s) on %s://%s\n",
 		*bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), p.Digest(), scheme, ln.Addr())
-	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain, TLS: tlsCfg})
+	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain, SkipDrain: skip, TLS: tlsCfg})
 }
 
 // maxTokenBytes bounds a token file.

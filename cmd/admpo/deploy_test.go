@@ -264,3 +264,54 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestServeDrainOnSIGTERM: after SIGTERM `admpo serve` answers /healthz and
+// /readyz with 503 while /v1/act still works; a second SIGTERM cuts the
+// 60 s drain delay short and the process exits 0.
+func TestServeDrainOnSIGTERM(t *testing.T) {
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "serve", "--runtime", "go", "--bundle", testBundle(t), "--addr", "127.0.0.1:0", "--drain-delay", "60s")
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatal("serve printed nothing")
+	}
+	line := sc.Text()
+	base := line[strings.Index(line, " on http://")+4:]
+	get := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if get("/healthz") != 200 || get("/readyz") != 200 {
+		t.Fatal("not healthy before the drain")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for get("/healthz") != 503 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if get("/healthz") != 503 || get("/readyz") != 503 {
+		t.Fatal("/healthz or /readyz did not turn 503 during the drain")
+	}
+	resp, err := http.Post(base+"/v1/act", "application/json", strings.NewReader(`{"obs":[0,0,0,0,0,0,0,0,0,0,0]}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("act during the drain: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after the second SIGTERM: %v", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("the second SIGTERM took %v to end the drain", d)
+	}
+}
