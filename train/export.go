@@ -161,20 +161,20 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 	if err := b.Complete(); err != nil {
 		return nil, nil, err
 	}
-	real, err := histories()
+	hist, err := histories()
 	if err != nil {
 		return nil, nil, err
 	}
-	if b.Manifest.Calibration, err = CalibrateUADM(b, real, samples, seed); err != nil {
+	if b.Manifest.Calibration, err = CalibrateUADM(b, hist, samples, seed); err != nil {
 		return nil, nil, err
 	}
 	return b, run, b.Complete()
 }
 
 // CalibrateUADM measures U^ADM with b's ADM on n histories of up to m real
-// states sampled from real (never crossing an episode end) and returns its
+// states sampled from hist (never crossing an episode end) and returns its
 // percentiles. Histories of one state (nothing to compare) are left out.
-func CalibrateUADM(b *policies.Bundle, real *Replay, n int, seed int64) (*policies.Calibration, error) {
+func CalibrateUADM(b *policies.Bundle, hist *Replay, n int, seed int64) (*policies.Calibration, error) {
 	p, err := policies.OpenBundle(b, policies.Options{Sessions: 1})
 	if err != nil {
 		return nil, err
@@ -184,11 +184,11 @@ func CalibrateUADM(b *policies.Bundle, real *Replay, n int, seed int64) (*polici
 	if err != nil {
 		return nil, err
 	}
-	obs, acts, lens, err := real.Windows(n, mon.M(), rand.New(rand.NewSource(seed)))
+	obs, acts, lens, err := hist.Windows(n, mon.M(), rand.New(rand.NewSource(seed)))
 	if err != nil {
 		return nil, err
 	}
-	od, ad := real.ObsDim, real.ActDim
+	od, ad := hist.ObsDim, hist.ActDim
 	us := make([]float64, 0, len(lens))
 	for i, at := 0, 0; i < len(lens); i++ {
 		l := lens[i]
