@@ -19,8 +19,6 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages --------------------------------------------------------
 pkgs=(libmujoco-dev libopenblas-dev libhdf5-dev pkg-config gcc make)
-# promtool (package prometheus) checks admpo serve's /metrics in the tests.
-[ "${ADMPO_SKIP_PROMTOOL:-0}" = 1 ] || pkgs+=(prometheus)
 [ "${ADMPO_SKIP_PYTHON:-0}" = 1 ] || pkgs+=(python3-torch python3-onnx python3-h5py python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -37,6 +35,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 else
   say "Debian packages present"
+fi
+
+# promtool (Debian package prometheus, without the node exporter it
+# recommends) checks admpo serve's /metrics in the tests.
+if [ "${ADMPO_SKIP_PROMTOOL:-0}" != 1 ] && ! command -v promtool >/dev/null; then
+  say "installing promtool (Debian package prometheus)"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || die "need root or sudo to install prometheus (or set ADMPO_SKIP_PROMTOOL=1)"
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
 
 # --- ONNX Runtime -------------------------------------------------------------
