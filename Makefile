@@ -1,6 +1,8 @@
 # admpo build, setup and test entry points.
 GO      ?= go
 BIN     := bin/admpo
+# `admpo version` prints this (git describe of the work tree).
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null)
 PKGS    := ./...
 # Tests stay well under CI's limit on 2 cores; -p 1 keeps cgo-heavy packages
 # from fighting over the cores.
@@ -11,7 +13,7 @@ TESTFLAGS ?= -count=1 -timeout 25m -p 1
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/admpo
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/admpo
 
 setup:
 	bash scripts/setup.sh

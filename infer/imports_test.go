@@ -10,7 +10,7 @@ import (
 // service that only runs a policy must not link the training code (the
 // pure-Go runtime links Gorgonia through onnx-go, which is allowed).
 func TestRuntimePackagesLinkNoTrainingCode(t *testing.T) {
-	for _, pkg := range []string{"github.com/admpo/admpo/infer", "github.com/admpo/admpo/infer/cudaep", "github.com/admpo/admpo/policies", "github.com/admpo/admpo/serve"} {
+	for _, pkg := range []string{"github.com/admpo/admpo/infer", "github.com/admpo/admpo/infer/cudaep", "github.com/admpo/admpo/policies", "github.com/admpo/admpo/serve", "github.com/admpo/admpo/evaluate"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list %s: %v", pkg, err)

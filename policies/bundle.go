@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/admpo/admpo/infer"
 )
@@ -26,6 +27,23 @@ type Bundle struct {
 	Manifest Manifest
 	Policy   []byte // policy.onnx
 	ADM      []byte // adm.onnx; nil when the bundle has none
+
+	digest string // sha256 of manifest.json as read (ReadBundle)
+}
+
+// Digest is the bundle's identity: the lowercase hex sha256 of its
+// manifest.json as read from disk (which lists every file's sha256), or of
+// the manifest in the form WriteBundle writes (the same for bundles admpo
+// wrote) when b was not read from disk.
+func (b *Bundle) Digest() string {
+	if b.digest != "" {
+		return b.digest
+	}
+	mj, err := MarshalManifest(&b.Manifest)
+	if err != nil {
+		return ""
+	}
+	return sum(mj).SHA256
 }
 
 // WriteBundle writes b into the directory dir atomically: the files go to a
@@ -223,7 +241,7 @@ func ReadBundle(path string) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policies: bundle %s: %w", dir, err)
 	}
-	b := &Bundle{Manifest: *m}
+	b := &Bundle{Manifest: *m, digest: sum(mj).SHA256}
 	for _, name := range []string{PolicyFile, ADMFile} {
 		want, listed := m.Files[name]
 		p := filepath.Join(dir, name)
@@ -263,12 +281,27 @@ func ReadBundle(path string) (*Bundle, error) {
 	return b, nil
 }
 
+// readLimited reads a regular file of at most limit bytes. The file is
+// opened without blocking and checked (type and size, on the opened file)
+// before anything is read, so a FIFO, a device such as /dev/zero or an
+// oversized file is refused at once instead of hanging or being read into
+// memory.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (mode %v)", path, st.Mode())
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", path, st.Size(), limit)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)

@@ -23,7 +23,7 @@ func checkModels(m *Manifest, pi, ai *ModelInfo) error {
 	if err := checkDims(PolicyFile, md, m.ObsDim, m.ActDim); err != nil {
 		return err
 	}
-	if t, ok := md["task"]; ok && m.Task != "" && t != m.Task {
+	if t := md["task"]; t != "" && m.Task != "" && t != m.Task {
 		return fmt.Errorf("policies: %s was exported for task %q but the manifest says %q", PolicyFile, t, m.Task)
 	}
 	scale, err1 := metaFloats(md, "action_scale")
@@ -55,7 +55,7 @@ func checkModels(m *Manifest, pi, ai *ModelInfo) error {
 	if mm, err := infer.MetaInt(md, "m"); err != nil || mm != m.M {
 		return fmt.Errorf("policies: %s has m=%q but the manifest says m=%d", ADMFile, md["m"], m.M)
 	}
-	if t, ok := md["task"]; ok && m.Task != "" && t != m.Task {
+	if t := md["task"]; t != "" && m.Task != "" && t != m.Task {
 		return fmt.Errorf("policies: %s was trained for task %q but the manifest says %q", ADMFile, t, m.Task)
 	}
 	if n, ok := m.Normalizers["adm"]; ok {

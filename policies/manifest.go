@@ -25,8 +25,13 @@ type Manifest struct {
 	Format int `json:"format"`
 	// Task is the environment or data set the policy was trained on.
 	Task string `json:"task"`
-	// Algorithm is e.g. "admpo-on" or "admpo-off".
+	// Algorithm is the training algorithm and setting, e.g. "admpo-on",
+	// "sac-on", "admpo-off" or "bc-off".
 	Algorithm string `json:"algorithm"`
+	// RunKind is the kind of run the policy comes from: RunOnline,
+	// RunOffline or RunOwnData; "" when unknown (bundles written before
+	// the key).
+	RunKind string `json:"run_kind,omitempty"`
 	// ObsDim and ActDim must match the ONNX models' metadata.
 	ObsDim int `json:"obs_dim"`
 	ActDim int `json:"act_dim"`
@@ -53,6 +58,13 @@ type Manifest struct {
 	Files map[string]FileSum `json:"files"`
 }
 
+// Run kinds (Manifest.RunKind).
+const (
+	RunOnline  = "online"           // trained by interacting with a simulator
+	RunOffline = "offline"          // trained on a task's fixed data set
+	RunOwnData = "offline-own-data" // trained on a data set without a task
+)
+
 // Normalizer z-scores an input: (x - Mean) / Std.
 type Normalizer struct {
 	Mean []float32 `json:"mean"`
@@ -78,6 +90,11 @@ func (m *Manifest) Validate() error {
 			return fmt.Errorf("policies: manifest format %d is newer than this admpo reads (%d): upgrade admpo", m.Format, FormatVersion)
 		}
 		return fmt.Errorf("policies: manifest format %d is not supported (want %d)", m.Format, FormatVersion)
+	}
+	switch m.RunKind {
+	case "", RunOnline, RunOffline, RunOwnData:
+	default:
+		return fmt.Errorf("policies: manifest run_kind %q is not one of %q, %q, %q", m.RunKind, RunOnline, RunOffline, RunOwnData)
 	}
 	if m.ObsDim <= 0 || m.ActDim <= 0 {
 		return fmt.Errorf("policies: manifest obs_dim=%d act_dim=%d must be positive", m.ObsDim, m.ActDim)

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/admpo/admpo/infer"
@@ -78,6 +79,9 @@ func (mo *Monitor) Uncertainty(obs, acts []float32) (Reading, error) {
 		u, err := mo.uadm(obs, acts, l)
 		if err != nil {
 			return Reading{}, err
+		}
+		if math.IsNaN(u) || math.IsInf(u, 0) {
+			return Reading{}, fmt.Errorf("policies: %w: U^ADM is %v for this history of finite values (it is probably far outside the training data)", ErrNonFinite, u)
 		}
 		r.U = u
 	}

@@ -14,6 +14,11 @@ import (
 // ErrClosed is returned by a Policy's methods after Close.
 var ErrClosed = errors.New("policies: policy is closed")
 
+// ErrNonFinite marks a NaN or infinite result computed from finite input
+// (an action, or U^ADM): the input is far outside what the models handle,
+// a problem of the input rather than of the server.
+var ErrNonFinite = errors.New("non-finite result")
+
 // Options configure Open.
 type Options struct {
 	// Runtime is "ort" (ONNX Runtime, the default) or "go" (pure Go; the
@@ -56,6 +61,7 @@ func (o Options) sessions() int {
 // the bundle has an ADM, the U^ADM Monitor. It is safe for concurrent use.
 type Policy struct {
 	man        Manifest
+	digest     string
 	runtime    string
 	stochastic bool
 
@@ -104,7 +110,7 @@ func OpenBundle(b *Bundle, opts Options) (*Policy, error) {
 		return nil, err
 	}
 	rt := normRuntime(opts.Runtime)
-	p := &Policy{man: m, runtime: rt, stochastic: opts.Stochastic,
+	p := &Policy{man: m, digest: b.Digest(), runtime: rt, stochastic: opts.Stochastic,
 		size: opts.sessions(), done: make(chan struct{}), rng: rand.New(rand.NewSource(opts.Seed))}
 	actors, err := newActors(rt, b.Policy, pi, m.ObsDim, m.ActDim, p.size, opts)
 	if err != nil {
@@ -146,6 +152,10 @@ func (p *Policy) closeActors() {
 // Manifest returns the bundle's manifest (its maps and slices are shared:
 // do not modify them).
 func (p *Policy) Manifest() Manifest { return p.man }
+
+// Digest is the bundle's sha256 (Bundle.Digest): sha256sum of the
+// manifest.json it was opened from.
+func (p *Policy) Digest() string { return p.digest }
 
 // ObsDim is the observation size.
 func (p *Policy) ObsDim() int { return p.man.ObsDim }
@@ -244,7 +254,8 @@ func (p *Policy) ActInto(out, obs []float32, stochastic bool) error {
 	}
 	for i, v := range out {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("policies: the policy produced %v for action %d value %d", v, i/ad, i%ad)
+			return fmt.Errorf("policies: %w: the policy produced %v for action %d value %d from a finite observation (it is probably far outside the training data)",
+				ErrNonFinite, v, i/ad, i%ad)
 		}
 	}
 	return nil

@@ -37,6 +37,19 @@ else
   say "Debian packages present"
 fi
 
+# promtool (Debian package prometheus, without the node exporter it
+# recommends) checks admpo serve's /metrics in the tests.
+if [ "${ADMPO_SKIP_PROMTOOL:-0}" != 1 ] && ! command -v promtool >/dev/null; then
+  say "installing promtool (Debian package prometheus)"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || die "need root or sudo to install prometheus (or set ADMPO_SKIP_PROMTOOL=1)"
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
 # --- ONNX Runtime -------------------------------------------------------------
 cache="${ADMPO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/admpo}"
 dest="$cache/onnxruntime-$ORT_VERSION"

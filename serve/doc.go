@@ -7,8 +7,12 @@
 //	               -> {"action": [...]} or {"actions": [[...]...]}, plus
 //	               "uadm": {"u", "k", "percentile"} with a history
 //	GET  /healthz  200 "ok" (503 while draining)
-//	GET  /v1/info  the bundle's manifest
+//	GET  /readyz   the same, for readiness probes
+//	GET  /v1/info  {"bundle_sha256", "run_kind", "runtime", "manifest"}
 //	GET  /metrics  Prometheus text format
+//	POST /admin/reload  (bearer token) reload the bundle (Handler.Reload)
+//
+// Every error answer is {"error": "..."} (404 and 405 included).
 //
 // The history holds the observations and actions before the current
 // observation, oldest first (obs[i] is the state at which act[i] was taken);

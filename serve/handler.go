@@ -2,11 +2,13 @@ package serve
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +23,8 @@ const (
 	routeAct     = "/v1/act"
 	routeInfo    = "/v1/info"
 	routeHealth  = "/healthz"
+	routeReady   = "/readyz"
+	routeReload  = "/admin/reload"
 	routeMetrics = "/metrics"
 	routeOther   = "other"
 )
@@ -35,6 +39,30 @@ type Options struct {
 	// MaxHistory bounds the history steps per request (default 1024; only
 	// the last m-1 are used).
 	MaxHistory int
+	// Load opens the bundle again for Reload (SIGHUP, POST /admin/reload);
+	// nil disables reloading.
+	Load func() (*policies.Policy, error)
+	// AdminToken is the bearer token POST /admin/reload requires; empty
+	// disables the admin route (403).
+	AdminToken string
+	// Token, when set, is the bearer token every request needs (401
+	// without it), except those to the routes in Public.
+	Token string
+	// Public lists what stays open without Token: "health" (/healthz,
+	// /readyz), "metrics", "info".
+	Public []string
+}
+
+// PublicGroups are the names Options.Public accepts.
+var PublicGroups = []string{"health", "metrics", "info"}
+
+// public tells whether route is open without the API token.
+func (o Options) public(route string) bool {
+	if route == routeReload {
+		return true // it checks the admin token itself
+	}
+	group := map[string]string{routeHealth: "health", routeReady: "health", routeMetrics: "metrics", routeInfo: "info"}[route]
+	return group != "" && slices.Contains(o.Public, group)
 }
 
 func (o Options) withDefaults() Options {
@@ -52,48 +80,133 @@ func (o Options) withDefaults() Options {
 
 // Handler serves a policy. It is safe for concurrent use.
 type Handler struct {
-	p        *policies.Policy
-	mon      *policies.Monitor
-	monErr   error
+	cur      atomic.Pointer[state]
+	reloadMu sync.Mutex // one Reload at a time
 	opts     Options
-	lim      limits
-	info     []byte
-	infoErr  error
 	metrics  *metrics
 	mux      *http.ServeMux
 	draining atomic.Bool
 	bufs     sync.Pool
 }
 
+// state is one loaded policy with what the handler derives from it.
+// Requests hold mu for reading while they use it; Reload swaps in a new
+// state, then takes mu for writing (waiting for the requests on the old
+// policy to finish) before closing the old policy.
+type state struct {
+	mu      sync.RWMutex
+	closed  bool
+	p       *policies.Policy
+	mon     *policies.Monitor
+	monErr  error
+	lim     limits
+	info    []byte
+	infoErr error
+}
+
+func newState(p *policies.Policy, opts Options) *state {
+	s := &state{p: p, lim: limits{obsDim: p.ObsDim(), actDim: p.ActDim(), maxBatch: opts.MaxBatch, maxHistory: opts.MaxHistory}}
+	man := p.Manifest()
+	mj, err := policies.MarshalManifest(&man)
+	if err == nil {
+		s.info, err = json.Marshal(struct {
+			SHA256   string          `json:"bundle_sha256"`
+			RunKind  string          `json:"run_kind"`
+			Runtime  string          `json:"runtime"`
+			Manifest json.RawMessage `json:"manifest"`
+		}{p.Digest(), man.RunKind, p.Runtime(), mj})
+	}
+	s.info, s.infoErr = append(s.info, '\n'), err
+	s.mon, s.monErr = p.Monitor()
+	return s
+}
+
 // New returns the HTTP handler serving p (see the package documentation
 // for the routes). The caller keeps ownership of p and closes it after the
-// server has stopped.
+// server has stopped (Close); a Reload closes the policy it replaces once
+// its requests are done (Policy.Close may be called twice).
 func New(p *policies.Policy, opts Options) *Handler {
 	opts = opts.withDefaults()
-	man := p.Manifest()
-	info, infoErr := policies.MarshalManifest(&man)
-	h := &Handler{p: p, opts: opts, info: info, infoErr: infoErr, metrics: newMetrics(),
-		lim: limits{obsDim: p.ObsDim(), actDim: p.ActDim(), maxBatch: opts.MaxBatch, maxHistory: opts.MaxHistory}}
-	h.mon, h.monErr = p.Monitor()
+	h := &Handler{opts: opts, metrics: newMetrics()}
+	h.cur.Store(newState(p, opts))
+	h.metrics.setBundle(p)
 	h.bufs.New = func() any { return new(bytes.Buffer) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+routeAct, h.act)
 	mux.HandleFunc("GET "+routeInfo, h.getInfo)
 	mux.HandleFunc("GET "+routeHealth, h.health)
+	mux.HandleFunc("GET "+routeReady, h.health)
 	mux.HandleFunc("GET "+routeMetrics, h.getMetrics)
+	mux.HandleFunc("POST "+routeReload, h.adminReload)
 	h.mux = mux
 	return h
 }
 
-// Drain makes /healthz answer 503 so that load balancers stop sending
-// traffic; Serve calls it when shutting down.
+// acquire returns the current state, held for reading until release.
+func (h *Handler) acquire() *state {
+	for {
+		s := h.cur.Load()
+		s.mu.RLock()
+		if !s.closed {
+			return s
+		}
+		s.mu.RUnlock() // replaced and closed meanwhile: take the new one
+	}
+}
+
+// Policy returns the policy being served now.
+func (h *Handler) Policy() *policies.Policy { return h.cur.Load().p }
+
+// ErrNoReload is returned by Reload when Options.Load is nil.
+var ErrNoReload = errors.New("serve: reloading is not configured")
+
+// Reload opens the bundle again with Options.Load and, if that succeeds,
+// swaps it in atomically: requests already running finish on the old
+// policy, later ones use the new one, and the old policy is closed once
+// its requests are done. If loading fails nothing changes and the error
+// is returned. It returns the new policy.
+func (h *Handler) Reload() (*policies.Policy, error) {
+	if h.opts.Load == nil {
+		return nil, ErrNoReload
+	}
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	p, err := h.opts.Load()
+	if err != nil {
+		h.metrics.reloaded(false)
+		return nil, fmt.Errorf("serve: reload refused, still serving bundle %s: %w", h.cur.Load().p.Digest(), err)
+	}
+	old := h.cur.Swap(newState(p, h.opts))
+	h.metrics.setBundle(p)
+	h.metrics.reloaded(true)
+	old.mu.Lock() // waits for the requests on the old policy
+	old.closed = true
+	old.mu.Unlock()
+	old.p.Close()
+	return p, nil
+}
+
+// Close closes the policy being served (call it after the server stopped).
+func (h *Handler) Close() {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	s := h.cur.Load()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.p.Close()
+}
+
+// Drain makes /healthz and /readyz answer 503 so that load balancers and
+// readiness probes stop sending traffic; Serve calls it when shutting down.
+// Requests to the other routes are still served.
 func (h *Handler) Drain() { h.draining.Store(true) }
 
 // ServeHTTP implements http.Handler: it routes, records metrics and turns a
 // panic into a 500.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	h.metrics.inFlight.Add(1)
+	h.metrics.inFlight.Inc()
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 	defer func() {
 		if v := recover(); v != nil {
@@ -105,15 +218,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			sw.code = http.StatusInternalServerError
 		}
-		h.metrics.inFlight.Add(-1)
+		h.metrics.inFlight.Dec()
 		h.metrics.record(routeOf(r.URL.Path), sw.code, time.Since(start))
 	}()
+	m, ok := routeMethods[r.URL.Path]
+	if !ok {
+		writeError(sw, http.StatusNotFound, fmt.Sprintf("not found: no route %s (routes: %s)", r.URL.Path, routeList))
+		return
+	}
+	if h.opts.Token != "" && !h.opts.public(r.URL.Path) && !bearerOK(r, h.opts.Token) {
+		sw.Header().Set("WWW-Authenticate", `Bearer realm="admpo"`)
+		writeError(sw, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
+		return
+	}
+	if r.Method != m && !(m == http.MethodGet && r.Method == http.MethodHead) {
+		sw.Header().Set("Allow", allowHeader(m))
+		writeError(sw, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s", r.Method, r.URL.Path, m))
+		return
+	}
 	h.mux.ServeHTTP(sw, r)
+}
+
+// routeMethods is each route's method (GET routes also answer HEAD).
+var routeMethods = map[string]string{
+	routeAct: http.MethodPost, routeInfo: http.MethodGet, routeHealth: http.MethodGet,
+	routeReady: http.MethodGet, routeMetrics: http.MethodGet, routeReload: http.MethodPost,
+}
+
+// routeList names the routes in 404 answers.
+var routeList = "POST /v1/act, GET /v1/info, GET /healthz, GET /readyz, GET /metrics, POST /admin/reload"
+
+func allowHeader(m string) string {
+	if m == http.MethodGet {
+		return "GET, HEAD"
+	}
+	return m
 }
 
 func routeOf(path string) string {
 	switch path {
-	case routeAct, routeInfo, routeHealth, routeMetrics:
+	case routeAct, routeInfo, routeHealth, routeReady, routeMetrics, routeReload:
 		return path
 	}
 	return routeOther
@@ -150,6 +294,8 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Write(append(b, '\n'))
 }
 
+// health answers /healthz and /readyz: 200 "ok" while serving, 503
+// "draining" once Drain was called.
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if h.draining.Load() {
@@ -161,17 +307,56 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getInfo(w http.ResponseWriter, r *http.Request) {
-	if h.infoErr != nil {
-		writeError(w, http.StatusInternalServerError, h.infoErr.Error())
+	s := h.acquire()
+	defer s.mu.RUnlock()
+	if s.infoErr != nil {
+		writeError(w, http.StatusInternalServerError, s.infoErr.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(h.info)
+	w.Write(s.info)
+}
+
+// adminReload answers POST /admin/reload: with the admin bearer token, it
+// reloads the bundle (200 with the new bundle's sha256, or 422 naming why
+// the new bundle was refused while the old one keeps serving).
+func (h *Handler) adminReload(w http.ResponseWriter, r *http.Request) {
+	if h.opts.AdminToken == "" {
+		writeError(w, http.StatusForbidden, "the admin API is disabled (start admpo serve with --admin-token-file)")
+		return
+	}
+	if !bearerOK(r, h.opts.AdminToken) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="admpo admin"`)
+		writeError(w, http.StatusUnauthorized, "missing or wrong admin bearer token")
+		return
+	}
+	p, err := h.Reload()
+	if errors.Is(err, ErrNoReload) {
+		writeError(w, http.StatusNotImplemented, err.Error())
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	b, _ := json.Marshal(struct {
+		Reloaded bool   `json:"reloaded"`
+		SHA256   string `json:"bundle_sha256"`
+		RunKind  string `json:"run_kind"`
+	}{true, p.Digest(), p.Manifest().RunKind})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(b, '\n'))
+}
+
+// bearerOK tells whether r carries "Authorization: Bearer TOKEN", compared
+// in constant time.
+func bearerOK(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
 func (h *Handler) getMetrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	h.metrics.write(w)
+	h.metrics.handler.ServeHTTP(w, r)
 }
 
 func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +381,9 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the body: %v", err))
 		return
 	}
-	req, err := decodeRequest(buf.Bytes(), h.lim)
+	st := h.acquire()
+	defer st.mu.RUnlock()
+	req, err := decodeRequest(buf.Bytes(), st.lim)
 	if err != nil {
 		var he *httpError
 		if errors.As(err, &he) {
@@ -206,23 +393,19 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if req.history && h.mon == nil {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("\"history\" needs the U^ADM monitor: %v", h.monErr))
+	if req.history && st.mon == nil {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("\"history\" needs the U^ADM monitor: %v", st.monErr))
 		return
 	}
-	h.metrics.batch.observe(float64(req.n))
-	stochastic := h.p.Stochastic() // policies.Options.Stochastic; deterministic by default
+	observe(h.metrics.batch, float64(req.n))
+	stochastic := st.p.Stochastic() // policies.Options.Stochastic; deterministic by default
 	if req.deterministic != nil {
 		stochastic = !*req.deterministic
 	}
-	ad := h.p.ActDim()
+	ad := st.p.ActDim()
 	out := make([]float32, req.n*ad)
-	if err := h.p.ActInto(out, req.obs, stochastic); err != nil {
-		code := http.StatusInternalServerError
-		if errors.Is(err, policies.ErrClosed) {
-			code = http.StatusServiceUnavailable
-		}
-		writeError(w, code, err.Error())
+	if err := st.p.ActInto(out, req.obs, stochastic); err != nil {
+		writeError(w, errorStatus(err), err.Error())
 		return
 	}
 	resp := buf.AvailableBuffer()[:0]
@@ -242,11 +425,12 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	if req.history {
 		obs := append(req.histObs, req.obs...)
 		acts := append(req.histAct, out...)
-		rd, err := h.mon.Uncertainty(obs, acts)
+		rd, err := st.mon.Uncertainty(obs, acts)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, err.Error())
+			writeError(w, errorStatus(err), err.Error())
 			return
 		}
+		observe(h.metrics.uadm, rd.U)
 		resp = append(resp, `,"uadm":{"u":`...)
 		resp = strconv.AppendFloat(resp, rd.U, 'g', -1, 64)
 		resp = append(resp, `,"k":`...)
@@ -254,7 +438,7 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 		if rd.Calibrated {
 			resp = append(resp, `,"percentile":`...)
 			resp = strconv.AppendFloat(resp, rd.Percentile, 'g', -1, 64)
-			h.metrics.uadm.observe(rd.Percentile)
+			observe(h.metrics.rank, rd.Percentile/100)
 		}
 		resp = append(resp, '}')
 	}
@@ -262,6 +446,19 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
 	w.Write(resp)
+}
+
+// errorStatus is the HTTP status for an error of the policy or monitor: a
+// non-finite result from the client's finite input is 422, a closed policy
+// 503, anything else 500.
+func errorStatus(err error) int {
+	switch {
+	case errors.Is(err, policies.ErrNonFinite):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, policies.ErrClosed):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 func isJSON(ct string) bool {

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -169,9 +171,11 @@ func TestErrorPaths(t *testing.T) {
 		code                            int
 		want                            string
 	}{
-		{"GET act", "GET", "/v1/act", "", "", 405, "Method Not Allowed"},
-		{"POST info", "POST", "/v1/info", "", "{}", 405, "Method Not Allowed"},
-		{"unknown path", "GET", "/v2/act", "", "", 404, "not found"},
+		{"GET act", "GET", "/v1/act", "", "", 405, "method GET not allowed on /v1/act: use POST"},
+		{"POST info", "POST", "/v1/info", "", "{}", 405, "method POST not allowed on /v1/info: use GET"},
+		{"DELETE healthz", "DELETE", "/healthz", "", "", 405, "use GET"},
+		{"unknown path", "GET", "/v2/act", "", "", 404, "not found: no route /v2/act"},
+		{"trailing slash", "POST", "/v1/act/", "", `{"obs":` + ok + `}`, 404, "not found"},
 		{"content type", "POST", "/v1/act", "text/plain", `{"obs":` + ok + `}`, 415, "want application/json"},
 		{"too large", "POST", "/v1/act", "", `{"obs":[` + strings.Repeat("0,", 3000) + `0]}`, 413, "exceeds 4096 bytes"},
 		{"empty body", "POST", "/v1/act", "", "", 400, "empty body"},
@@ -179,6 +183,12 @@ func TestErrorPaths(t *testing.T) {
 		{"not an object", "POST", "/v1/act", "", `[1,2,3]`, 400, "bad JSON"},
 		{"trailing data", "POST", "/v1/act", "", `{"obs":` + ok + `} {}`, 400, "data after"},
 		{"unknown field", "POST", "/v1/act", "", `{"obs":` + ok + `,"observation":1}`, 400, "unknown field"},
+		{"key case", "POST", "/v1/act", "", `{"OBS":` + ok + `}`, 400, `unknown field "OBS" (keys are case-sensitive`},
+		{"key case 2", "POST", "/v1/act", "", `{"obs":` + ok + `,"Deterministic":true}`, 400, `unknown field "Deterministic"`},
+		{"history key case", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"Obs":[],"act":[]}}`, 400, `"history": unknown field "Obs"`},
+		{"history unknown key", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":[],"act":[],"rew":[]}}`, 400, `unknown field "rew"`},
+		{"history not object", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":[1]}`, 400, `"history": want a JSON object`},
+		{"duplicate key", "POST", "/v1/act", "", `{"obs":` + ok + `,"obs":` + ok + `}`, 400, `"obs" appears twice`},
 		{"missing obs", "POST", "/v1/act", "", `{"deterministic":true}`, 400, "missing \"obs\""},
 		{"null obs", "POST", "/v1/act", "", `{"obs":null}`, 400, "missing \"obs\""},
 		{"short obs", "POST", "/v1/act", "", `{"obs":` + row(testObs-1) + `}`, 400, "want obs_dim=5"},
@@ -204,12 +214,13 @@ func TestErrorPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := do(t, h, c.method, c.path, c.ctype, c.body)
 			msg := rec.Body.String()
-			if c.code != 404 && c.code != 405 {
-				var e struct{ Error string }
-				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
-					t.Fatalf("error body is not {\"error\": ...}: %q", msg)
-				}
-				msg = e.Error
+			var e struct{ Error string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" || rec.Header().Get("Content-Type") != "application/json" {
+				t.Fatalf("error body is not {\"error\": ...} as application/json: %q", msg)
+			}
+			msg = e.Error
+			if c.code == 405 && rec.Header().Get("Allow") == "" {
+				t.Fatal("405 without an Allow header")
 			}
 			if rec.Code != c.code || !strings.Contains(msg, c.want) {
 				t.Fatalf("got %d %q, want %d containing %q", rec.Code, msg, c.code, c.want)
@@ -236,8 +247,22 @@ func TestInfoAndHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), file) {
-		t.Fatalf("info %d differs from manifest.json:\n%s\nvs\n%s", rec.Code, rec.Body, file)
+	var info struct {
+		SHA256   string          `json:"bundle_sha256"`
+		Runtime  string          `json:"runtime"`
+		Manifest json.RawMessage `json:"manifest"`
+	}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &info) != nil {
+		t.Fatalf("info %d %s", rec.Code, rec.Body)
+	}
+	var mj bytes.Buffer
+	json.Indent(&mj, info.Manifest, "", "  ")
+	mj.WriteByte('\n')
+	if !bytes.Equal(mj.Bytes(), file) {
+		t.Fatalf("info's manifest differs from manifest.json:\n%s\nvs\n%s", mj.Bytes(), file)
+	}
+	if h := sha256.Sum256(file); info.SHA256 != hex.EncodeToString(h[:]) || info.Runtime != "ort" {
+		t.Fatalf("info: bundle_sha256 %q, runtime %q; want sha256sum manifest.json %x, ort", info.SHA256, info.Runtime, h)
 	}
 	if rec := do(t, h, "GET", "/healthz", "", ""); rec.Code != 200 || rec.Body.String() != "ok\n" {
 		t.Fatalf("healthz %d %q", rec.Code, rec.Body)
@@ -293,5 +318,52 @@ func TestConcurrentRequests(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestNonFiniteResultsAre422 sends finite but huge observations (3e38, as
+// float32 can hold) that overflow inside the networks: the action on both
+// runtimes, and U^ADM from a history of them. Both are the client's
+// problem (422, a JSON error naming it), never a 200 with NaN or a 500, and
+// the metrics hold no NaN afterwards.
+func TestNonFiniteResultsAre422(t *testing.T) {
+	needORT(t)
+	f := newFixtureStd(t, true, 1e-3)
+	huge := make([]float32, testObs)
+	for i := range huge {
+		huge[i] = 3e38
+		if i%2 == 1 {
+			huge[i] = -3e38 // mixed signs: Inf - Inf inside the layers
+		}
+	}
+	ok := jsonVec(make([]float32, testObs))
+	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
+		t.Run(rt, func(t *testing.T) {
+			h := New(f.open(t, policies.Options{Runtime: rt}), Options{})
+			bodies := []string{`{"obs":` + jsonVec(huge) + `}`, `{"obs":[` + ok + `,` + jsonVec(huge) + `]}`}
+			if rt == policies.RuntimeORT { // the monitor runs on ONNX Runtime
+				bodies = append(bodies, `{"obs":`+ok+`,"history":{"obs":[`+jsonVec(huge)+`,`+jsonVec(huge)+`,`+ok+`],"act":[[1,0,2],[0,0,0],[-1,0,3]]}}`)
+			}
+			for _, body := range bodies {
+				rec := do(t, h, "POST", "/v1/act", "application/json", body)
+				var e struct{ Error string }
+				if rec.Code != 422 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || !strings.Contains(e.Error, "non-finite") {
+					t.Fatalf("%.60s...: %d %s, want 422 with a JSON error naming the non-finite result", body, rec.Code, rec.Body)
+				}
+			}
+			// A good monitored request afterwards, then no NaN anywhere.
+			if rt == policies.RuntimeORT {
+				if rec := do(t, h, "POST", "/v1/act", "", `{"obs":`+ok+`,"history":{"obs":[`+ok+`],"act":[[0,0,0]]}}`); rec.Code != 200 {
+					t.Fatalf("good request: %d %s", rec.Code, rec.Body)
+				}
+			}
+			text := do(t, h, "GET", "/metrics", "", "").Body.String()
+			if strings.Contains(strings.ToLower(text), "nan") || strings.Contains(text, "Inf\n") {
+				t.Fatalf("metrics hold a non-finite value:\n%s", text)
+			}
+			if s := parseMetrics(t, text); s[`admpo_http_requests_total{code="422",route="/v1/act"}`] != float64(len(bodies)) {
+				t.Fatalf("422 count %v, want %d", s[`admpo_http_requests_total{code="422",route="/v1/act"}`], len(bodies))
+			}
+		})
 	}
 }

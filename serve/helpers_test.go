@@ -35,6 +35,14 @@ func needORT(t testing.TB) {
 
 func newFixture(t testing.TB, withADM bool) *fixture {
 	t.Helper()
+	return newFixtureStd(t, withADM, 0)
+}
+
+// newFixtureStd is newFixture with every std of the ADM's input normaliser
+// set to admStd when it is positive (a small one makes large inputs
+// overflow inside the ADM).
+func newFixtureStd(t testing.TB, withADM bool, admStd float32) *fixture {
+	t.Helper()
 	rng := rand.New(rand.NewSource(3))
 	low, high := []float64{-1, -2, 0}, []float64{1, 0.5, 4}
 	f := &fixture{actor: models.NewActor(testObs, low, high, []int{16, 16}, rng)}
@@ -55,6 +63,11 @@ func newFixture(t testing.TB, withADM bool) *fixture {
 		f.adm, err = models.NewADM(models.ADMConfig{ObsDim: testObs, ActDim: testAct, Hidden: 16, Layers: 1, ResBlocks: 1, M: testM}, rng)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if admStd > 0 {
+			for i := range f.adm.Norm.Std {
+				f.adm.Norm.Std[i] = admStd
+			}
 		}
 		if b.ADM, err = onnx.ExportADM(f.adm, onnx.ADMOptions{}, nil); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,9 @@ package serve
 
 import (
 	"bufio"
+	"math"
+	"net/http/httptest"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,7 +30,7 @@ func parseMetrics(t *testing.T, text string) map[string]float64 {
 		}
 		if strings.HasPrefix(line, "# TYPE ") {
 			f := strings.Fields(line)
-			if len(f) != 4 || (f[3] != "counter" && f[3] != "gauge" && f[3] != "histogram") {
+			if len(f) != 4 || (f[3] != "counter" && f[3] != "gauge" && f[3] != "histogram" && f[3] != "summary" && f[3] != "untyped") {
 				t.Fatalf("bad TYPE line %q", line)
 			}
 			typed[f[2]] = f[3]
@@ -38,7 +41,7 @@ func parseMetrics(t *testing.T, text string) map[string]float64 {
 			t.Fatalf("not a sample line: %q", line)
 		}
 		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m[1], "_bucket"), "_sum"), "_count")
-		if typed[m[1]] == "" && typed[base] != "histogram" {
+		if typed[m[1]] == "" && typed[base] != "histogram" && typed[base] != "summary" {
 			t.Fatalf("sample %q before its TYPE line", line)
 		}
 		v, err := strconv.ParseFloat(m[4], 64)
@@ -92,11 +95,11 @@ func TestMetrics(t *testing.T) {
 	text := rec.Body.String()
 	s := parseMetrics(t, text)
 	want := map[string]float64{
-		`admpo_http_requests_total{route="/v1/act",code="200"}`:  5,
-		`admpo_http_requests_total{route="/v1/act",code="400"}`:  2,
-		`admpo_http_requests_total{route="/v1/act",code="405"}`:  1,
-		`admpo_http_requests_total{route="other",code="404"}`:    1,
-		`admpo_http_requests_total{route="/healthz",code="200"}`: 1,
+		`admpo_http_requests_total{code="200",route="/v1/act"}`:  5,
+		`admpo_http_requests_total{code="400",route="/v1/act"}`:  2,
+		`admpo_http_requests_total{code="405",route="/v1/act"}`:  1,
+		`admpo_http_requests_total{code="404",route="other"}`:    1,
+		`admpo_http_requests_total{code="200",route="/healthz"}`: 1,
 		`admpo_http_errors_total{route="/v1/act"}`:               3,
 		`admpo_http_errors_total{route="other"}`:                 1,
 		`admpo_http_in_flight`:                                   1, // the /metrics request itself
@@ -106,7 +109,9 @@ func TestMetrics(t *testing.T) {
 		`admpo_act_batch_size_bucket{le="2"}`:                    4,
 		`admpo_act_batch_size_bucket{le="4"}`:                    5,
 		`admpo_act_batch_size_sum`:                               8,
-		`admpo_uadm_percentile_count`:                            1,
+		`admpo_uadm_rank_ratio_count`:                            1,
+		`admpo_uadm_count`:                                       1,
+		`admpo_bundle_reloads_total{result="ok"}`:                0,
 	}
 	for k, v := range want {
 		if got, ok := s[k]; !ok || got != v {
@@ -116,22 +121,43 @@ func TestMetrics(t *testing.T) {
 	if s[`admpo_act_duration_seconds_sum`] <= 0 {
 		t.Error("latency sum is not positive")
 	}
-	for _, name := range []string{"admpo_act_duration_seconds", "admpo_act_batch_size", "admpo_uadm_percentile"} {
+	for _, name := range []string{"admpo_act_duration_seconds", "admpo_act_batch_size", "admpo_uadm", "admpo_uadm_rank_ratio"} {
 		checkHistogram(t, text, name)
 	}
 }
 
-func TestHistogramBuckets(t *testing.T) {
-	h := newHistogram([]float64{1, 2, 4})
-	for _, v := range []float64{0.5, 1, 1.5, 2, 3, 4, 5, 100} {
-		h.observe(v)
+// TestObserveSkipsNonFinite: NaN and ±Inf never reach a histogram's sum.
+func TestObserveSkipsNonFinite(t *testing.T) {
+	m := newMetrics()
+	for _, v := range []float64{0.5, math.NaN(), math.Inf(1), math.Inf(-1), 2} {
+		observe(m.uadm, v)
 	}
-	var b strings.Builder
-	h.write(&b, "x", "test")
-	want := "# HELP x test\n# TYPE x histogram\n" +
-		"x_bucket{le=\"1\"} 2\nx_bucket{le=\"2\"} 4\nx_bucket{le=\"4\"} 6\nx_bucket{le=\"+Inf\"} 8\n" +
-		"x_sum 117\nx_count 8\n"
-	if b.String() != want {
-		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	rec := httptest.NewRecorder()
+	m.handler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	s := parseMetrics(t, rec.Body.String())
+	if s["admpo_uadm_sum"] != 2.5 || s["admpo_uadm_count"] != 2 {
+		t.Fatalf("sum %v count %v, want 2.5 and 2", s["admpo_uadm_sum"], s["admpo_uadm_count"])
+	}
+}
+
+// TestPromtoolAcceptsMetrics runs `promtool check metrics` (Debian package
+// prometheus, installed by make setup) on a busy server's /metrics.
+func TestPromtoolAcceptsMetrics(t *testing.T) {
+	needORT(t)
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (apt-get install prometheus; make setup does)")
+	}
+	f := newFixture(t, true)
+	h := New(f.open(t, policies.Options{}), Options{})
+	ok := jsonVec(make([]float32, testObs))
+	do(t, h, "POST", "/v1/act", "", `{"obs":`+ok+`,"history":{"obs":[`+ok+`],"act":[[0,0,0]]}}`)
+	do(t, h, "POST", "/v1/act", "", `{"obs":[1]}`)
+	do(t, h, "GET", "/nowhere", "", "")
+	text := do(t, h, "GET", "/metrics", "", "").Body.String()
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s\n--- metrics:\n%s", err, out, text)
 	}
 }

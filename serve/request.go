@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -29,17 +31,6 @@ type actRequest struct {
 	histAct       []float32 // rows of actDim
 }
 
-type wireRequest struct {
-	Obs           json.RawMessage `json:"obs"`
-	Deterministic *bool           `json:"deterministic"`
-	History       *wireHistory    `json:"history"`
-}
-
-type wireHistory struct {
-	Obs [][]float32 `json:"obs"`
-	Act [][]float32 `json:"act"`
-}
-
 // httpError is an error with the HTTP status to answer.
 type httpError struct {
 	status int
@@ -53,29 +44,102 @@ func badRequest(format string, args ...any) *httpError {
 	return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
+// requestKeys and historyKeys are the keys a /v1/act body and its
+// "history" may hold, matched exactly (case included).
+var (
+	requestKeys = []string{"obs", "deterministic", "history"}
+	historyKeys = []string{"obs", "act"}
+)
+
+// decodeObject reads the JSON object data whose keys must be among keys
+// (matched exactly, each at most once) and returns each key's raw value,
+// nil when absent. what names the object in errors ("" for the body).
+func decodeObject(data []byte, what string, keys []string) ([]json.RawMessage, error) {
+	bad := func(format string, args ...any) error {
+		if what == "" {
+			return badRequest("bad JSON: "+format, args...)
+		}
+		return badRequest("%q: "+format, append([]any{what}, args...)...)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) && what == "" {
+		return nil, badRequest("empty body: want a JSON object with \"obs\"")
+	}
+	if err != nil {
+		return nil, bad("%s", jsonHint(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, bad("want a JSON object, not %v", tok)
+	}
+	vals := make([]json.RawMessage, len(keys))
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, bad("%s", jsonHint(err))
+		}
+		key, _ := kt.(string)
+		i := slices.Index(keys, key)
+		if i < 0 {
+			return nil, bad("unknown field %q (keys are case-sensitive; want %s)", key, quoteAll(keys))
+		}
+		if vals[i] != nil {
+			return nil, bad("field %q appears twice", key)
+		}
+		if err := dec.Decode(&vals[i]); err != nil {
+			return nil, bad("%s", jsonHint(err))
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, bad("%s", jsonHint(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, bad("data after the object")
+	}
+	return vals, nil
+}
+
+// jsonHint is err's message, with a hint for NaN and Infinity literals.
+func jsonHint(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, "invalid character 'N'") || strings.Contains(msg, "invalid character 'I'") {
+		msg += " (NaN and Infinity are not JSON numbers; observations must be finite)"
+	}
+	return msg
+}
+
+func quoteAll(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	return strings.Join(q, ", ")
+}
+
+// isNull tells whether a raw value is absent or JSON null.
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
 // decodeRequest parses and validates a /v1/act body. Every failure is an
 // *httpError with a 4xx status.
 func decodeRequest(body []byte, lim limits) (*actRequest, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var w wireRequest
-	if err := dec.Decode(&w); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, badRequest("empty body: want a JSON object with \"obs\"")
-		}
-		msg := err.Error()
-		if strings.Contains(msg, "invalid character 'N'") || strings.Contains(msg, "invalid character 'I'") {
-			msg += " (NaN and Infinity are not JSON numbers; observations must be finite)"
-		}
-		return nil, badRequest("bad JSON: %s", msg)
+	vals, err := decodeObject(body, "", requestKeys)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, badRequest("bad JSON: data after the request object")
-	}
-	if len(w.Obs) == 0 || string(w.Obs) == "null" {
+	w := struct {
+		Obs, Deterministic, History json.RawMessage
+	}{vals[0], vals[1], vals[2]}
+	if isNull(w.Obs) {
 		return nil, badRequest("missing \"obs\": want one observation [%d numbers] or a batch [[%d numbers], ...]", lim.obsDim, lim.obsDim)
 	}
-	r := &actRequest{deterministic: w.Deterministic}
+	r := &actRequest{}
+	if !isNull(w.Deterministic) {
+		var d bool
+		if err := json.Unmarshal(w.Deterministic, &d); err != nil {
+			return nil, badRequest("\"deterministic\": %v", err)
+		}
+		r.deterministic = &d
+	}
 	if isNested(w.Obs) {
 		var rows [][]float32
 		if err := json.Unmarshal(w.Obs, &rows); err != nil {
@@ -106,11 +170,25 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 		}
 		r.obs, r.n = one, 1
 	}
-	if w.History != nil {
+	if !isNull(w.History) {
 		if r.batch {
 			return nil, badRequest("\"history\" is only accepted with a single observation")
 		}
-		h := w.History
+		hv, err := decodeObject(w.History, "history", historyKeys)
+		if err != nil {
+			return nil, err
+		}
+		var h struct{ Obs, Act [][]float32 }
+		if !isNull(hv[0]) {
+			if err := json.Unmarshal(hv[0], &h.Obs); err != nil {
+				return nil, badRequest("\"history.obs\": %v", err)
+			}
+		}
+		if !isNull(hv[1]) {
+			if err := json.Unmarshal(hv[1], &h.Act); err != nil {
+				return nil, badRequest("\"history.act\": %v", err)
+			}
+		}
 		if len(h.Obs) != len(h.Act) {
 			return nil, badRequest("\"history\" has %d observations but %d actions: want one action per observation", len(h.Obs), len(h.Act))
 		}
@@ -118,7 +196,6 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 			return nil, &httpError{status: http.StatusRequestEntityTooLarge,
 				msg: fmt.Sprintf("\"history\" has %d steps, the limit is %d", len(h.Obs), lim.maxHistory)}
 		}
-		var err error
 		if r.histObs, err = flatten("history.obs", h.Obs, lim.obsDim); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -44,14 +45,43 @@ func Run(ctx context.Context, addr string, h http.Handler) error {
 	return Serve(ctx, ln, h)
 }
 
-// Serve serves h on ln until ctx is cancelled. It then calls h.Drain when h
-// has one (so /healthz turns 503), stops accepting connections and waits up
-// to ShutdownGrace for in-flight requests. It returns nil after a graceful
-// shutdown and the server's error otherwise.
+// ServeOptions configure ServeWith.
+type ServeOptions struct {
+	// DrainDelay is how long the server keeps serving after ctx is
+	// cancelled, with /healthz and /readyz answering 503, so that load
+	// balancers and probes see the drain and stop sending traffic before
+	// the listener closes. 0 closes it at once.
+	DrainDelay time.Duration
+	// SkipDrain, when it closes (or receives) during the drain delay, ends
+	// the delay at once (e.g. a second SIGTERM).
+	SkipDrain <-chan struct{}
+	// TLS, when set, serves HTTPS with it (TLS 1.2 at least).
+	TLS *tls.Config
+}
+
+// Serve serves h on ln until ctx is cancelled, then shuts down gracefully
+// without a drain delay (see ServeWith).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	return ServeWith(ctx, ln, h, ServeOptions{})
+}
+
+// ServeWith serves h on ln until ctx is cancelled. It then calls h.Drain
+// when h has one (so /healthz and /readyz turn 503), keeps serving for
+// opts.DrainDelay (new connections included, keep-alives off), stops
+// accepting connections and waits up to ShutdownGrace for in-flight
+// requests. It returns nil after a graceful shutdown and the server's error
+// otherwise.
+func ServeWith(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
 	srv := NewServer(ln.Addr().String(), h)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if opts.TLS != nil {
+		cfg := opts.TLS.Clone()
+		cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
+		srv.TLSConfig = cfg
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -59,6 +89,15 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	}
 	if d, ok := h.(interface{ Drain() }); ok {
 		d.Drain()
+	}
+	if opts.DrainDelay > 0 {
+		srv.SetKeepAlivesEnabled(false) // clients reconnect, and see the drain
+		select {
+		case err := <-errc:
+			return fmt.Errorf("serve: %w", err)
+		case <-time.After(opts.DrainDelay):
+		case <-opts.SkipDrain:
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()

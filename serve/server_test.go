@@ -103,3 +103,60 @@ func TestRunBadAddress(t *testing.T) {
 		t.Fatalf("timeouts not set: %+v", srv)
 	}
 }
+
+// TestDrainAnswersHealth503: after the context is cancelled, a server with a
+// drain delay keeps accepting connections for that long, /healthz and
+// /readyz answer 503 on new connections while /v1/act still works, and only
+// then does it stop.
+func TestDrainAnswersHealth503(t *testing.T) {
+	needORT(t)
+	f := newFixture(t, false)
+	h := New(f.open(t, policies.Options{}), Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	get := func(path string) int {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	const delay = 800 * time.Millisecond
+	go func() { served <- ServeWith(ctx, ln, h, ServeOptions{DrainDelay: delay}) }()
+	if a, b := get("/healthz"), get("/readyz"); a != 200 || b != 200 {
+		t.Fatalf("before the drain: healthz %d, readyz %d", a, b)
+	}
+	start := time.Now()
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	if a, b := get("/healthz"), get("/readyz"); a != 503 || b != 503 {
+		t.Fatalf("during the drain: healthz %d, readyz %d, want 503", a, b)
+	}
+	resp, err := http.Post(base+"/v1/act", "application/json", strings.NewReader(`{"obs":[0,0,0,0,0]}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("act during the drain: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after the drain")
+	}
+	if d := time.Since(start); d < delay {
+		t.Fatalf("Serve returned %v after the cancel, before the %v drain delay", d, delay)
+	}
+	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		c.Close()
+		t.Fatal("listener still open after the drain")
+	}
+}

@@ -21,13 +21,21 @@ type RunInfo struct {
 	Step   int
 }
 
-// OpenRun reads a run directory: config.json, policy.onnx, the model file
-// and the real replay buffer from the checkpoint.
+// OpenRun reads an online run directory: config.json, policy.onnx, the
+// model file and the real replay buffer from the checkpoint. Offline runs
+// are refused (ExportBundle reads every kind).
 func OpenRun(dir string) (*RunInfo, error) {
 	r := &RunInfo{Dir: dir}
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, fmt.Errorf("train: %s is not a run directory: %w", dir, err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
+	}
+	if _, offline := keys["dataset"]; offline {
+		return nil, fmt.Errorf("train: %s is an offline run: it has no real replay buffer of its own (its data are its data set)", dir)
 	}
 	if err := json.Unmarshal(b, &r.Config); err != nil {
 		return nil, fmt.Errorf("train: %s/config.json: %w", dir, err)

@@ -16,12 +16,8 @@ func init() {
 
 func runBench(args []string) error {
 	help := "Usage: admpo bench train|rollout|serve [flags]   (see admpo bench <name> --help)\n"
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(os.Stderr, help)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: bench needs a sub-command: train, rollout or serve", errUsage)
-		}
-		return nil
+	if done, err := groupHelp(args, help, "bench needs a sub-command: train, rollout or serve"); done {
+		return err
 	}
 	switch args[0] {
 	case "train":

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
-	"math/rand"
-	"strconv"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/serve"
 	"github.com/admpo/admpo/train"
@@ -19,10 +24,13 @@ func init() {
 
 func runExport(args []string) error {
 	fs := newFlags("export", "export --run DIR --out BUNDLE",
-		"Writes a bundle directory from a finished run: policy.onnx, adm.onnx (ADMPO runs) and\n"+
-			"manifest.json with the task, dims, action bounds, the ADM's normaliser, m, sha256 of every file,\n"+
-			"provenance, and the U^ADM calibration: percentiles of U^ADM over histories sampled from the\n"+
-			"run's real data. The bundle is written atomically and verified when opened.")
+		"Writes a bundle directory from a finished run of any kind (train online: admpo, mbpo, sac;\n"+
+			"train offline: admpo, mopo, bc, on a task's data set or on your own data): policy.onnx,\n"+
+			"adm.onnx (ADMPO runs) and manifest.json with the task, algorithm, run kind, dims, action\n"+
+			"bounds, the ADM's normaliser, m, sha256 of every file, provenance, and the U^ADM calibration:\n"+
+			"percentiles of U^ADM over histories sampled from the run's real data (an online run's real\n"+
+			"replay buffer; an offline run's data set, which must be unchanged). The bundle is written\n"+
+			"atomically and verified when opened.")
 	run := fs.String("run", "", "run directory (from admpo train)")
 	out := fs.String("out", "", "bundle directory to create (must not exist)")
 	samples := fs.Int("calibration-samples", 5000, "real histories used for the U^ADM calibration")
@@ -33,17 +41,17 @@ func runExport(args []string) error {
 	if *run == "" || *out == "" {
 		return fmt.Errorf("%w: export needs --run and --out", errUsage)
 	}
-	b, err := exportBundle(*run, *samples)
+	b, info, err := train.ExportBundle(*run, *samples)
 	if err != nil {
 		return err
 	}
 	if err := policies.WriteBundle(*out, *b); err != nil {
 		return err
 	}
-	fmt.Printf("wrote bundle %s (policy", *out)
+	fmt.Printf("wrote bundle %s (%s %s run, %s: policy", *out, info.Kind, b.Manifest.Algorithm, b.Manifest.Task)
 	if b.ADM != nil {
-		fmt.Printf(", ADM m=%d, U^ADM calibration from %d histories: p50 %.4g, p95 %.4g, p99 %.4g",
-			b.Manifest.M, b.Manifest.Calibration.Samples, quantile(b.Manifest.Calibration, 50),
+		fmt.Printf(", ADM m=%d, U^ADM calibration from %d histories of %s: p50 %.4g, p95 %.4g, p99 %.4g",
+			b.Manifest.M, b.Manifest.Calibration.Samples, info.Histories, quantile(b.Manifest.Calibration, 50),
 			quantile(b.Manifest.Calibration, 95), quantile(b.Manifest.Calibration, 99))
 	}
 	fmt.Println(")")
@@ -59,86 +67,141 @@ func quantile(c *policies.Calibration, p float64) float64 {
 	return 0
 }
 
-// exportBundle assembles a bundle from a run directory, calibrating U^ADM
-// on histories from the run's real replay buffer.
-func exportBundle(dir string, samples int) (*policies.Bundle, error) {
-	r, err := train.OpenRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	e, err := envs.Make(r.Config.Env)
-	if err != nil {
-		return nil, err
-	}
-	lo, hi := e.ActionLow(), e.ActionHigh()
-	e.Close()
-	b := &policies.Bundle{Policy: r.Policy, Manifest: policies.Manifest{
-		Task: r.Config.Env, Algorithm: r.Config.Algo + "-on", ActLow: lo, ActHigh: hi,
-		Provenance: map[string]string{"run": dir, "seed": strconv.FormatInt(r.Config.Seed, 10),
-			"env_steps": strconv.Itoa(r.Step), "preset": r.Config.Preset, "exported": time.Now().UTC().Format(time.RFC3339)}}}
-	if r.Config.Algo != "admpo" || r.Model == nil {
-		return b, b.Complete()
-	}
-	b.ADM = r.Model
-	// Calibrate on real histories: open the bundle in memory for its monitor.
-	if err := b.Complete(); err != nil {
-		return nil, err
-	}
-	p, err := policies.OpenBundle(b, policies.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	mon, err := p.Monitor()
-	if err != nil {
-		return nil, err
-	}
-	obs, acts, lens, err := r.Real.Windows(samples, mon.M(), rand.New(rand.NewSource(r.Config.Seed)))
-	if err != nil {
-		return nil, err
-	}
-	od, ad := r.Real.ObsDim, r.Real.ActDim
-	us := make([]float64, 0, len(lens))
-	for i, at := 0, 0; i < len(lens); i++ {
-		l := lens[i]
-		rd, err := mon.Uncertainty(obs[at*od:(at+l)*od], acts[at*ad:(at+l)*ad])
-		if err != nil {
-			return nil, err
-		}
-		at += l
-		if rd.K > 1 { // a single plan has no spread to compare
-			us = append(us, rd.U)
-		}
-	}
-	if b.Manifest.Calibration, err = policies.Calibrate(us); err != nil {
-		return nil, err
-	}
-	return b, b.Complete()
-}
-
 func runServe(args []string) error {
 	fs := newFlags("serve", "serve --bundle BUNDLE [--addr 127.0.0.1:8080]",
 		"Serves a bundle over HTTP: POST /v1/act (one observation or a batch, optional history for the\n"+
-			"U^ADM monitor), GET /healthz, GET /v1/info (the manifest), GET /metrics (Prometheus).\n"+
-			"SIGINT/SIGTERM drain in-flight requests and stop.")
+			"U^ADM monitor), GET /healthz and GET /readyz (200, or 503 while draining), GET /v1/info (the\n"+
+			"bundle's sha256, run kind and manifest), GET /metrics (Prometheus), POST /admin/reload. The\n"+
+			"README's serving section documents the API.\n"+
+			"SIGHUP (or POST /admin/reload with the admin bearer token) reloads --bundle from disk: requests\n"+
+			"in flight finish on the old policy, new ones use the new one; a bundle that fails to load is\n"+
+			"refused and the old one keeps serving.\n"+
+			"SIGINT/SIGTERM start the drain: /healthz and /readyz answer 503 for --drain-delay while\n"+
+			"everything else is still served (a second signal cuts the delay short), then the listener\n"+
+			"closes and in-flight requests finish.")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go, no shared library; no monitor)")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
+	drain := fs.Duration("drain-delay", 5*time.Second, "after SIGTERM, keep serving this long with /healthz and /readyz at 503 before closing the listener")
+	adminFile := fs.String("admin-token-file", "", "file holding the bearer token of POST /admin/reload (unset: the admin API is off)")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token every request needs (Authorization: Bearer TOKEN; 401 without), except --public routes")
+	public := fs.StringSlice("public", []string{"health", "metrics"}, "with --token-file, what stays open: health (/healthz, /readyz), metrics, info; \"\" for nothing")
+	cert := fs.String("tls-cert", "", "PEM certificate (chain) file: serve HTTPS (with --tls-key)")
+	key := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	bound(fs, span{Lo: 0, Hi: 600}, "drain-delay")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *bundle == "" {
 		return fmt.Errorf("%w: serve needs --bundle", errUsage)
 	}
-	p, err := policies.Open(*bundle, policies.Options{Runtime: *rt, Stochastic: *stochastic})
+	opts := serve.Options{}
+	for _, g := range *public {
+		if g != "" && !slices.Contains(serve.PublicGroups, g) {
+			return fmt.Errorf("%w: --public %q: want some of %s", errUsage, g, strings.Join(serve.PublicGroups, ", "))
+		}
+		opts.Public = append(opts.Public, g)
+	}
+	if *tokenFile != "" {
+		tok, err := readToken(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("%w: --token-file: %v", errUsage, err)
+		}
+		opts.Token = tok
+	}
+	var tlsCfg *tls.Config
+	if (*cert == "") != (*key == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+	}
+	if *cert != "" {
+		kp, err := tls.LoadX509KeyPair(*cert, *key)
+		if err != nil {
+			return fmt.Errorf("%w: --tls-cert/--tls-key: %v", errUsage, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS12}
+	}
+	if *adminFile != "" {
+		tok, err := readToken(*adminFile)
+		if err != nil {
+			return fmt.Errorf("%w: --admin-token-file: %v", errUsage, err)
+		}
+		opts.AdminToken = tok
+	}
+	popts := policies.Options{Runtime: *rt, Stochastic: *stochastic}
+	p, err := policies.Open(*bundle, popts)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	ctx, stop := interruptible()
+	opts.Load = func() (*policies.Policy, error) { return policies.Open(*bundle, popts) }
+	h := serve.New(p, opts)
+	defer h.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	// The first SIGINT/SIGTERM starts the drain, a second one cuts its delay.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	skip := make(chan struct{})
+	term := make(chan os.Signal, 2)
+	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(term)
+	go func() {
+		<-term
+		stop()
+		<-term
+		close(skip)
+	}()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if np, err := h.Reload(); err != nil {
+				fmt.Fprintf(os.Stderr, "admpo serve: SIGHUP: %v\n", err)
+			} else {
+				fmt.Printf("reloaded %s: bundle sha256 %s (%s)\n", *bundle, np.Digest(), np.Manifest().Algorithm)
+			}
+		}
+	}()
 	m := p.Manifest()
-	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s) on http://%s\n", *bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), *addr)
-	return serve.Run(ctx, *addr, serve.New(p, serve.Options{}))
+	scheme := "http"
+	if tlsCfg != nil {
+		scheme = "https"
+	}
+	fmt.Printf("serving %s (%s, obs %d, act %d, runtime %s, bundle sha256 %s) on %s://%s\n",
+		*bundle, m.Task, m.ObsDim, m.ActDim, p.Runtime(), p.Digest(), scheme, ln.Addr())
+	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain, SkipDrain: skip, TLS: tlsCfg})
+}
+
+// maxTokenBytes bounds a token file.
+const maxTokenBytes = 4096
+
+// readToken reads a bearer token file: a regular file of at most
+// maxTokenBytes whose content, trimmed of surrounding white space, is the
+// token (at least 16 characters, printable ASCII without spaces).
+func readToken(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxTokenBytes {
+		return "", fmt.Errorf("%s: want a regular file of at most %d bytes", path, maxTokenBytes)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 16 {
+		return "", fmt.Errorf("%s: the token has %d characters, want at least 16", path, len(tok))
+	}
+	for _, c := range tok {
+		if c <= ' ' || c > '~' {
+			return "", fmt.Errorf("%s: the token holds white space or a non-ASCII character", path)
+		}
+	}
+	return tok, nil
 }

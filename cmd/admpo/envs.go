@@ -18,12 +18,8 @@ func runEnvs(args []string) error {
 	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n\n" +
 		"list  prints every task with its observation/action sizes and control step dt.\n" +
 		"run   runs a uniform random policy and prints each episode's return and length, then steps/s.\n"
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(os.Stderr, help)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: envs needs a sub-command: list or run", errUsage)
-		}
-		return nil
+	if done, err := groupHelp(args, help, "envs needs a sub-command: list or run"); done {
+		return err
 	}
 	switch args[0] {
 	case "list":

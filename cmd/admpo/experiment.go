@@ -25,16 +25,13 @@ func runExperiment(args []string) error {
 		"uncertainty":       expUncertainty,
 		"m-sweep":           expMSweep,
 	}
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(os.Stderr, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
-			"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
-			"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
-			"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
-			"See admpo experiment SUB --help.\n")
-		if len(args) == 0 {
-			return fmt.Errorf("%w: experiment needs a sub-command: compounding-error, uncertainty or m-sweep", errUsage)
-		}
-		return nil
+	if done, err := groupHelp(args, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
+		"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
+		"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
+		"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
+		"See admpo experiment SUB --help.\n",
+		"experiment needs a sub-command: compounding-error, uncertainty or m-sweep"); done {
+		return err
 	}
 	f, ok := subs[args[0]]
 	if !ok {

@@ -23,6 +23,7 @@ var invocations = [][]string{
 	{"train", "online"}, {"train", "offline"}, {"collect"}, {"promote"}, {"export"}, {"serve"}, {"doctor"},
 	{"envs", "list"}, {"envs", "run"}, {"experiment", "compounding-error"}, {"experiment", "uncertainty"},
 	{"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"}, {"bench", "rollout"}, {"bench", "serve"},
+	{"eval"}, {"version"},
 }
 
 // flagsOf returns the flag set that the command parses (seen through
@@ -32,10 +33,10 @@ func flagsOf(t *testing.T, inv []string) *pflag.FlagSet {
 	var fs *pflag.FlagSet
 	parsedHook = func(f *pflag.FlagSet) { fs = f }
 	defer func() { parsedHook = nil }()
-	stderr := os.Stderr
-	os.Stderr, _ = os.Open(os.DevNull)
+	stdout := os.Stdout
+	os.Stdout, _ = os.Open(os.DevNull) // --help prints there
 	err := commands[inv[0]].run(append(append([]string(nil), inv[1:]...), "--help"))
-	os.Stderr = stderr
+	os.Stdout = stdout
 	if fs == nil || (err != nil && !errors.Is(err, pflag.ErrHelp)) {
 		t.Fatalf("admpo %s --help: %v (flag set seen: %v)", strings.Join(inv, " "), err, fs != nil)
 	}
@@ -53,7 +54,14 @@ func badValues(f *pflag.Flag) []string {
 	isFloat := f.Value.Type() == "float64"
 	switch f.Value.Type() {
 	case "duration":
-		return []string{"0s", "-1s"}
+		out = []string{"-1s"}
+		if open {
+			out = append(out, strconv.FormatFloat(lo, 'g', -1, 64)+"s")
+		}
+		if !math.IsInf(hi, 1) {
+			out = append(out, strconv.FormatFloat(hi+1, 'g', -1, 64)+"s")
+		}
+		return out
 	}
 	if !math.IsInf(lo, -1) {
 		if open {

@@ -34,11 +34,19 @@ func main() {
 }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == "--version" {
+		args = []string{"version"}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return exitCode(c.run([]string{"--help"}))
+			// admpo help CMD [SUB...]: that (sub-)command's --help.
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(os.Stderr, "admpo: help: unknown command %q\n\n", args[1])
+				usage(os.Stderr)
+				return 2
 			}
+			return exitCode(c.run(append(append([]string(nil), args[2:]...), "--help")))
 		}
 		usage(os.Stdout)
 		return 0
@@ -76,15 +84,31 @@ func usage(w *os.File) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun `admpo <command> --help` for the flags of a command.")
+	fmt.Fprintln(w, "\nRun `admpo <command> --help` (or `admpo help <command> [sub-command]`) for the flags of a command.")
+}
+
+// groupHelp handles the help of a command made of sub-commands: with no
+// arguments it prints help to stderr and returns a usage error naming what
+// is missing; with --help or -h it prints help to stdout (done is true,
+// err nil); otherwise it does nothing.
+func groupHelp(args []string, help, missing string) (done bool, err error) {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, help)
+		return true, fmt.Errorf("%w: %s", errUsage, missing)
+	}
+	if args[0] == "--help" || args[0] == "-h" {
+		fmt.Fprint(os.Stdout, help)
+		return true, nil
+	}
+	return false, nil
 }
 
 // newFlags returns a flag set whose --help prints a description and the flags.
 func newFlags(name, synopsis, description string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: admpo %s\n\n%s\n\nFlags:\n%s", synopsis,
+	fs.Usage = func() { // only on --help (ContinueOnError): to stdout
+		fmt.Fprintf(os.Stdout, "Usage: admpo %s\n\n%s\n\nFlags:\n%s", synopsis,
 			strings.TrimSpace(description), fs.FlagUsages())
 	}
 	return fs

@@ -111,8 +111,8 @@ func TestBinary(t *testing.T) {
 		if r := runBin(t, bin, nil, "envs", "run", "--env", "nope"); r.code != 1 || !strings.Contains(r.stderr, "unknown task") {
 			t.Errorf("unknown task: exit %d, %q", r.code, r.stderr)
 		}
-		if r := runBin(t, bin, nil, "envs", "run", "--help"); r.code != 0 || !strings.Contains(r.stderr, "--episodes") {
-			t.Errorf("--help: exit %d, %q", r.code, r.stderr)
+		if r := runBin(t, bin, nil, "envs", "run", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--episodes") {
+			t.Errorf("--help: exit %d, %q", r.code, r.stdout)
 		}
 	})
 }

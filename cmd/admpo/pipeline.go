@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
@@ -94,7 +95,7 @@ func runPipeline(args []string) error {
 	// 2. Export.
 	fmt.Printf("== 2/4 exporting the bundle\n")
 	bundleDir := filepath.Join(*out, "bundle")
-	b, err := exportBundle(runDir, 5000)
+	b, _, err := train.ExportBundle(runDir, 5000)
 	if err != nil {
 		return err
 	}
@@ -144,11 +145,12 @@ func runPipeline(args []string) error {
 		if err != nil {
 			return err
 		}
-		mean, err := evaluateBundle(p, task.Name, *episodes, *seed+1000)
+		res, err := evaluate.Run(p, evaluate.Config{Task: task.Name, Episodes: *episodes, Seed: *seed + 1000})
 		p.Close()
 		if err != nil {
 			return err
 		}
+		mean := res.ReturnMean
 		returns[i] = mean
 		fmt.Printf("   runtime %-3s: mean return %.1f\n", rt, mean)
 	}
@@ -158,41 +160,4 @@ func runPipeline(args []string) error {
 	fmt.Printf("done in %s: run %s, bundle %s (serve it with: admpo serve --bundle %s)\n",
 		time.Since(start).Round(time.Second), runDir, bundleDir, bundleDir)
 	return nil
-}
-
-// evaluateBundle runs deterministic episodes with a deployed policy.
-func evaluateBundle(p *policies.Policy, env string, episodes int, seed int64) (float64, error) {
-	e, err := envs.Make(env)
-	if err != nil {
-		return 0, err
-	}
-	defer e.Close()
-	var total float64
-	for ep := 0; ep < episodes; ep++ {
-		obs := e.Reset(seed + int64(ep))
-		act := make([]float64, e.Task.ActDim)
-		for {
-			o32 := make([]float32, len(obs))
-			for i, v := range obs {
-				o32[i] = float32(v)
-			}
-			a, err := p.Act(o32)
-			if err != nil {
-				return 0, err
-			}
-			for i, v := range a {
-				act[i] = float64(v)
-			}
-			st, err := e.Step(act)
-			if err != nil {
-				return 0, err
-			}
-			total += st.Reward
-			if st.Terminated || st.Truncated {
-				break
-			}
-			obs = st.Obs
-		}
-	}
-	return total / float64(episodes), nil
 }

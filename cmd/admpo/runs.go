@@ -97,18 +97,16 @@ func onlyWithResume(fs *pflag.FlagSet, allowed ...string) error {
 	return nil
 }
 
-// newRunDir is out, or runs/def when out is empty; it prints the resolved
-// config that the run saves there as config.json.
-func newRunDir(out, def string, config []byte) string {
-	dir := out
-	if dir == "" {
-		dir = filepath.Join("runs", def)
+// newRunDir is out, or runs/def when out is empty.
+func newRunDir(out, def string) string {
+	if out == "" {
+		return filepath.Join("runs", def)
 	}
-	printRunConfig(dir, config)
-	return dir
+	return out
 }
 
-// printRunConfig prints the config a run saves as dir/config.json.
+// printRunConfig prints the config a run has saved as dir/config.json
+// (call it after the run is created: the message says it was saved).
 func printRunConfig(dir string, config []byte) {
 	fmt.Printf("config (saved to %s/config.json):\n%s", dir, config)
 }

@@ -19,12 +19,9 @@ func init() {
 }
 
 func runTrain(args []string) error {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
-		fmt.Fprint(os.Stderr, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n")
-		if len(args) == 0 {
-			return fmt.Errorf("%w: train needs a sub-command: online or offline", errUsage)
-		}
-		return nil
+	if done, err := groupHelp(args, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n",
+		"train needs a sub-command: online or offline"); done {
+		return err
 	}
 	switch args[0] {
 	case "online":
@@ -217,10 +214,11 @@ func trainOnline(args []string) error {
 			_, err := os.Stdout.Write(cfg.JSON())
 			return err
 		}
-		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed), cfg.JSON())
+		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed))
 		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return err
 		}
+		printRunConfig(dir, o.Cfg.JSON())
 	}
 	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")

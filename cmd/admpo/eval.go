@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/admpo/admpo/evaluate"
+	"github.com/admpo/admpo/policies"
+)
+
+func init() {
+	register(&command{name: "eval", summary: "play a policy bundle in its task: return mean/std and D4RL normalised score", run: runEval})
+}
+
+func runEval(args []string) error {
+	fs := newFlags("eval", "eval --bundle BUNDLE [--episodes 10] [--seed 0] [--runtime ort|go] [--json]",
+		"Plays episodes of a bundle's policy in its task (the manifest's, or --task) on either runtime and\n"+
+			"prints the return's mean and population std and, for tasks with D4RL reference scores (hopper,\n"+
+			"halfcheetah, walker2d, ant), the normalised score 100*(return - random)/(expert - random).\n"+
+			"Episode i resets the task with seed --seed + i; actions are deterministic unless --stochastic.\n"+
+			"A policy trained on your own data (no built-in task) cannot be played.")
+	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
+	episodes := fs.Int("episodes", 10, "episodes to play")
+	seed := fs.Int64("seed", 0, "seed of the first episode's reset")
+	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go)")
+	task := fs.String("task", "", "task to play instead of the bundle's (same observation and action sizes)")
+	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
+	asJSON := fs.Bool("json", false, "print the result as JSON (every episode's return and length)")
+	bound(fs, span{Lo: 1, Hi: 1e6}, "episodes")
+	bound(fs, nonNeg, "seed")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *bundle == "" {
+		return fmt.Errorf("%w: eval needs --bundle", errUsage)
+	}
+	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
+		return fmt.Errorf("%w: eval: --runtime %q: want ort or go", errUsage, *rt)
+	}
+	p, err := policies.Open(*bundle, policies.Options{Runtime: *rt, NoMonitor: true, Sessions: 1, Seed: *seed})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	r, err := evaluate.Run(p, evaluate.Config{Task: *task, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	mode := "deterministic"
+	if r.Stochastic {
+		mode = "stochastic"
+	}
+	fmt.Printf("%s, runtime %s, %d %s episodes (seeds %d..%d): return %.1f ± %.1f",
+		r.Task, r.Runtime, r.Episodes, mode, r.Seed, r.Seed+int64(r.Episodes)-1, r.ReturnMean, r.ReturnStd)
+	if r.Score != nil {
+		fmt.Printf(", D4RL normalised score %.1f ± %.1f", r.Score.Mean, r.Score.Std)
+	}
+	fmt.Println()
+	return nil
+}

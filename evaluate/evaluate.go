@@ -1,0 +1,130 @@
+// Package evaluate plays a deployed policy bundle in its task: episodes on
+// a MuJoCo task (package envs) with the actor on either runtime, their
+// returns and, for tasks with D4RL reference scores, normalised scores. It
+// sits above policies (which links no simulator) and links no training
+// code.
+package evaluate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/policies"
+)
+
+// Config configures Run.
+type Config struct {
+	// Task is the task to play; "" means the bundle's own task.
+	Task string
+	// Episodes is the number of episodes (> 0); episode i starts from the
+	// task's reset with seed Seed+i.
+	Episodes int
+	Seed     int64
+	// Stochastic samples actions (from the policy's seeded RNG) instead of
+	// taking the deterministic mean action.
+	Stochastic bool
+}
+
+// Result is an evaluation's outcome.
+type Result struct {
+	Task       string    `json:"task"`
+	Runtime    string    `json:"runtime"`
+	Episodes   int       `json:"episodes"`
+	Seed       int64     `json:"seed"`
+	Stochastic bool      `json:"stochastic"`
+	Returns    []float64 `json:"returns"`
+	Lengths    []int     `json:"lengths"`
+	// ReturnMean and ReturnStd are the mean and population standard
+	// deviation of Returns.
+	ReturnMean float64 `json:"return_mean"`
+	ReturnStd  float64 `json:"return_std"`
+	// Score is the D4RL normalised score (100·(return − random)/(expert −
+	// random)) of the episodes; nil for tasks without reference scores.
+	Score *Score `json:"normalized_score,omitempty"`
+}
+
+// Score is the mean and population standard deviation of the episodes'
+// normalised scores.
+type Score struct {
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
+}
+
+// Run plays cfg.Episodes episodes of p in its task (or cfg.Task).
+func Run(p *policies.Policy, cfg Config) (*Result, error) {
+	if cfg.Episodes <= 0 {
+		return nil, fmt.Errorf("evaluate: %d episodes (want > 0)", cfg.Episodes)
+	}
+	task := cfg.Task
+	if task == "" {
+		task = p.Manifest().Task
+	}
+	if task == "" {
+		return nil, errors.New("evaluate: the bundle names no task: give one")
+	}
+	e, err := envs.Make(task)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: the bundle's task %q is not a built-in task (a policy trained on your own data cannot be played here; name a task): %w", task, err)
+	}
+	defer e.Close()
+	if e.Task.ObsDim != p.ObsDim() || e.Task.ActDim != p.ActDim() {
+		return nil, fmt.Errorf("evaluate: task %s has %d observation and %d action values, the policy %d and %d",
+			task, e.Task.ObsDim, e.Task.ActDim, p.ObsDim(), p.ActDim())
+	}
+	r := &Result{Task: task, Runtime: p.Runtime(), Episodes: cfg.Episodes, Seed: cfg.Seed, Stochastic: cfg.Stochastic}
+	od, ad := p.ObsDim(), p.ActDim()
+	o32, a32, act := make([]float32, od), make([]float32, ad), make([]float64, ad)
+	for ep := 0; ep < cfg.Episodes; ep++ {
+		obs := e.Reset(cfg.Seed + int64(ep))
+		var ret float64
+		n := 0
+		for {
+			for i, v := range obs {
+				o32[i] = float32(v)
+			}
+			if err := p.ActInto(a32, o32, cfg.Stochastic); err != nil {
+				return nil, fmt.Errorf("evaluate: episode %d step %d: %w", ep, n, err)
+			}
+			for i, v := range a32 {
+				act[i] = float64(v)
+			}
+			st, err := e.Step(act)
+			if err != nil {
+				return nil, fmt.Errorf("evaluate: episode %d step %d: %w", ep, n, err)
+			}
+			ret += st.Reward
+			n++
+			if st.Terminated || st.Truncated {
+				break
+			}
+			obs = st.Obs
+		}
+		r.Returns = append(r.Returns, ret)
+		r.Lengths = append(r.Lengths, n)
+	}
+	r.ReturnMean, r.ReturnStd = meanStd(r.Returns)
+	if _, _, err := datasets.RefScores(task); err == nil {
+		scores := make([]float64, len(r.Returns))
+		for i, ret := range r.Returns {
+			scores[i], _ = datasets.NormalizedScore(task, ret)
+		}
+		m, s := meanStd(scores)
+		r.Score = &Score{Mean: m, Std: s}
+	}
+	return r, nil
+}
+
+// meanStd is the mean and population standard deviation of v.
+func meanStd(v []float64) (mean, std float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(v)))
+}

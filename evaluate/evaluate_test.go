@@ -1,0 +1,144 @@
+package evaluate
+
+import (
+	"math"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/policies"
+)
+
+// refActor is an independent float64 forward pass of the deterministic
+// actor: ReLU MLP, then scale·tanh(mean) + bias.
+func refActor(a *models.Actor, obs []float64) []float64 {
+	x := obs
+	for li, l := range a.Net.Layers {
+		y := make([]float64, l.Out)
+		for o := range y {
+			s := float64(l.B[o])
+			for i := 0; i < l.In; i++ {
+				s += x[i] * float64(l.W[i*l.Out+o])
+			}
+			if li+1 < len(a.Net.Layers) {
+				s = math.Max(s, 0)
+			}
+			y[o] = s
+		}
+		x = y
+	}
+	out := make([]float64, a.ActDim)
+	for j := range out {
+		out[j] = float64(a.Scale[j])*math.Tanh(x[j]) + float64(a.Bias[j])
+	}
+	return out
+}
+
+// TestEvaluateMatchesReference plays a random hopper actor's bundle on both
+// runtimes and compares returns, lengths and D4RL scores with episodes
+// played here by the float64 reference actor and D4RL's hopper constants.
+func TestEvaluateMatchesReference(t *testing.T) {
+	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
+	a := models.NewActor(11, low, high, []int{16, 16}, rand.New(rand.NewSource(4)))
+	pol, err := onnx.ExportActor(a, map[string]string{"task": "hopper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := policies.WriteBundle(dir, policies.Bundle{Policy: pol, Manifest: policies.Manifest{Task: "hopper", Algorithm: "sac-on", ActLow: low, ActHigh: high}}); err != nil {
+		t.Fatal(err)
+	}
+	const episodes, seed = 3, 11
+	// The reference episodes.
+	e, err := envs.Make("hopper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantRet []float64
+	var wantLen []int
+	for ep := 0; ep < episodes; ep++ {
+		obs := e.Reset(seed + int64(ep))
+		ret, n := 0.0, 0
+		for {
+			st, err := e.Step(refActor(a, obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ret += st.Reward
+			n++
+			if st.Terminated || st.Truncated {
+				break
+			}
+			obs = st.Obs
+		}
+		wantRet, wantLen = append(wantRet, ret), append(wantLen, n)
+	}
+	e.Close()
+	var mean, sq float64
+	for _, r := range wantRet {
+		mean += r / episodes
+	}
+	for _, r := range wantRet {
+		sq += (r - mean) * (r - mean) / episodes
+	}
+	score := 100 * (mean + 20.272305) / (3234.3 + 20.272305)
+	scoreStd := 100 * math.Sqrt(sq) / (3234.3 + 20.272305)
+
+	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
+		t.Run(rt, func(t *testing.T) {
+			if rt == policies.RuntimeORT {
+				if err := infer.Init(); err != nil {
+					t.Skipf("ONNX Runtime unavailable: %v", err)
+				}
+			}
+			p, err := policies.Open(dir, policies.Options{Runtime: rt, NoMonitor: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			r, err := Run(p, Config{Episodes: episodes, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Task != "hopper" || r.Runtime != rt || len(r.Returns) != episodes {
+				t.Fatalf("result %+v", r)
+			}
+			for i := range wantRet {
+				if r.Lengths[i] != wantLen[i] || math.Abs(r.Returns[i]-wantRet[i]) > 1e-3*math.Max(1, math.Abs(wantRet[i])) {
+					t.Fatalf("episode %d: return %v over %d steps, want %v over %d", i, r.Returns[i], r.Lengths[i], wantRet[i], wantLen[i])
+				}
+			}
+			if math.Abs(r.ReturnMean-mean) > 1e-3*math.Max(1, math.Abs(mean)) || math.Abs(r.ReturnStd-math.Sqrt(sq)) > 1e-2*math.Max(1, math.Sqrt(sq)) {
+				t.Fatalf("return %v ± %v, want %v ± %v", r.ReturnMean, r.ReturnStd, mean, math.Sqrt(sq))
+			}
+			if r.Score == nil || math.Abs(r.Score.Mean-score) > 1e-3 || math.Abs(r.Score.Std-scoreStd) > 1e-3 {
+				t.Fatalf("score %+v, want %v ± %v", r.Score, score, scoreStd)
+			}
+		})
+	}
+
+	t.Run("errors", func(t *testing.T) {
+		p, err := policies.Open(dir, policies.Options{Runtime: policies.RuntimeGo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		for _, c := range []struct {
+			cfg  Config
+			want string
+		}{
+			{Config{Episodes: 0}, "episodes"},
+			{Config{Episodes: 1, Task: "robot-log"}, "not a built-in task"},
+			{Config{Episodes: 1, Task: "walker2d"}, "17 observation"},
+		} {
+			if _, err := Run(p, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%+v: %v, want an error containing %q", c.cfg, err, c.want)
+			}
+		}
+	})
+}

@@ -1,0 +1,208 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/policies"
+)
+
+// Run kinds recorded in an exported bundle's manifest (policies.Manifest.RunKind).
+const (
+	KindOnline  = policies.RunOnline  // admpo, mbpo or sac trained in a simulator
+	KindOffline = policies.RunOffline // admpo, mopo or bc trained on a task's data set
+	KindOwnData = policies.RunOwnData // an offline run on data without a task
+)
+
+// ExportedRun is what ExportBundle read from a run directory, besides the
+// bundle.
+type ExportedRun struct {
+	Kind string // KindOnline, KindOffline or KindOwnData
+	Algo string // admpo, mbpo, sac, mopo or bc
+	// Step is the run's last checkpointed env step (online) or policy
+	// update (offline).
+	Step int
+	// Histories is what the U^ADM calibration sampled from: "real replay"
+	// (online) or the data set's path (offline); "" without an ADM.
+	Histories string
+}
+
+// ExportBundle assembles a deployable bundle from a finished run directory
+// of any kind: online (admpo/mbpo/sac), offline on a task's data set
+// (admpo/mopo/bc) or offline on data without a task. The manifest records
+// the task (the data set's name without a task), the algorithm as
+// "<algo>-on" or "<algo>-off", the run kind and the action bounds the actor
+// squashes into. For ADMPO runs with a fitted ADM, U^ADM is calibrated on
+// samples histories drawn from the run's real data: the online run's real
+// replay buffer, or the offline run's data set (which must still hold the
+// data the run trained on). The bundle is completed (checksums, dims) but
+// not written: see policies.WriteBundle.
+func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, error) {
+	if samples <= 0 {
+		return nil, nil, fmt.Errorf("train: export: %d calibration samples (want > 0)", samples)
+	}
+	cj, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: %s is not a run directory: %w", dir, err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(cj, &keys); err != nil {
+		return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
+	}
+	policy, err := os.ReadFile(filepath.Join(dir, "policy.onnx"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: %s has no final policy (did the run finish?): %w", dir, err)
+	}
+	f, err := ckpt.Load(filepath.Join(dir, CheckpointName))
+	if err != nil {
+		return nil, nil, err
+	}
+	var st struct {
+		Step    int
+		DataN   int
+		DataSum uint32
+	}
+	if err := readState(f, &st); err != nil {
+		return nil, nil, fmt.Errorf("train: %s checkpoint: %w", dir, err)
+	}
+	run := &ExportedRun{Step: st.Step}
+	prov := map[string]string{"run": dir, "exported": time.Now().UTC().Format(time.RFC3339)}
+	var (
+		task, preset string
+		seed         int64
+		low, high    []float64
+		histories    func() (*Replay, error)
+	)
+	if _, offline := keys["dataset"]; offline {
+		var c OfflineConfig
+		if err := json.Unmarshal(cj, &c); err != nil {
+			return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
+		}
+		run.Algo, task, preset, seed = c.Algo, c.Env, c.Preset, c.Seed
+		run.Kind = KindOffline
+		prov["updates"] = strconv.Itoa(st.Step)
+		prov["dataset"] = c.Dataset
+		if c.Name != "" {
+			prov["dataset_name"] = c.Name
+		}
+		if task == "" {
+			run.Kind, task = KindOwnData, c.Name
+			low, high = c.ActionLow, c.ActionHigh
+			if len(low) == 0 {
+				return nil, nil, fmt.Errorf("train: %s/config.json: an offline run without a task records no action bounds", dir)
+			}
+		}
+		histories = func() (*Replay, error) {
+			d, err := datasets.ReadD4RL(c.Dataset)
+			if err != nil {
+				return nil, fmt.Errorf("train: export: the run's data set (for the U^ADM calibration): %w", err)
+			}
+			if st.DataN != 0 && (d.N != st.DataN || datasetSum(d) != st.DataSum) {
+				return nil, fmt.Errorf("train: export: the data set %s changed since the run trained on it (%d transitions, checksum %08x; now %d, %08x)",
+					c.Dataset, st.DataN, st.DataSum, d.N, datasetSum(d))
+			}
+			if d.ObsDim != c.ObsDim && c.ObsDim != 0 || d.ActDim != c.ActDim && c.ActDim != 0 {
+				return nil, fmt.Errorf("train: export: the data set %s has %d/%d observation/action values, the run %d/%d",
+					c.Dataset, d.ObsDim, d.ActDim, c.ObsDim, c.ActDim)
+			}
+			return ReplayFromDataset(d, seed)
+		}
+		run.Histories = c.Dataset
+	} else {
+		var c OnlineConfig
+		if err := json.Unmarshal(cj, &c); err != nil {
+			return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
+		}
+		run.Algo, task, preset, seed = c.Algo, c.Env, c.Preset, c.Seed
+		run.Kind = KindOnline
+		prov["env_steps"] = strconv.Itoa(st.Step)
+		histories = func() (*Replay, error) { return loadReplay(f, "real") }
+		run.Histories = "real replay"
+	}
+	if run.Algo == "" {
+		return nil, nil, fmt.Errorf("train: %s/config.json names no algorithm", dir)
+	}
+	if low == nil {
+		e, err := envs.Make(task)
+		if err != nil {
+			return nil, nil, fmt.Errorf("train: export: %w", err)
+		}
+		low, high = e.ActionLow(), e.ActionHigh()
+		e.Close()
+	}
+	prov["seed"] = strconv.FormatInt(seed, 10)
+	if preset != "" {
+		prov["preset"] = preset
+	}
+	suffix := "-on"
+	if run.Kind != KindOnline {
+		suffix = "-off"
+	}
+	b := &policies.Bundle{Policy: policy, Manifest: policies.Manifest{
+		Task: task, Algorithm: run.Algo + suffix, RunKind: run.Kind, ActLow: low, ActHigh: high, Provenance: prov}}
+	adm, err := os.ReadFile(filepath.Join(dir, "adm.onnx"))
+	if run.Algo != "admpo" || errors.Is(err, os.ErrNotExist) {
+		run.Histories = ""
+		return b, run, b.Complete() // no ADM (mbpo/mopo's ensemble does not serve as a monitor)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: export: %w", err)
+	}
+	b.ADM = adm
+	if err := b.Complete(); err != nil {
+		return nil, nil, err
+	}
+	hist, err := histories()
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.Manifest.Calibration, err = CalibrateUADM(b, hist, samples, seed); err != nil {
+		return nil, nil, err
+	}
+	return b, run, b.Complete()
+}
+
+// CalibrateUADM measures U^ADM with b's ADM on n histories of up to m real
+// states sampled from hist (never crossing an episode end) and returns its
+// percentiles. Histories of one state (nothing to compare) are left out.
+func CalibrateUADM(b *policies.Bundle, hist *Replay, n int, seed int64) (*policies.Calibration, error) {
+	p, err := policies.OpenBundle(b, policies.Options{Sessions: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	mon, err := p.Monitor()
+	if err != nil {
+		return nil, err
+	}
+	obs, acts, lens, err := hist.Windows(n, mon.M(), rand.New(rand.NewSource(seed)))
+	if err != nil {
+		return nil, err
+	}
+	od, ad := hist.ObsDim, hist.ActDim
+	us := make([]float64, 0, len(lens))
+	for i, at := 0, 0; i < len(lens); i++ {
+		l := lens[i]
+		rd, err := mon.Uncertainty(obs[at*od:(at+l)*od], acts[at*ad:(at+l)*ad])
+		if err != nil {
+			return nil, err
+		}
+		at += l
+		if rd.K > 1 {
+			us = append(us, rd.U)
+		}
+	}
+	if len(us) == 0 {
+		return nil, errors.New("train: export: no sampled history has two states or more (episodes of one step?): U^ADM cannot be calibrated")
+	}
+	return policies.Calibrate(us)
+}
