@@ -104,6 +104,11 @@ func TestEveryNumericFlagRejectsBadValues(t *testing.T) {
 			t.Errorf("admpo train %s: %v, want a usage error naming the flag", strings.Join(args, " "), err)
 		}
 	}
+	// A dropout probability of 1 is inside --dropout's [0, 1] span but not a
+	// probability the graphs take.
+	if err := runBench([]string{"rollout", "--dropout", "1"}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--dropout") {
+		t.Errorf("admpo bench rollout --dropout 1: %v, want a usage error naming --dropout", err)
+	}
 	if tested < 150 {
 		t.Errorf("only %d bad values tested", tested)
 	}
