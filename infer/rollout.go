@@ -50,7 +50,9 @@ type RollConfig struct {
 	DeterministicPolicy bool
 }
 
-// Roller rolls a policy out in a learned dynamics model.
+// Roller rolls a policy out in a learned dynamics model. An ADM engine
+// whose graph has MC dropout draws its masks' seed with one rng.Int63()
+// before any other draw of the roll-out (see DropoutKeep).
 type Roller interface {
 	Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error)
 	Close()
