@@ -47,8 +47,8 @@ type overrides struct {
 
 // rolloutDropoutHelp is --rollout-dropout's help (online and offline).
 const rolloutDropoutHelp = "admpo: keep the ADM's ResBlock dropout (0.1) on in roll-outs, U^ADM and the fit's holdout\n" +
-	"validation, as the authors' model never put in eval mode (seeded masks: runs stay reproducible);\n" +
-	"unset: the preset's (paper: on; quick: off)"
+	"validation, as the authors' code does (it never puts the model in eval mode); the masks are seeded,\n" +
+	"so runs stay reproducible; unset: the preset's (paper: on; quick: off)"
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
 	o := &overrides{overrideFlags: newOverrideFlags(fs)}
