@@ -23,6 +23,7 @@ type RolloutConfig struct {
 	BatchRows              int // rows per ONNX Runtime call (0: infer's default, 2048 on the CPU)
 	Repeats                int
 	Provider               string
+	Dropout                float64 // MC dropout probability of the ADM graphs (0: none)
 }
 
 // DefaultRolloutConfig: obs 11, act 3, m 5, 3x200 GRU, 4 ResBlocks, 256x256
@@ -90,11 +91,11 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked}, nil)
+	direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: c.Dropout}, nil)
 	if err != nil {
 		return nil, err
 	}
-	step, err := onnx.ExportADMStep(adm, nil)
+	step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: c.Dropout}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +111,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	t.Header["model"] = fmt.Sprintf("obs %d, act %d, m %d, GRU %dx%d, %d ResBlocks, actor 256x256", c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.Blocks)
 	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " per call (0: 1 per call, one concurrent call per CPU)"
 	t.Header["engine split"] = fmt.Sprintf("workers %d, rows per call %d (0: infer's defaults)", c.Workers, c.BatchRows)
+	t.Header["MC dropout"] = strconv.FormatFloat(c.Dropout, 'g', -1, 64) + " (0: none; --rollout-dropout: 0.1)"
 	f := countFlops(c)
 	for _, penalty := range []bool{false, true} {
 		style := "ADMPO-ON (no penalty)"

@@ -36,15 +36,19 @@ type ADMDirect struct {
 	plans                    []plan
 	bnd                      []int
 	obs, acts, next, rew, lv []float32
+	mask                     []float32 // [blocks, plans, hidden] per piece (dropout only)
 	lens                     []int32
+	drop                     dropout
 }
 
 // plan is one ADM evaluation: row r's k-step plan.
 type plan struct{ r, k int }
 
-// OpenADMDirect loads an ADM exported by admpo's onnx.ExportADM.
+// OpenADMDirect loads an ADM exported by admpo's onnx.ExportADM. A graph
+// exported with dropout (metadata "dropout") rolls out with MC dropout:
+// see DropoutKeep.
 func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
-	s, err := openEngine(model, []string{"obs", "actions", "lengths"}, []string{"next_obs_mean", "reward_mean", "logvar"}, opts)
+	s, err := openEngine(model, []string{"obs", "actions", "lengths"}, []string{"next_obs_mean", "reward_mean", "logvar"}, opts, dropoutMaskInput)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ADM)", err)
 	}
@@ -53,8 +57,18 @@ func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
 		s.Close()
 		return nil, fmt.Errorf("infer: ADM metadata: %w", err)
 	}
-	return &ADMDirect{sess: s, m: m, obsDim: od, act: ad, split: engineSplit(opts)}, nil
+	d, err := engineDropout(s)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &ADMDirect{sess: s, m: m, obsDim: od, act: ad, split: engineSplit(opts), drop: d}, nil
 }
+
+// Dropout is the graph's MC dropout probability (0: none).
+func (e *ADMDirect) Dropout() float64 { return e.drop.p }
+
+func (e *ADMDirect) dropState() *dropout { return &e.drop }
 
 // M is the model's maximum backtracking length.
 func (e *ADMDirect) M() int { return e.m }
@@ -75,15 +89,33 @@ func (e *ADMDirect) advance(w *window.Window, alive []int, cont []bool) {}
 
 // Predict evaluates plans in one call: obs [n, obsDim] start states, acts
 // [m, n, act] sequence-first, lens [n] in 1..m; it fills next, rew, lv.
+// A graph with dropout needs PredictDropout.
 func (e *ADMDirect) Predict(obs, acts []float32, lens []int32, next, rew, lv []float32) error {
-	return e.run(len(lens), obs, acts, lens, next, rew, lv)
+	if e.drop.on() {
+		return fmt.Errorf("infer: the ADM has MC dropout (p=%g): use PredictDropout with masks", e.drop.p)
+	}
+	return e.run(len(lens), obs, acts, lens, nil, next, rew, lv)
 }
 
-// run evaluates n plans with the given input and output buffers.
-func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, next, rew, lv []float32) error {
+// PredictDropout is Predict on a graph with dropout, with keep flags mask
+// [res_blocks, n, hidden] (1 keep, 0 drop; the graph scales by 1/(1-p)).
+func (e *ADMDirect) PredictDropout(obs, acts []float32, lens []int32, mask, next, rew, lv []float32) error {
+	if !e.drop.on() {
+		return fmt.Errorf("infer: the ADM has no dropout: use Predict")
+	}
+	if want := e.drop.blocks * len(lens) * e.drop.hidden; len(mask) != want {
+		return fmt.Errorf("infer: dropout mask has %d values, want %d (res_blocks %d x %d plans x hidden %d)",
+			len(mask), want, e.drop.blocks, len(lens), e.drop.hidden)
+	}
+	return e.run(len(lens), obs, acts, lens, mask, next, rew, lv)
+}
+
+// run evaluates n plans with the given input and output buffers (mask:
+// the dropout keep flags, with dropout only).
+func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, mask, next, rew, lv []float32) error {
 	var ts tensors
 	defer ts.destroy()
-	vals := make([]ort.Value, 0, 6)
+	vals := make([]ort.Value, 0, 7)
 	for _, x := range []struct {
 		d    []float32
 		dims []int
@@ -99,6 +131,14 @@ func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, next, rew, lv 
 		return err
 	}
 	vals = append(vals, lt)
+	if e.drop.on() {
+		mt, err := wrap(&ts, mask, e.drop.blocks, n, e.drop.hidden)
+		if err != nil {
+			return err
+		}
+		vals = append(vals, mt)
+	}
+	nin := len(vals)
 	for _, x := range []struct {
 		d    []float32
 		dims []int
@@ -109,7 +149,7 @@ func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, next, rew, lv 
 		}
 		vals = append(vals, t)
 	}
-	return e.sess.Run(vals[:3], vals[3:])
+	return e.sess.Run(vals[:nin], vals[nin:])
 }
 
 func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
@@ -137,6 +177,10 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 	e.next = grow(e.next, n*od)
 	e.rew = grow(e.rew, n)
 	e.lv = grow(e.lv, n*(od+1))
+	drop := e.drop.on()
+	if drop {
+		e.mask = grow(e.mask, e.drop.blocks*n*e.drop.hidden)
+	}
 	// Each piece [lo, hi) owns obs/lens/outputs rows lo..hi-1 and the
 	// sequence-first action block acts[m·lo·ad : m·hi·ad] of shape [m, hi-lo, ad].
 	e.bnd = e.split.bounds(n, e.bnd)
@@ -153,7 +197,15 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 			}
 			e.lens[i] = int32(pl.k)
 		}
-		return e.run(pn, e.obs[lo*od:hi*od], acts, e.lens[lo:hi],
+		var mask []float32 // the piece's [blocks, pn, hidden]
+		if drop {
+			bh := e.drop.blocks * e.drop.hidden
+			mask = e.mask[lo*bh : hi*bh]
+			for i := lo; i < hi; i++ {
+				e.drop.fill(mask, pn, i-lo, e.plans[i].r, e.plans[i].k)
+			}
+		}
+		return e.run(pn, e.obs[lo*od:hi*od], acts, e.lens[lo:hi], mask,
 			e.next[lo*od:hi*od], e.rew[lo:hi], e.lv[lo*(od+1):hi*(od+1)])
 	})
 	if err != nil {

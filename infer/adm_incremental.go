@@ -31,17 +31,21 @@ type ADMIncremental struct {
 	u              []float32 // one row's plan predictions, for U^ADM
 	wk             []incWorker
 	freshRows      bool // the graph starts rows past hidden's from zero
+	drop           dropout
 }
 
 // pair is one cached plan: row r's plan starting at window slot j.
 type pair struct{ r, j int }
 
-// incWorker is one worker's hidden-state buffers, [layers, piece, hidden].
-type incWorker struct{ hin, hout []float32 }
+// incWorker is one worker's hidden-state buffers, [layers, piece, hidden],
+// and dropout mask [blocks, piece, hidden] (dropout only).
+type incWorker struct{ hin, hout, mask []float32 }
 
-// OpenADMIncremental loads an ADM step graph exported by onnx.ExportADMStep.
+// OpenADMIncremental loads an ADM step graph exported by
+// onnx.ExportADMStep (or ExportADMStepWith: a graph with dropout rolls out
+// with MC dropout, the masks those of ADMDirect; see DropoutKeep).
 func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
-	s, err := openEngine(model, []string{"hidden", "obs", "act"}, []string{"hidden_out", "next_obs_mean", "reward_mean", "logvar"}, opts)
+	s, err := openEngine(model, []string{"hidden", "obs", "act"}, []string{"hidden_out", "next_obs_mean", "reward_mean", "logvar"}, opts, dropoutMaskInput)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ADM step graph)", err)
 	}
@@ -50,15 +54,25 @@ func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
 		var l, h int
 		if l, err = MetaInt(s.meta, "layers"); err == nil {
 			if h, err = MetaInt(s.meta, "hidden"); err == nil {
+				d, err := engineDropout(s)
+				if err != nil {
+					s.Close()
+					return nil, err
+				}
 				sp := engineSplit(opts)
 				return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
-					wk: make([]incWorker, sp.workers), freshRows: s.meta["fresh_rows"] == "true"}, nil
+					wk: make([]incWorker, sp.workers), freshRows: s.meta["fresh_rows"] == "true", drop: d}, nil
 			}
 		}
 	}
 	s.Close()
 	return nil, fmt.Errorf("infer: ADM step metadata: %w", err)
 }
+
+// Dropout is the graph's MC dropout probability (0: none).
+func (e *ADMIncremental) Dropout() float64 { return e.drop.p }
+
+func (e *ADMIncremental) dropState() *dropout { return &e.drop }
 
 // Rollout runs ADM-Roll from the start sequences.
 func (e *ADMIncremental) Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
@@ -104,8 +118,10 @@ func (e *ADMIncremental) rowBounds() {
 // metadata) they go last in their piece and skip the recurrent products.
 // With shift, a row whose window is full (w.Len = m) stores slot j's new
 // state in slot j-1, the shift its window makes when it continues, and the
-// slot of the row's next current state is zeroed.
-func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh func(pair) bool, shift bool) error {
+// slot of the row's next current state is zeroed. With dropout, keyed gives
+// each pair the mask of its plan (row, k = w.Len - j); otherwise (outputs
+// not used) every unit is kept.
+func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh func(pair) bool, shift, keyed bool) error {
 	n := len(e.pairs)
 	od, ad, H, L := e.obsDim, e.act, e.hidden, e.layers
 	e.obs = grow(e.obs, n*od)
@@ -132,6 +148,10 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 		wk := &e.wk[wi]
 		wk.hin = grow(wk.hin, L*n0*H)
 		wk.hout = grow(wk.hout, L*pn*H)
+		drop := e.drop.on()
+		if drop {
+			wk.mask = grow(wk.mask, e.drop.blocks*pn*e.drop.hidden)
+		}
 		c, f := 0, n0
 		for i := lo; i < hi; i++ {
 			pr := e.pairs[i]
@@ -148,10 +168,16 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 			e.pos[i] = lo + q
 			copy(e.obs[(lo+q)*od:], w.State(pr.r, pr.j))
 			copy(e.a[(lo+q)*ad:], actOf(pr))
+			switch {
+			case drop && keyed:
+				e.drop.fill(wk.mask, pn, q, pr.r, w.Len[pr.r]-pr.j)
+			case drop:
+				e.drop.ones(wk.mask, pn, q)
+			}
 		}
 		var ts tensors
 		defer ts.destroy()
-		vals := make([]ort.Value, 0, 7)
+		vals := make([]ort.Value, 0, 8)
 		for _, x := range []struct {
 			d    []float32
 			dims []int
@@ -166,7 +192,16 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 			}
 			vals = append(vals, t)
 		}
-		if err := e.sess.Run(vals[:3], vals[3:]); err != nil {
+		nin := 3
+		if drop { // the mask input goes after hidden, obs and act
+			t, err := wrap(&ts, wk.mask, e.drop.blocks, pn, e.drop.hidden)
+			if err != nil {
+				return err
+			}
+			vals = append(vals[:3], append([]ort.Value{t}, vals[3:]...)...)
+			nin = 4
+		}
+		if err := e.sess.Run(vals[:nin], vals[nin:]); err != nil {
 			return err
 		}
 		for i := lo; i < hi; i++ {
@@ -213,7 +248,7 @@ func (e *ADMIncremental) begin(w *window.Window) error {
 		}
 		step := t
 		act := func(p pair) []float32 { return w.Action(p.r, p.j+step) }
-		if err := e.run(w, act, func(pair) bool { return step == 0 }, false); err != nil {
+		if err := e.run(w, act, func(pair) bool { return step == 0 }, false, false); err != nil {
 			return err
 		}
 	}
@@ -231,7 +266,7 @@ func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng 
 		}
 	}
 	act := func(p pair) []float32 { return w.Action(p.r, w.Len[p.r]-1) }
-	if err := e.run(w, act, func(p pair) bool { return p.j == w.Len[p.r]-1 }, true); err != nil {
+	if err := e.run(w, act, func(p pair) bool { return p.j == w.Len[p.r]-1 }, true, true); err != nil {
 		return err
 	}
 	na := len(alive)

@@ -109,6 +109,13 @@ func layerNorm64(n *models.LayerNorm, x []float64) []float64 {
 // k-step plan: the mean next state s + delta, the mean reward and the
 // soft-clamped log-variance of [next obs, reward].
 func admRef(a *models.ADM, s []float32, acts [][]float32) (next []float64, rew float64, lv []float64) {
+	return admRefDrop(a, s, acts, nil)
+}
+
+// admRefDrop is admRef with MC dropout in the ResBlocks: mult[b] holds
+// block b's multipliers of Swish(x·W + b) (0 for a dropped unit, 1/(1-p)
+// for a kept one); nil mult is no dropout.
+func admRefDrop(a *models.ADM, s []float32, acts [][]float32, mult [][]float64) (next []float64, rew float64, lv []float64) {
 	hs := make([][]float64, len(a.GRU))
 	for l := range hs {
 		hs[l] = make([]float64, a.Cfg.Hidden)
@@ -124,7 +131,11 @@ func admRef(a *models.ADM, s []float32, acts [][]float32) (next []float64, rew f
 	for b := range a.Blocks {
 		y := linear64(&a.Blocks[b].Lin, x)
 		for i, v := range y {
-			y[i] = x[i] + v*sigmoid64(v)
+			sw := v * sigmoid64(v)
+			if mult != nil {
+				sw *= mult[b][i]
+			}
+			y[i] = x[i] + sw
 		}
 		x = layerNorm64(&a.Blocks[b].Norm, y)
 	}

@@ -35,6 +35,11 @@ type refModel struct {
 	draw    func(h *refHist, rng *rand.Rand) int
 	predict func(h *refHist, choice int, wantU bool) refPred
 	back    func(choice int) int32 // the backtracking length a choice predicts with
+	// With MC dropout: begin draws the roll-out's mask seed (first, once
+	// per roll-out) and predictAt replaces predict, told the roll-out step
+	// and the start row.
+	begin     func(rng *rand.Rand)
+	predictAt func(h *refHist, choice int, wantU bool, step, row int) refPred
 }
 
 func refRollout(t testing.TB, p *infer.Policy, start *infer.Start, od, ad int, cfg infer.RollConfig, rng *rand.Rand, mod refModel) *infer.Transitions {
@@ -45,6 +50,9 @@ func refRollout(t testing.TB, p *infer.Policy, start *infer.Start, od, ad int, c
 	}
 	wantU := cfg.WantU || cfg.Penalty != 0
 	out := &infer.Transitions{}
+	if mod.begin != nil {
+		mod.begin(rng)
+	}
 	for lo := 0; lo < start.N; lo += chunk {
 		hi := min(lo+chunk, start.N)
 		hs := make([]*refHist, hi-lo)
@@ -92,6 +100,10 @@ func refRollout(t testing.TB, p *infer.Policy, start *infer.Start, od, ad int, c
 			}
 			preds := make([]refPred, n)
 			for q, r := range alive {
+				if mod.predictAt != nil {
+					preds[q] = mod.predictAt(hs[r], choice[q], wantU, step, lo+r)
+					continue
+				}
 				preds[q] = mod.predict(hs[r], choice[q], wantU)
 			}
 			var still []int

@@ -55,7 +55,9 @@ type RollConfig struct {
 	Context context.Context
 }
 
-// Roller rolls a policy out in a learned dynamics model.
+// Roller rolls a policy out in a learned dynamics model. An ADM engine
+// whose graph has MC dropout draws its masks' seed with one rng.Int63()
+// before any other draw of the roll-out (see DropoutKeep).
 type Roller interface {
 	Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error)
 	Close()
@@ -101,20 +103,25 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 		chunk = 8192
 	}
 	wantU := cfg.WantU || cfg.Penalty != 0
+	var drop *dropout // MC dropout: the masks' seed comes first from rng
+	if d, ok := st.(dropper); ok && d.dropState().on() {
+		drop = d.dropState()
+		drop.seed = rng.Int63()
+	}
 	out := newTransitions(start.N*cfg.Horizon, od, ad)
 	for lo := 0; lo < start.N; lo += chunk {
 		if cfg.Context != nil && cfg.Context.Err() != nil {
 			return nil, fmt.Errorf("infer: roll-out stopped after %d of %d rows: %w", lo, start.N, cfg.Context.Err())
 		}
 		hi := min(lo+chunk, start.N)
-		if err := rollChunk(st, p, start, lo, hi, cfg, wantU, rng, out); err != nil {
+		if err := rollChunk(st, p, start, lo, hi, cfg, wantU, rng, drop, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, wantU bool, rng *rand.Rand, out *Transitions) error {
+func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, wantU bool, rng *rand.Rand, drop *dropout, out *Transitions) error {
 	m, od, ad := st.dims()
 	rows := hi - lo
 	w := window.New(rows, m, od, ad)
@@ -156,6 +163,9 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		}
 		for q, r := range alive {
 			w.SetAction(r, act[q*ad:(q+1)*ad])
+		}
+		if drop != nil {
+			drop.step, drop.row0 = step, lo
 		}
 		if err := st.predict(w, alive, wantU, rng, &pr); err != nil {
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)

@@ -52,12 +52,13 @@ func Open(model []byte, inputs, outputs []string, opts Options) (*Session, error
 }
 
 // openEngine opens an ADM-Roll engine's session with engineThreads
-// intra-op threads.
-func openEngine(model []byte, inputs, outputs []string, opts Options) (*Session, error) {
-	return open(model, inputs, outputs, opts, engineThreads(opts))
+// intra-op threads. The inputs named in optional join the session's inputs
+// (after inputs, in order) when the model has them.
+func openEngine(model []byte, inputs, outputs []string, opts Options, optional ...string) (*Session, error) {
+	return open(model, inputs, outputs, opts, engineThreads(opts), optional...)
 }
 
-func open(model []byte, inputs, outputs []string, opts Options, threads int) (*Session, error) {
+func open(model []byte, inputs, outputs []string, opts Options, threads int, optional ...string) (*Session, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
@@ -70,6 +71,11 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int) (*S
 	}
 	if err := hasNames("input", ins, inputs); err != nil {
 		return nil, err
+	}
+	for _, o := range optional {
+		if hasNames("input", ins, []string{o}) == nil {
+			inputs = append(inputs[:len(inputs):len(inputs)], o)
+		}
 	}
 	if err := hasNames("output", outs, outputs); err != nil {
 		return nil, err

@@ -108,11 +108,21 @@ func (m *ADM) GRUStep(st *ADMState, obs, act []float32) error {
 // Head writes the prediction for the current step of every row of st:
 // mean and soft-clamped logvar, [Batch·(ObsDim+1)] each.
 func (m *ADM) Head(st *ADMState, mean, logvar []float32) error {
+	return m.HeadDropout(st, nil, mean, logvar)
+}
+
+// HeadDropout is Head with dropout in the ResBlocks: mult [ResBlocks,
+// Batch, Hidden] multiplies each block's Swish(x·W + b) (0 for a dropped
+// unit, 1/(1-p) for a kept one); nil mult is Head.
+func (m *ADM) HeadDropout(st *ADMState, mult, mean, logvar []float32) error {
 	c := m.Cfg
 	b := st.Batch
 	d := c.ObsDim + 1
 	if len(mean) != b*d || len(logvar) != b*d {
 		return fmt.Errorf("models: ADM head: outputs of %d and %d values, want %d", len(mean), len(logvar), b*d)
+	}
+	if mult != nil && len(mult) != c.ResBlocks*b*c.Hidden {
+		return fmt.Errorf("models: ADM head: dropout multipliers of %d values, want %d", len(mult), c.ResBlocks*b*c.Hidden)
 	}
 	if st.Steps == 0 {
 		return fmt.Errorf("models: ADM head: no GRU step taken")
@@ -127,6 +137,11 @@ func (m *ADM) Head(st *ADMState, mean, logvar []float32) error {
 		blk := &m.Blocks[i]
 		linearInto(&blk.Lin, x, b, u)
 		swishInPlace(u)
+		if mult != nil {
+			for j, v := range mult[i*b*h : (i+1)*b*h] {
+				u[j] *= v
+			}
+		}
 		for j, v := range u {
 			x[j] += v
 		}

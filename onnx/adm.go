@@ -52,6 +52,13 @@ type ADMOptions struct {
 	// sequence, whatever its length. The head then runs on all m steps,
 	// which costs more than running it on each row's last step only.
 	AllSteps bool
+	// Dropout > 0 adds MC dropout with this probability to the head's
+	// ResBlocks (y = x + Dropout(Swish(x·W + b)), as the authors' model in
+	// training mode): the input dropout_mask [res_blocks, batch, hidden]
+	// holds each row's keep flags (1 keep, 0 drop) per block, and the graph
+	// scales kept units by 1/(1-Dropout). 0 gives the graph without the
+	// input. Not with AllSteps.
+	Dropout float64
 }
 
 // ExportADM writes an Any-step Dynamics Model as an ONNX model. Inputs:
@@ -76,11 +83,18 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	if opts.Form == ADMPacked && opts.AllSteps {
 		return nil, fmt.Errorf("onnx: export ADM: the packed form has no all_mean output (AllSteps needs the unrolled or gru form)")
 	}
+	if err := checkDropout(opts.Dropout); err != nil {
+		return nil, fmt.Errorf("onnx: export ADM: %w", err)
+	}
+	if opts.Dropout > 0 && opts.AllSteps {
+		return nil, fmt.Errorf("onnx: export ADM: dropout with all_mean (AllSteps) is not supported")
+	}
 	c := m.Cfg
 	g := NewGraph("admpo_adm", "Any-step Dynamics Model ("+opts.Form.String()+" form)")
 	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
 	actions := g.Input(NameActions, Float, Fixed(c.M), Batch, Fixed(c.ActDim))
 	lengths := g.Input(NameLengths, Int32, Batch)
+	mask := dropoutMask(g, m, opts.Dropout, Batch) // "" without dropout
 	lc := clampLengths(g, lengths, c.M)
 
 	obsN := normalize(g, obs, m.Norm.Mean[:c.ObsDim], m.Norm.Std[:c.ObsDim])
@@ -99,9 +113,13 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 			top = selectStep(g, hs, lc)
 		}
 	case ADMPacked:
-		top, unsort = packedStack(g, m, obsN, actN, lc)
+		var order string
+		top, unsort, order = packedStack(g, m, obsN, actN, lc)
+		if mask != "" { // the head runs on the length-sorted rows
+			mask = g.Op("Gather", []string{mask, order}, AttrInt("axis", 1))
+		}
 	}
-	out := admHead(g, m, top)
+	out := admHead(g, m, top, mask)
 	if unsort != "" {
 		out = g.Op("Gather", []string{out, unsort}, AttrInt("axis", 0))
 	}
@@ -120,10 +138,14 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	}
 	admOutputs(g, m, obs, mean, lv)
 
-	md, err := mergeMeta(meta, admMeta(m, "adm", map[string]string{
+	extra := map[string]string{
 		MetaADMForm:  opts.Form.String(),
 		MetaAllSteps: strconv.FormatBool(opts.AllSteps),
-	}))
+	}
+	if opts.Dropout > 0 {
+		extra[MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
+	}
+	md, err := mergeMeta(meta, admMeta(m, "adm", extra))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export ADM: %w", err)
 	}
@@ -151,12 +173,38 @@ func admMeta(m *models.ADM, kind string, extra map[string]string) map[string]str
 }
 
 // admHead applies the ResBlocks and the output layer to x [N, H], giving
-// [N, 2·(obs_dim+1)]: mean of [delta, r], then the raw log-variance.
-func admHead(g *Graph, m *models.ADM, x string) string {
+// [N, 2·(obs_dim+1)]: mean of [delta, r], then the raw log-variance. mask
+// ("" for none) is the scaled dropout mask [res_blocks, N, H] of
+// dropoutMask, its rows in x's order.
+func admHead(g *Graph, m *models.ADM, x, mask string) string {
 	for i := range m.Blocks {
-		x = resBlock(g, x, &m.Blocks[i])
+		bm := ""
+		if mask != "" {
+			bm = g.Op("Gather", []string{mask, g.Int64s("block", nil, []int64{int64(i)})}, AttrInt("axis", 0))
+		}
+		x = resBlock(g, x, &m.Blocks[i], bm)
 	}
 	return linear(g, x, "adm_out", &m.Out)
+}
+
+// checkDropout accepts a dropout probability in [0, 1).
+func checkDropout(p float64) error {
+	if !(p >= 0 && p < 1) {
+		return fmt.Errorf("dropout %v outside [0, 1)", p)
+	}
+	return nil
+}
+
+// dropoutMask declares the dropout_mask input [res_blocks, rows, hidden]
+// (keep flags) and returns it scaled by 1/(1-p), the inverted-dropout
+// multipliers; "" (no input) when p is 0.
+func dropoutMask(g *Graph, m *models.ADM, p float64, rows Dim) string {
+	if p == 0 {
+		return ""
+	}
+	c := m.Cfg
+	in := g.Input(NameDropoutMask, Float, Fixed(c.ResBlocks), rows, Fixed(c.Hidden))
+	return g.Op("Mul", []string{in, g.Scalar("dropout_scale", float32(1/(1-p)))})
 }
 
 // admOutputs splits mean [batch, obs_dim+1] into next_obs_mean = obs + delta

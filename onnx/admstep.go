@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/admpo/admpo/models"
 )
@@ -24,7 +25,23 @@ const MetaFreshRows = "fresh_rows"
 // result at a higher cost). batch0 = batch is the plain step. The graph
 // carries the metadata fresh_rows=true.
 func ExportADMStep(m *models.ADM, meta map[string]string) ([]byte, error) {
+	return ExportADMStepWith(m, ADMStepOptions{}, meta)
+}
+
+// ADMStepOptions chooses the ADM step graph's options.
+type ADMStepOptions struct {
+	// Dropout > 0 adds MC dropout to the head as ADMOptions.Dropout does:
+	// the input dropout_mask [res_blocks, batch, hidden] holds the keep flags
+	// of every row (in obs's row order), scaled by 1/(1-Dropout) in the graph.
+	Dropout float64
+}
+
+// ExportADMStepWith is ExportADMStep with options.
+func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]string) ([]byte, error) {
 	if err := checkADM(m); err != nil {
+		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
+	}
+	if err := checkDropout(opts.Dropout); err != nil {
 		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
 	}
 	c := m.Cfg
@@ -34,6 +51,10 @@ func ExportADMStep(m *models.ADM, meta map[string]string) ([]byte, error) {
 	hidden := g.Input(NameHidden, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
 	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
 	act := g.Input(NameAct, Float, Batch, Fixed(c.ActDim))
+	// The mask's rows are obs's, but its dimension has its own name: hidden
+	// reuses "batch" for a possibly smaller size, and ONNX Runtime's buffer
+	// planner would take same-named shapes for equal ones.
+	mask := dropoutMask(g, m, opts.Dropout, Dim{Param: "mask_rows"})
 	obsN := normalize(g, obs, m.Norm.Mean[:c.ObsDim], m.Norm.Std[:c.ObsDim])
 	actN := normalize(g, act, m.Norm.Mean[c.ObsDim:], m.Norm.Std[c.ObsDim:])
 
@@ -71,12 +92,16 @@ func ExportADMStep(m *models.ADM, meta map[string]string) ([]byte, error) {
 	}
 	g.Output(hOut, NameHiddenOut, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
 	top := g.Op("Concat", []string{xc, xf}, AttrInt("axis", 0))
-	out := admHead(g, m, top)
+	out := admHead(g, m, top, mask)
 	d := int64(c.ObsDim + 1)
 	parts := g.OpN("Split", []string{out, int64s(g, "split", d, d)}, 2, AttrInt("axis", -1))
 	admOutputs(g, m, obs, parts[0], parts[1])
 
-	md, err := mergeMeta(meta, admMeta(m, "adm_step", map[string]string{MetaFreshRows: "true"}))
+	extra := map[string]string{MetaFreshRows: "true"}
+	if opts.Dropout > 0 {
+		extra[MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
+	}
+	md, err := mergeMeta(meta, admMeta(m, "adm_step", extra))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
 	}

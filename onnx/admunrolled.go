@@ -143,12 +143,13 @@ func gruSteps(g *Graph, m *models.ADM, obsN, actN string, rowsAt func(x string, 
 // that the rows still running at step j are a prefix of the batch whose
 // size n_j = #{b: lengths[b] > j} the graph counts; step j then works on
 // that prefix only. It returns the top layer's output at each row's last
-// step, [batch, H] in the sorted order, and the permutation that restores
-// the input order (Gather with it along axis 0).
-func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort string) {
+// step, [batch, H] in the sorted order, the permutation that restores
+// the input order (Gather with it along axis 0) and the sorting order itself
+// (sorted row i is input row order[i]).
+func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort, order string) {
 	c := m.Cfg
 	l64 := g.Op("Cast", []string{lc}, AttrInt("to", int64(Int64)))
-	order := g.OpN("TopK", []string{l64, g.Op("Shape", []string{l64})}, 2,
+	order = g.OpN("TopK", []string{l64, g.Op("Shape", []string{l64})}, 2,
 		AttrInt("axis", 0), AttrInt("largest", 1), AttrInt("sorted", 1))[1]
 	// The positions that sort order ascending are its inverse permutation.
 	unsort = g.OpN("TopK", []string{order, g.Op("Shape", []string{order})}, 2,
@@ -193,5 +194,5 @@ func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort st
 	if len(parts) > 1 {
 		top = g.Op("Concat", parts, AttrInt("axis", 0))
 	}
-	return top, unsort
+	return top, unsort, order
 }

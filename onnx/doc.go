@@ -19,6 +19,10 @@
 //	ADM step: hidden [layers, batch, hidden], obs [batch, obs_dim] (start state),
 //	          act [batch, act_dim] -> hidden_out [layers, batch, hidden],
 //	          next_obs_mean, reward_mean, logvar as above for the step just taken.
+//	          With MC dropout (ADMOptions.Dropout, ADMStepOptions.Dropout = p)
+//	          both ADM graphs take dropout_mask [res_blocks, batch, hidden]:
+//	          keep flags (1 or 0) of each row's ResBlock units, scaled by
+//	          1/(1-p) inside the graph (metadata dropout = p).
 //	ensemble: obs [batch, obs_dim], act [batch, act_dim]
 //	          -> mean [members, batch, obs_dim+1] (of [delta, reward]),
 //	             logvar [members, batch, obs_dim+1] (soft-clamped).
@@ -53,4 +57,5 @@ const (
 	NameAllMean     = "all_mean"
 	NameHiddenOut   = "hidden_out"
 	NameMean        = "mean"
+	NameDropoutMask = "dropout_mask"
 )

@@ -79,9 +79,13 @@ func softClamp(g *Graph, lv string, dims []int64, max, min []float32) string {
 	return g.Op("Add", []string{mn, g.Op("Softplus", []string{g.Op("Sub", []string{lv, mn})})})
 }
 
-// resBlock is LayerNorm(x + Swish(x·W + b)) on x [N, H].
-func resBlock(g *Graph, x string, b *models.ResBlock) string {
+// resBlock is LayerNorm(x + Swish(x·W + b)) on x [N, H]; with a dropout
+// multiplier mask [N, H] (not ""), LayerNorm(x + mask ⊙ Swish(x·W + b)).
+func resBlock(g *Graph, x string, b *models.ResBlock, mask string) string {
 	y := swish(g, linear(g, x, "res", &b.Lin))
+	if mask != "" {
+		y = g.Op("Mul", []string{y, mask})
+	}
 	y = g.Op("Add", []string{x, y})
 	d := []int64{int64(b.Norm.Dim)}
 	gamma := g.Float("ln_gamma", d, b.Norm.Gamma)

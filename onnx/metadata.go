@@ -20,6 +20,7 @@ const (
 	MetaResBlocks = "res_blocks"   // ADM: head ResBlocks
 	MetaADMForm   = "adm_form"     // ADM: "gru" or "unrolled"
 	MetaAllSteps  = "all_steps"    // ADM: "true" when all_mean is an output
+	MetaDropout   = "dropout"      // ADM, ADM step: MC dropout probability (absent: none)
 	MetaNormMean  = "norm_mean"    // ADM, ensemble: input normaliser mean over [obs, act]
 	MetaNormStd   = "norm_std"     // ADM, ensemble: input normaliser std
 	MetaMembers   = "members"      // ensemble: member count

@@ -87,7 +87,26 @@ func TestONNXCheckerAcceptsExports(t *testing.T) {
 				func() ([]byte, error) { return onnx.ExportADM(adm, opts, meta) },
 				"obs:1:batch,5 actions:1:4,batch,2 lengths:6:batch", outs})
 		}
+		// MC dropout (the roll-out graphs of --rollout-dropout).
+		mask := "dropout_mask:1:2,batch,16"
+		exports = append(exports, export{"adm_" + form.String() + "_dropout",
+			func() ([]byte, error) { return onnx.ExportADM(adm, onnx.ADMOptions{Form: form, Dropout: 0.1}, meta) },
+			"obs:1:batch,5 actions:1:4,batch,2 lengths:6:batch " + mask,
+			"next_obs_mean:1:batch,5 reward_mean:1:batch,1 logvar:1:batch,6"})
 	}
+	exports = append(exports,
+		export{"adm_packed_dropout",
+			func() ([]byte, error) {
+				return onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: 0.1}, meta)
+			},
+			"obs:1:batch,5 actions:1:4,batch,2 lengths:6:batch dropout_mask:1:2,batch,16",
+			"next_obs_mean:1:batch,5 reward_mean:1:batch,1 logvar:1:batch,6"},
+		export{"adm_step_dropout",
+			func() ([]byte, error) {
+				return onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: 0.1}, meta)
+			},
+			"hidden:1:3,batch,16 obs:1:batch,5 act:1:batch,2 dropout_mask:1:2,mask_rows,16",
+			"hidden_out:1:3,batch,16 next_obs_mean:1:batch,5 reward_mean:1:batch,1 logvar:1:batch,6"})
 	dir := t.TempDir()
 	var paths []string
 	for _, e := range exports {
@@ -126,7 +145,13 @@ func TestONNXCheckerAcceptsExports(t *testing.T) {
 		if got := ioString(r.Outputs); got != e.outputs {
 			t.Errorf("%s: outputs %q, want %q", e.name, got, e.outputs)
 		}
-		wantKind := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(e.name, "_all"), "_gru"), "_unrolled")
+		wantKind := e.name
+		for _, suffix := range []string{"_dropout", "_all", "_gru", "_unrolled", "_packed"} {
+			wantKind = strings.TrimSuffix(wantKind, suffix)
+		}
+		if d := strings.HasSuffix(e.name, "_dropout"); d != (r.Meta["dropout"] == "0.1") {
+			t.Errorf("%s: metadata dropout = %q", e.name, r.Meta["dropout"])
+		}
 		if r.Meta["admpo_model"] != wantKind || r.Meta["task"] != "hopper" || r.Meta["admpo_version"] != onnx.Version ||
 			r.Meta["obs_dim"] != "5" || r.Meta["act_dim"] != "2" {
 			t.Errorf("%s: metadata %v", e.name, r.Meta)

@@ -19,6 +19,9 @@ type ADMDynamics struct {
 	FitCfg ADMFitConfig
 	Engine string // "direct" (unrolled graph) or "incremental"
 	Task   string
+	// RolloutDropout is the MC dropout probability of roll-outs (0: none);
+	// FitCfg.HoldoutDropout validates with it.
+	RolloutDropout float64
 }
 
 // NewADMDynamics sizes an ADM from the run's config.
@@ -39,7 +42,11 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 	if cfg.ModelMaxHold > 0 {
 		fc.MaxHoldout = cfg.ModelMaxHold
 	}
-	return &ADMDynamics{Model: m, FitCfg: fc, Engine: cfg.Engine, Task: cfg.Env}, nil
+	d := &ADMDynamics{Model: m, FitCfg: fc, Engine: cfg.Engine, Task: cfg.Env}
+	if cfg.RolloutDropout {
+		d.RolloutDropout, d.FitCfg.HoldoutDropout = fc.Dropout, true
+	}
+	return d, nil
 }
 
 // M is the ADM's maximum backtracking length.
@@ -67,14 +74,14 @@ func (d *ADMDynamics) ExportONNX() ([]byte, error) {
 func (d *ADMDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 	switch d.Engine {
 	case "incremental":
-		b, err := onnx.ExportADMStep(d.Model, d.meta())
+		b, err := onnx.ExportADMStepWith(d.Model, onnx.ADMStepOptions{Dropout: d.RolloutDropout}, d.meta())
 		if err != nil {
 			return nil, err
 		}
 		return infer.OpenADMIncremental(b, opts)
 	case "direct", "":
 		// The packed form runs each plan's own k GRU steps (not all m).
-		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMPacked}, d.meta())
+		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: d.RolloutDropout}, d.meta())
 		if err != nil {
 			return nil, err
 		}

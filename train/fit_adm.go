@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 
+	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -33,6 +34,11 @@ type ADMFitConfig struct {
 	// model's) instead of the variance-scaled holdout MSE.
 	AuthorsImprove bool
 	Dropout        float64 // ResBlock dropout (0.1)
+	// HoldoutDropout validates with dropout Dropout on, as the authors' model
+	// never put in eval mode: every holdout (start, k) pair gets its own
+	// masks (infer.DropoutKeep keyed by a seed drawn from the fit's rng per
+	// epoch, the start index and k).
+	HoldoutDropout bool
 	// WarmStart continues from m's current weights instead of drawing new
 	// ones (the reference implementation re-initialises at every fit; MBPO's
 	// ensemble keeps training).
@@ -257,9 +263,31 @@ func targetScale(data *Replay) []float64 {
 	return s
 }
 
+// evalDropout is MC dropout in evaluateADM: probability p, masks keyed by
+// seed, the start index and k.
+type evalDropout struct {
+	p    float64
+	seed int64
+}
+
+// mult writes the multipliers (keep flag / (1-p)) of start's k-step
+// prediction into row r of a [blocks, n, hidden] slice; keep is scratch of
+// blocks·hidden values.
+func (d *evalDropout) mult(dst, keep []float32, blocks, hidden, n, r, start, k int) {
+	infer.DropoutKeep(d.seed, 0, start, k, d.p, keep)
+	scale := float32(1 / (1 - d.p))
+	for b := 0; b < blocks; b++ {
+		row := dst[(b*n+r)*hidden : (b*n+r+1)*hidden]
+		for u, v := range keep[b*hidden : (b+1)*hidden] {
+			row[u] = v * scale
+		}
+	}
+}
+
 // evaluateADM runs the plain-Go forward on the given starts (in chunks of
-// rows) and accumulates per-k MSE and NLL over valid steps.
-func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, bootstrap bool, scale []float64) (admEval, error) {
+// rows) and accumulates per-k MSE and NLL over valid steps; with drop
+// (not nil) the head runs with MC dropout.
+func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, bootstrap bool, scale []float64, drop *evalDropout) (admEval, error) {
 	c := m.Cfg
 	od, ad, M := c.ObsDim, c.ActDim, c.M
 	d := od + 1
@@ -269,6 +297,11 @@ func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, boots
 	act := make([]float32, rows*ad)
 	mean := make([]float32, rows*d)
 	lv := make([]float32, rows*d)
+	var mult, keep []float32
+	if drop != nil {
+		mult = make([]float32, c.ResBlocks*rows*c.Hidden)
+		keep = make([]float32, c.ResBlocks*c.Hidden)
+	}
 	st := m.NewState(rows)
 	for lo := 0; lo < len(starts); lo += rows {
 		chunk := starts[lo:min(lo+rows, len(starts))]
@@ -288,7 +321,14 @@ func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, boots
 			if err := m.GRUStep(st, obs[:n*od], act[:n*ad]); err != nil {
 				return ev, err
 			}
-			if err := m.Head(st, mean[:n*d], lv[:n*d]); err != nil {
+			var mk []float32
+			if drop != nil {
+				mk = mult[:c.ResBlocks*n*c.Hidden]
+				for r := 0; r < n; r++ {
+					drop.mult(mk, keep, c.ResBlocks, c.Hidden, n, r, chunk[r], k+1)
+				}
+			}
+			if err := m.HeadDropout(st, mk, mean[:n*d], lv[:n*d]); err != nil {
 				return ev, err
 			}
 			for r := 0; r < n; r++ {
@@ -477,7 +517,11 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 			nllSum += float64(nll) * w
 			wSum += w
 		}
-		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap, scale)
+		var drop *evalDropout
+		if fc.HoldoutDropout && fc.Dropout > 0 {
+			drop = &evalDropout{p: fc.Dropout, seed: rng.Int63()}
+		}
+		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap, scale, drop)
 		if err != nil {
 			return rep, err
 		}
@@ -512,7 +556,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 	if fc.TrainEval > 0 {
 		starts := rng.Perm(split.nTrain)
 		starts = starts[:min(fc.TrainEval, len(starts))]
-		ev, err := evaluateADM(m, split, starts, fc.EvalRows, true, fc.Bootstrap, nil)
+		ev, err := evaluateADM(m, split, starts, fc.EvalRows, true, fc.Bootstrap, nil, nil)
 		if err != nil {
 			return rep, err
 		}

@@ -62,6 +62,8 @@ type OfflineConfig struct {
 	ModelImprove     string `json:"model_improve"`
 	ModelMaxHold     int    `json:"model_max_holdout"`
 	Engine           string `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
+	// RolloutDropout is as in OnlineConfig (false when absent).
+	RolloutDropout bool `json:"rollout_dropout"`
 
 	EvalEpisodes    int    `json:"eval_episodes"`    // deterministic episodes after every epoch
 	CheckpointEvery int    `json:"checkpoint_every"` // policy updates between checkpoints
@@ -256,6 +258,8 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		// epoch of m passes (their epoch: train/256·m steps of one k each).
 		c.AutoAlpha, c.InitAlpha, c.ModelEpochPasses = false, p.alpha, p.m
 		c.Epochs, c.ActorLRSchedule = 5000, "cosine-epoch"
+		// The authors' ADM is never put in eval mode: dropout stays on.
+		c.RolloutDropout = true
 		if kind == "random" {
 			c.Epochs = 3000
 		}
@@ -283,7 +287,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		c.Epochs, c.RolloutBatch, c.EvalEpisodes = 20, 5000, 5
 		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 64, 2, 2
 		c.ModelMaxEpochs, c.ModelPatience, c.ModelEpochPasses = 30, 5, 1
-		c.AutoAlpha, c.InitAlpha = true, 0.2
+		c.AutoAlpha, c.InitAlpha, c.RolloutDropout = true, 0.2, false
 		if c.ActorLRSchedule == "cosine-epoch" {
 			c.ActorLRSchedule = "cosine"
 		}
@@ -323,6 +327,7 @@ func (c OfflineConfig) Validate() error {
 		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
 		p.fit(c.ModelEpochPasses, c.ModelImprove)
 	}
+	p.check(!c.RolloutDropout || c.Algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", c.Algo)
 	if c.Algo == "mopo" {
 		p.ensemble(c.Ensemble, c.Elites)
 	}
@@ -345,5 +350,5 @@ func (c OfflineConfig) onlineView() OnlineConfig {
 	return OnlineConfig{Env: c.Env, Seed: c.Seed, LR: c.ModelLR, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
 		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, ModelMaxEpochs: c.ModelMaxEpochs,
 		ModelPatience: c.ModelPatience, ModelEpochPasses: c.ModelEpochPasses, ModelImprove: c.ModelImprove,
-		ModelMaxHold: c.ModelMaxHold, Engine: c.Engine}
+		ModelMaxHold: c.ModelMaxHold, Engine: c.Engine, RolloutDropout: c.RolloutDropout}
 }

@@ -76,6 +76,10 @@ type OnlineConfig struct {
 	ModelImprove string `json:"model_improve"`
 	ModelMaxHold int    `json:"model_max_holdout"`
 	Engine       string `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
+	// RolloutDropout keeps the ADM's ResBlock dropout (models.ADMDropout)
+	// on in roll-outs, in U^ADM and in the fit's holdout validation, as the
+	// authors' model, never put in eval mode (false when absent).
+	RolloutDropout bool `json:"rollout_dropout"`
 
 	EvalEvery       int    `json:"eval_every"`
 	EvalEpisodes    int    `json:"eval_episodes"`
@@ -194,6 +198,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	if algo != "admpo" {
 		c.ModelEpochPasses = 1
 	}
+	c.RolloutDropout = algo == "admpo"
 	if algo == "mbpo" {
 		c.ModelPatience, c.ModelMaxHold = 5, 5000
 	}
@@ -219,6 +224,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		// settings the quick runs were tuned with; one ADM pass per epoch.
 		c.Steps, c.WarmUp, c.UpdatesPerStep, c.Hidden = 3000, 1000, 10, []int{128, 128}
 		c.Alpha, c.ActorEvery, c.ModelEpochPasses = 0.2, 1, 1
+		c.RolloutDropout = false
 		c.RolloutBatch, c.ModelEvery = 5000, 250
 		// One round in the model buffer (MBPO's sizing would keep 4 here;
 		// --model-retain 4 gives it): each round is fresh from the latest
@@ -278,6 +284,7 @@ func (c OnlineConfig) Validate() error {
 		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
 		p.fit(c.ModelEpochPasses, c.ModelImprove)
 	}
+	p.check(!c.RolloutDropout || c.Algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", c.Algo)
 	if c.Algo == "mbpo" {
 		p.ensemble(c.Ensemble, c.Elites)
 	}

@@ -72,11 +72,18 @@ func sameFloats(t *testing.T, what string, a, b []float32) {
 // TestResumeAfterKillMatchesUninterruptedRun runs a small job straight
 // through, and again with a "kill" after the step-300 checkpoint (the
 // process state past it is thrown away), resumed from disk. Buffers,
-// counters, weights and the env's position must be identical.
+// counters, weights and the env's position must be identical (also for
+// ADMPO with rollout_dropout).
 func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
-	for _, algo := range []string{"sac", "admpo", "mbpo"} {
+	for _, algo := range []string{"sac", "admpo", "mbpo", "admpo-dropout"} {
 		t.Run(algo, func(t *testing.T) {
-			cfg := tinyConfig(algo)
+			var cfg OnlineConfig
+			if algo == "admpo-dropout" { // MC dropout in roll-outs and validation: seeded, so exact too
+				cfg = tinyConfig("admpo")
+				cfg.RolloutDropout = true
+			} else {
+				cfg = tinyConfig(algo)
+			}
 			want := straightRun(t, cfg)
 			dir := filepath.Join(t.TempDir(), "b")
 			killedRun(t, cfg, dir, 450) // checkpoint at 300, then 150 lost steps

@@ -79,11 +79,16 @@ func benchRollout(args []string) error {
 	fs.IntVar(&c.Threads, "threads", 0, "ONNX Runtime intra-op threads (0: its default)")
 	fs.IntVar(&c.Repeats, "repeats", c.Repeats, "timed roll-outs per engine (the fastest counts)")
 	fs.StringVar(&c.Provider, "provider", "cpu", "ONNX Runtime provider: cpu or cuda")
+	fs.Float64Var(&c.Dropout, "dropout", 0, "MC dropout probability in the ADM graphs, below 1 (0: none; --rollout-dropout rolls out with 0.1)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
 	bound(fs, nonNeg, "threads")
+	bound(fs, unit, "dropout")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if c.Dropout >= 1 {
+		return usageErr(fmt.Errorf("--dropout %v: a dropout probability must be below 1", c.Dropout))
 	}
 	t, err := benchmarks.Rollout(c)
 	if err != nil {

@@ -113,6 +113,11 @@ func TestEveryNumericFlagRejectsBadValues(t *testing.T) {
 			t.Errorf("admpo train %s: %v, want a usage error naming the flag", strings.Join(args, " "), err)
 		}
 	}
+	// A dropout probability of 1 is inside --dropout's [0, 1] span but not a
+	// probability the graphs take.
+	if err := runBench([]string{"rollout", "--dropout", "1"}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--dropout") {
+		t.Errorf("admpo bench rollout --dropout 1: %v, want a usage error naming --dropout", err)
+	}
 	if tested < 150 {
 		t.Errorf("only %d bad values tested", tested)
 	}
@@ -151,7 +156,8 @@ func TestDryRunPrintsTheAuthorsConfig(t *testing.T) {
 		t.Fatalf("dry-run output is no config: %v\n%s", err, s)
 	}
 	if c.Version != train.ConfigVersion || c.Steps != 200000 || c.WarmUp != 5000 || c.ActorEvery != 20 || c.Alpha != 1 ||
-		!c.AutoAlpha || c.TargetEntropy != -3 || c.M != 2 || c.ModelRetain != 4 || c.Rollout != (train.Schedule{A: 0, B: 100000, From: 1, To: 10}) {
+		!c.AutoAlpha || c.TargetEntropy != -3 || c.M != 2 || c.ModelRetain != 4 || c.Rollout != (train.Schedule{A: 0, B: 100000, From: 1, To: 10}) ||
+		!c.RolloutDropout {
 		t.Errorf("walker2d paper config: %+v", c)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -177,11 +183,37 @@ func TestDryRunPrintsTheAuthorsConfig(t *testing.T) {
 		t.Fatalf("dry-run output is no config: %v\n%s", err, s)
 	}
 	if oc.Name != "hopper-medium" || oc.AutoAlpha || oc.InitAlpha != 0.05 || oc.Epochs != 5000 || oc.M != 5 || oc.Horizon != 10 ||
-		oc.Penalty != 1 || oc.ActorLRSchedule != "cosine-epoch" {
+		oc.Penalty != 1 || oc.ActorLRSchedule != "cosine-epoch" || !oc.RolloutDropout {
 		t.Errorf("hopper-medium paper config: %+v", oc)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("--dry-run made the run directory")
+	}
+	// --rollout-dropout overrides the preset's (paper: on, quick: off) and
+	// is a usage error naming it for MOPO, which has no ADM.
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{{[]string{"--preset", "paper", "--rollout-dropout=false"}, false}, {[]string{"--preset", "quick"}, false},
+		{[]string{"--preset", "quick", "--rollout-dropout"}, true}} {
+		s, err := captureStdout(t, func() error {
+			return trainOffline(append([]string{"--dataset", path, "--dry-run"}, c.args...))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var oc train.OfflineConfig
+		if err := json.Unmarshal([]byte(s), &oc); err != nil || oc.RolloutDropout != c.want {
+			t.Errorf("offline %v: rollout_dropout %v (err %v), want %v", c.args, oc.RolloutDropout, err, c.want)
+		}
+	}
+	err = trainOffline([]string{"--dataset", path, "--algo", "mopo", "--rollout-dropout", "--dry-run"})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "rollout dropout") {
+		t.Errorf("mopo --rollout-dropout: %v, want a usage error naming rollout dropout", err)
+	}
+	err = trainOnline([]string{"--algo", "mbpo", "--rollout-dropout", "--dry-run"})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "rollout dropout") {
+		t.Errorf("mbpo --rollout-dropout: %v, want a usage error naming rollout dropout", err)
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // unset flags keep the preset's value.
 type offlineOverrides struct {
 	*overrideFlags
-	auto *bool
+	auto    *bool
+	dropout *bool
 }
 
 // flagSpec is one override flag: its name, help and allowed values.
@@ -78,6 +79,7 @@ func addOfflineOverrides(fs *pflag.FlagSet) *offlineOverrides {
 	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
 	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's\n"+
 		"(paper admpo: fixed at the authors' alpha of the data set; quick and mopo: tuned from 0.2)")
+	o.dropout = fs.Bool("rollout-dropout", false, rolloutDropoutHelp)
 	return o
 }
 
@@ -95,6 +97,9 @@ func (o *offlineOverrides) apply(c *train.OfflineConfig) error {
 			"model-improve": &c.ModelImprove})
 	if o.fs.Changed("auto-alpha") {
 		c.AutoAlpha = *o.auto
+	}
+	if o.fs.Changed("rollout-dropout") {
+		c.RolloutDropout = *o.dropout
 	}
 	if v, ok := o.given("hidden"); ok {
 		h, err := parseInts(v)

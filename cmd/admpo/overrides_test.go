@@ -28,11 +28,12 @@ func TestOnlineOverridesReachTheConfig(t *testing.T) {
 		"blas-threads": "blas_threads", "provider": "provider", "actor-every": "actor_every", "alpha": "alpha",
 		"auto-alpha": "auto_alpha", "model-epoch-passes": "model_epoch_passes", "model-improve": "model_improve",
 		"model-epoch-steps": "model_epoch_steps", "model-steps-per-row": "model_steps_per_row",
+		"rollout-dropout": "rollout_dropout",
 	}
 	values := map[string]string{"real-ratio": "0.123", "target-entropy": "-7.5", "lr": "0.00077", "tau": "0.0123",
 		"model-lr": "0.00055", "hidden": "17,19", "rollout-schedule": "11->22:3->4", "engine": "incremental",
 		"provider": "cuda", "model-warm-start": "false", "auto-alpha": "false", "model-improve": "authors", "alpha": "0.37",
-		"model-steps-per-row": "0.37"}
+		"model-steps-per-row": "0.37", "rollout-dropout": "true"}
 	base, err := train.Preset("quick", "hopper", "admpo", 3)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,13 @@ type overrides struct {
 	hidden    *[]int
 	warmStart *bool
 	auto      *bool
+	dropout   *bool
 }
+
+// rolloutDropoutHelp is --rollout-dropout's help (online and offline).
+const rolloutDropoutHelp = "admpo: keep the ADM's ResBlock dropout (0.1) on in roll-outs, U^ADM and the fit's holdout\n" +
+	"validation, as the authors' code does (it never puts the model in eval mode); the masks are seeded,\n" +
+	"so runs stay reproducible; unset: the preset's (paper: on; quick: off)"
 
 func addOverrides(fs *pflag.FlagSet) *overrides {
 	o := &overrides{overrideFlags: newOverrideFlags(fs)}
@@ -76,6 +82,7 @@ func addOverrides(fs *pflag.FlagSet) *overrides {
 	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
 	o.addInt("model-max-holdout", "most transitions (ensemble) or start states (ADM) held out per fit", nonNeg)
 	o.addString("engine", "ADM roll-out engine: incremental or direct")
+	o.dropout = fs.Bool("rollout-dropout", false, rolloutDropoutHelp)
 	o.addInt("eval-every", "env steps between evaluations", atLeast1)
 	o.addInt("eval-episodes", "deterministic episodes per evaluation", atLeast1)
 	o.addInt("checkpoint-every", "env steps between checkpoints", atLeast1)
@@ -104,6 +111,9 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 	}
 	if o.fs.Changed("model-warm-start") {
 		c.ModelWarmStart = *o.warmStart
+	}
+	if o.fs.Changed("rollout-dropout") {
+		c.RolloutDropout = *o.dropout
 	}
 	if v, ok := o.given("rollout-schedule"); ok {
 		s, err := train.ParseSchedule(v)

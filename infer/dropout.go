@@ -1,0 +1,134 @@
+package infer
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// MC dropout in the ADM-Roll engines. An ADM graph exported with dropout
+// (onnx.ADMOptions.Dropout, onnx.ADMStepOptions.Dropout; metadata
+// "dropout" = p) takes the input dropout_mask [res_blocks, batch, hidden] of
+// keep flags. The engines fill it from a counter-based generator keyed by
+// (seed, roll-out step, start row, k): the mask of row r's k-step plan at
+// step t does not depend on how the batch is cut into ONNX Runtime calls,
+// on the worker count or on the engine, so the direct and the incremental
+// engine draw the same masks, and a roll-out is reproducible for a seed.
+// Rollout draws the seed with one rng.Int63() before any other draw (only
+// when the graph has dropout; without it the random stream is as before).
+
+// dropoutMaskInput is the ADM graphs' mask input (onnx.NameDropoutMask).
+const dropoutMaskInput = "dropout_mask"
+
+// DropoutKeep fills keep with the keep flags (1 keep, 0 drop, each dropped
+// with probability p to a 2⁻³² resolution) of the k-step plan of start row
+// row at roll-out step step, for the roll-out seed seed. Entry b·hidden+u is
+// unit u of ResBlock b; the engines use len(keep) = res_blocks·hidden.
+// Exported as the definition the engines follow (tests and measurements
+// rebuild the masks with it).
+func DropoutKeep(seed int64, step, row, k int, p float64, keep []float32) {
+	dropoutFill(dropoutBase(seed, step, row, k), dropThreshold(p), keep, len(keep), len(keep), 1)
+}
+
+// splitmix64 is SplitMix64's output function of state z.
+func splitmix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+const golden = 0x9e3779b97f4a7c15
+
+// dropoutBase hashes the key (seed, step, row, k) into a generator state.
+func dropoutBase(seed int64, step, row, k int) uint64 {
+	z := splitmix64(uint64(seed) + golden)
+	for _, v := range []int{step, row, k} {
+		z = splitmix64(z ^ (uint64(v) + golden))
+	}
+	return z
+}
+
+// dropThreshold is p as a 32-bit threshold: a unit is dropped when its 32
+// random bits fall below it.
+func dropThreshold(p float64) uint32 {
+	return uint32(math.Min(math.Round(p*(1<<32)), math.MaxUint32))
+}
+
+// dropoutFill writes n flags from the generator state base into dst, flag
+// e at dst[(e/width)·stride + e%width] (width units per block, blocks
+// stride apart), two flags per 64-bit draw.
+func dropoutFill(base uint64, thr uint32, dst []float32, n, width, stride int) {
+	s := base
+	var bits uint64
+	for e := 0; e < n; e++ {
+		if e%2 == 0 {
+			s += golden
+			bits = splitmix64(s)
+		}
+		v := float32(1)
+		if uint32(bits) < thr {
+			v = 0
+		}
+		bits >>= 32
+		dst[(e/width)*stride+e%width] = v
+	}
+}
+
+// dropout is an engine's MC dropout state.
+type dropout struct {
+	p              float64 // 0: the graph has no dropout
+	thr            uint32
+	blocks, hidden int
+	seed           int64 // drawn by Rollout
+	step, row0     int   // the roll-out step and the chunk's first start row
+}
+
+func (d *dropout) on() bool { return d != nil && d.p > 0 }
+
+// dropper is a stepper with MC dropout.
+type dropper interface{ dropState() *dropout }
+
+// fill writes the keep flags of chunk row r's k-step plan into row q of a
+// [blocks, n, hidden] mask.
+func (d *dropout) fill(mask []float32, n, q, r, k int) {
+	dropoutFill(dropoutBase(d.seed, d.step, d.row0+r, k), d.thr, mask[q*d.hidden:], d.blocks*d.hidden, d.hidden, n*d.hidden)
+}
+
+// ones sets row q of a [blocks, n, hidden] mask to keep every unit.
+func (d *dropout) ones(mask []float32, n, q int) {
+	for b := 0; b < d.blocks; b++ {
+		o := (b*n + q) * d.hidden
+		for u := o; u < o+d.hidden; u++ {
+			mask[u] = 1
+		}
+	}
+}
+
+// engineDropout reads an ADM graph's dropout from its metadata and inputs:
+// p from "dropout" (absent: none), which needs the dropout_mask input.
+func engineDropout(s *Session) (dropout, error) {
+	v, ok := s.meta["dropout"]
+	has := slices.Contains(s.inputs, dropoutMaskInput)
+	if !ok {
+		if has {
+			return dropout{}, fmt.Errorf("infer: the ADM has a %s input but no dropout metadata", dropoutMaskInput)
+		}
+		return dropout{}, nil
+	}
+	p, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(p > 0 && p < 1) {
+		return dropout{}, fmt.Errorf("infer: ADM metadata dropout=%q is not a probability in (0, 1)", v)
+	}
+	if !has {
+		return dropout{}, fmt.Errorf("infer: the ADM's metadata has dropout=%s but the graph has no %s input", v, dropoutMaskInput)
+	}
+	d := dropout{p: p, thr: dropThreshold(p)}
+	if d.blocks, err = MetaInt(s.meta, "res_blocks"); err == nil {
+		d.hidden, err = MetaInt(s.meta, "hidden")
+	}
+	if err != nil {
+		return dropout{}, fmt.Errorf("infer: ADM metadata: %w", err)
+	}
+	return d, nil
+}
