@@ -109,15 +109,7 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 				if err := c.Run(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				got := capture(c)
-				if got.step != want.step || got.realN != want.realN || got.updates != want.updates ||
-					got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
-					t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
-				}
-				sameFloats(t, "real buffer", got.real, want.real)
-				sameFloats(t, "model buffer", got.model, want.model)
-				sameFloats(t, "actor weights", got.actor, want.actor)
-				sameFloats(t, "target critic weights", got.critic, want.critic)
+				sameRun(t, capture(c), want)
 			})
 		}
 	}
@@ -131,15 +123,7 @@ func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
 	offNeedORT(t)
 	data := offRandomDataset(t, 600)
 	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
-	a, err := NewOffline(cfg, filepath.Join(t.TempDir(), "a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if err := a.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	want := offCapture(a)
+	_, want := offStraightRun(t, cfg)
 	for _, stage := range []string{"fit", "rollout"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "b")
@@ -167,14 +151,7 @@ func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
 			if err := c.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			got := offCapture(c)
-			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT ||
-				got.modelN != want.modelN || got.evals != want.evals || got.logAlpha != want.logAlpha {
-				t.Fatalf("counters differ:\n got %+v\nwant %+v", got.counters(), want.counters())
-			}
-			sameFloats(t, "model buffer", got.model, want.model)
-			sameFloats(t, "actor weights", got.actor, want.actor)
-			sameFloats(t, "target critic weights", got.critic, want.critic)
+			offSameRun(t, offCapture(c), want)
 		})
 	}
 }

@@ -247,16 +247,8 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 	for _, algo := range []string{"admpo", "mopo", "bc"} {
 		t.Run(algo, func(t *testing.T) {
 			cfg := offTinyConfig(t, algo, "medium-replay", data)
-			a, err := NewOffline(cfg, filepath.Join(t.TempDir(), "a"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			if err := a.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			want := offCapture(a)
-			wantLog, err := ReadOfflineLog(filepath.Join(a.Dir, OfflineLogName))
+			aDir, want := offStraightRun(t, cfg)
+			wantLog, err := ReadOfflineLog(filepath.Join(aDir, OfflineLogName))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,17 +273,10 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 			if err := c.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			got := offCapture(c)
-			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT ||
-				got.modelN != want.modelN || got.evals != want.evals || got.logAlpha != want.logAlpha {
-				t.Fatalf("counters differ:\n got %+v\nwant %+v", got.counters(), want.counters())
-			}
+			offSameRun(t, offCapture(c), want)
 			if algo != "bc" && (want.modelN == 0 || want.updates != 300) {
 				t.Fatalf("the run did not use the model: %+v", want.counters())
 			}
-			sameFloats(t, "model buffer", got.model, want.model)
-			sameFloats(t, "actor weights", got.actor, want.actor)
-			sameFloats(t, "target critic weights", got.critic, want.critic)
 			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
 			if err != nil {
 				t.Fatal(err)
@@ -322,6 +307,35 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 			checkTiming(t, dir, algo != "bc")
 		})
 	}
+}
+
+// offStraightRun trains a fresh offline run of cfg to its end and returns
+// its directory and final state.
+func offStraightRun(t *testing.T, cfg OfflineConfig) (string, offState) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "straight")
+	a, err := NewOffline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return dir, offCapture(a)
+}
+
+// offSameRun fails t unless got and want, the final states of two offline
+// runs of one config, are identical: counters, model buffer and weights.
+func offSameRun(t *testing.T, got, want offState) {
+	t.Helper()
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT ||
+		got.modelN != want.modelN || got.evals != want.evals || got.logAlpha != want.logAlpha {
+		t.Fatalf("counters differ:\n got %+v\nwant %+v", got.counters(), want.counters())
+	}
+	sameFloats(t, "model buffer", got.model, want.model)
+	sameFloats(t, "actor weights", got.actor, want.actor)
+	sameFloats(t, "target critic weights", got.critic, want.critic)
 }
 
 func (s offState) counters() map[string]any {

@@ -98,16 +98,7 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 			if err := c.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			got := capture(c)
-			if got.step != want.step || got.realN != want.realN || got.realPos != want.realPos || got.updates != want.updates ||
-				got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
-				t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
-			}
-			sameFloats(t, "real buffer", got.real, want.real)
-			sameFloats(t, "model buffer", got.model, want.model)
-			sameFloats(t, "actor weights", got.actor, want.actor)
-			sameFloats(t, "target critic weights", got.critic, want.critic)
-			sameFloats(t, "current observation", got.obs, want.obs)
+			sameRun(t, capture(c), want)
 			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
 			if err != nil {
 				t.Fatal(err)
@@ -188,6 +179,21 @@ func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
 		t.Fatal(err)
 	}
 	b.Close()
+}
+
+// sameRun fails t unless got and want, the final states of two runs of one
+// config, are identical: counters, buffers, weights and the observation.
+func sameRun(t *testing.T, got, want runState) {
+	t.Helper()
+	if got.step != want.step || got.realN != want.realN || got.realPos != want.realPos || got.updates != want.updates ||
+		got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
+		t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
+	}
+	sameFloats(t, "real buffer", got.real, want.real)
+	sameFloats(t, "model buffer", got.model, want.model)
+	sameFloats(t, "actor weights", got.actor, want.actor)
+	sameFloats(t, "target critic weights", got.critic, want.critic)
+	sameFloats(t, "current observation", got.obs, want.obs)
 }
 
 func pick(s runState) map[string]any {
