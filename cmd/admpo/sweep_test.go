@@ -535,3 +535,64 @@ func TestDNSName(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepBinary runs a tiny real grid with the admpo binary: each run's
+// config.json holds its grid value and the base command's flags; a second
+// sweep skips finished runs and resumes one whose policy is gone; the Slurm
+// script and $JOB_COMPLETION_INDEX run one point.
+func TestSweepBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds admpo and trains")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sw")
+	base := "train online --env inverted-pendulum --algo sac --steps 60 --warmup 40 --eval-every 50 --eval-episodes 1 --checkpoint-every 50 --batch 32"
+	r := runBin(t, bin, nil, "sweep", "--grid", "seed=3,4", "--cmd", base, "--out", out, "--jobs", "2")
+	if r.code != 0 || !strings.Contains(r.stdout, "sweep: 2 finished, 0 skipped") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, seed := range []int{3, 4} {
+		run := filepath.Join(out, fmt.Sprintf("seed=%d", seed))
+		var cfg struct {
+			Seed          int64  `json:"seed"`
+			Batch         int    `json:"batch"`
+			Env           string `json:"env"`
+			Steps, WarmUp int
+		}
+		b, err := os.ReadFile(filepath.Join(run, "config.json"))
+		if err != nil || json.Unmarshal(b, &cfg) != nil || cfg.Seed != int64(seed) || cfg.Batch != 32 || cfg.Env != "inverted-pendulum" {
+			t.Errorf("%s/config.json: %+v %v", run, cfg, err)
+		}
+		if !fileExists(filepath.Join(run, "policy.onnx")) {
+			t.Errorf("%s has no policy.onnx", run)
+		}
+	}
+	// Resume: the final policy of seed 3 removed, its checkpoint kept.
+	os.Remove(filepath.Join(out, "seed=3", "policy.onnx"))
+	r = runBin(t, bin, nil, "sweep", "--grid", "seed=3,4", "--cmd", base, "--out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "resumed seed=3") || !strings.Contains(r.stdout, "skipped seed=4: finished already") {
+		t.Fatalf("second sweep: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "seed=3.log")); !strings.Contains(string(b), "--resume "+filepath.Join(out, "seed=3")) ||
+		!strings.Contains(string(b), "config (saved to") {
+		t.Errorf("seed=3.log lacks the fresh start and the resume:\n%s", b)
+	}
+	// The Slurm script runs point 1 (seed 4), removed, afresh.
+	script := filepath.Join(dir, "s.sh")
+	r = runBin(t, bin, nil, "sweep", "--grid", "seed=3,4", "--cmd", base, "--out", out, "--slurm", script, "--bin", bin)
+	if r.code != 0 {
+		t.Fatalf("--slurm: exit %d\n%s", r.code, r.stderr)
+	}
+	os.RemoveAll(filepath.Join(out, "seed=4"))
+	cmd := exec.Command("bash", script)
+	cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=1")
+	if b, err := cmd.CombinedOutput(); err != nil || !fileExists(filepath.Join(out, "seed=4", "policy.onnx")) {
+		t.Fatalf("slurm index 1: %v\n%s", err, b)
+	}
+	// $JOB_COMPLETION_INDEX selects a point; a finished one is left alone.
+	r = runBin(t, bin, []string{"JOB_COMPLETION_INDEX=0"}, "sweep", "--plan", filepath.Join(out, planName))
+	if r.code != 0 || !strings.Contains(r.stdout, "sweep point 0 (seed=3): finished already") {
+		t.Errorf("JOB_COMPLETION_INDEX=0: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
