@@ -695,7 +695,10 @@ func (r *localRunner) run(ctx context.Context) error {
 				}
 				count(&failed)
 				why := "stopped"
-				if err != nil {
+				switch {
+				case ctx.Err() != nil:
+					why = "interrupted"
+				case err != nil:
 					why = "stopped (" + err.Error() + ")"
 				}
 				say("%s %s after %s: see %s; run the sweep again to resume", why, pt.Name, time.Since(start).Round(time.Second), logPath)
