@@ -370,8 +370,8 @@ func newSweepFlags() (*pflag.FlagSet, *sweepFlags) {
 			"By default the grid runs here, --jobs at a time, each run's output in OUT/NAME.log; a run that\n"+
 			"another sweep holds (OUT/NAME.lock with a live process) is left to it. Ctrl-C stops the runs after\n"+
 			"a checkpoint; run the same command again to resume.\n"+
-			"--slurm FILE writes a Slurm job-array script instead (sbatch FILE; index I runs point I; OUT must be\n"+
-			"on storage the nodes share); --k8s FILE writes a Kubernetes Indexed Job manifest (kubectl apply -f\n"+
+			"--slurm FILE writes a Slurm job-array script instead (sbatch FILE; index I runs point I in this\n"+
+			"directory, so relative paths in --cmd and --grid hold; OUT must be on storage the nodes share); --k8s FILE writes a Kubernetes Indexed Job manifest (kubectl apply -f\n"+
 			"FILE): a ConfigMap holding the plan and a Job whose pods run the point of their JOB_COMPLETION_INDEX,\n"+
 			"with the run directories under --mount-path on the --pvc volume, so a restarted pod resumes.")
 	f := &sweepFlags{}
@@ -500,6 +500,20 @@ func runSweep(args []string) error {
 		fmt.Printf("wrote %s: Indexed Job %s of %d runs under %s on claim %s (kubectl apply -f %s)\n", *f.k8s, name, len(p.Points), out, *f.pvc, *f.k8s)
 		return nil
 	case *f.slurm != "":
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		for _, d := range []string{out, wd} { // #SBATCH lines take no quoting
+			if strings.ContainsAny(d, " \t\"'\\") {
+				return fmt.Errorf("%w: sweep: --slurm: the path %q holds a space or quote, which #SBATCH lines cannot hold", errUsage, d)
+			}
+		}
+		for _, s := range *f.sbatch {
+			if strings.ContainsAny(s, "\n\r") {
+				return fmt.Errorf("%w: sweep: --sbatch %q holds a line break", errUsage, s)
+			}
+		}
 		planPath := filepath.Join(out, planName)
 		if err := writePlan(planPath, p); err != nil {
 			return err
@@ -513,12 +527,7 @@ func runSweep(args []string) error {
 		if bin, err = filepath.Abs(bin); err != nil {
 			return err
 		}
-		for _, s := range *f.sbatch {
-			if strings.ContainsAny(s, "\n\r") {
-				return fmt.Errorf("%w: sweep: --sbatch %q holds a line break", errUsage, s)
-			}
-		}
-		script := slurmScript(p, slurmOptions{Name: name, Plan: planPath, Script: *f.slurm, Bin: bin, Parallelism: *f.parallelism, Extra: *f.sbatch})
+		script := slurmScript(p, slurmOptions{Name: name, Plan: planPath, Script: *f.slurm, Dir: wd, Bin: bin, Parallelism: *f.parallelism, Extra: *f.sbatch})
 		if err := atomicfile.WriteFile(*f.slurm, []byte(script), 0o755); err != nil {
 			return err
 		}
@@ -661,6 +670,9 @@ func (r *localRunner) run(ctx context.Context) error {
 					continue
 				}
 				ok, err := lock(pt)
+				if ok && err != nil {
+					os.Remove(lockPath(pt)) // taken but its pid not written
+				}
 				if err != nil || !ok {
 					count(&skipped)
 					if err != nil {
@@ -740,6 +752,7 @@ func lastEval(logPath string) string {
 // slurmOptions are the choices of a Slurm job-array script.
 type slurmOptions struct {
 	Name, Plan, Bin, Script string
+	Dir                     string // the jobs' working directory (relative paths in --cmd)
 	Parallelism             int
 	Extra                   []string // extra #SBATCH options
 }
@@ -760,6 +773,9 @@ func slurmScript(p *sweepPlan, o slurmOptions) string {
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", o.Name)
 	fmt.Fprintf(&b, "#SBATCH --array=%s\n", arr)
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(p.Out, "slurm-%A_%a.out"))
+	if o.Dir != "" {
+		fmt.Fprintf(&b, "#SBATCH --chdir=%s\n", o.Dir)
+	}
 	fmt.Fprintf(&b, "#SBATCH --open-mode=append\n")
 	fmt.Fprintf(&b, "#SBATCH --requeue\n")
 	for _, e := range o.Extra {

@@ -141,6 +141,7 @@ func TestBadGrids(t *testing.T) {
 		{"--grid", "seed=0", "--out", dir + "/a", "--image", "i"},     // --image without --k8s
 		{"--grid", "seed=0", "--out", dir + "/a", "--run-index", "1"}, // --run-index without --plan
 		{"--grid", "seed=0", "--out", dir + "/a", "--slurm", dir + "/s.sh", "--name", "Bad_Name"},
+		{"--grid", "seed=0", "--out", dir + "/a b", "--slurm", dir + "/s.sh"}, // no spaces in #SBATCH paths
 		{"--plan", dir + "/none.json", "--run-index", "0"},
 		{"--plan", dir + "/none.json", "--jobs", "3"},
 	} {
@@ -359,17 +360,18 @@ func sbatchLines(t *testing.T, script string) map[string]string {
 // and options, and run with an array index it executes the binary with the
 // plan and that index, however odd the paths.
 func TestSlurmScript(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "it's a dir")
-	os.MkdirAll(dir, 0o755)
+	dir := t.TempDir()
 	p, err := planOf("train online --env hopper", "seed=0,1,2 algo=admpo,mbpo", filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake := filepath.Join(dir, "fake admpo")
-	got := filepath.Join(dir, "args.txt")
+	odd := filepath.Join(dir, "it's a dir") // the binary's path is quoted for bash
+	os.MkdirAll(odd, 0o755)
+	fake := filepath.Join(odd, "fake admpo")
+	got := filepath.Join(odd, "args.txt")
 	os.WriteFile(fake, []byte("#!/bin/bash\nprintf '%s\\n' \"$@\" > \""+got+"\"\necho \"$OPENBLAS_NUM_THREADS\" >> \""+got+"\"\n"), 0o755)
 	plan := filepath.Join(dir, "out", planName)
-	script := slurmScript(p, slurmOptions{Name: "hop", Plan: plan, Bin: fake, Script: "s.sh", Parallelism: 2,
+	script := slurmScript(p, slurmOptions{Name: "hop", Plan: plan, Bin: fake, Script: "s.sh", Dir: dir, Parallelism: 2,
 		Extra: []string{"--time=08:00:00", "--cpus-per-task=1"}})
 	path := filepath.Join(dir, "s.sh")
 	os.WriteFile(path, []byte(script), 0o755)
@@ -378,7 +380,7 @@ func TestSlurmScript(t *testing.T) {
 	}
 	opts := sbatchLines(t, script)
 	want := map[string]string{"--job-name": "hop", "--array": "0-5%2", "--output": filepath.Join(dir, "out", "slurm-%A_%a.out"),
-		"--open-mode": "append", "--requeue": "", "--time": "08:00:00", "--cpus-per-task": "1"}
+		"--open-mode": "append", "--requeue": "", "--time": "08:00:00", "--cpus-per-task": "1", "--chdir": dir}
 	if !reflect.DeepEqual(opts, want) {
 		t.Errorf("#SBATCH options %v, want %v", opts, want)
 	}
