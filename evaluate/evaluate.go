@@ -26,6 +26,10 @@ type Config struct {
 	// Stochastic samples actions (from the policy's seeded RNG) instead of
 	// taking the deterministic mean action.
 	Stochastic bool
+	// OnStep, when set, is called after every reset and every step with the
+	// episode's index and the task's env (e.g. to render it); an error
+	// stops the evaluation.
+	OnStep func(episode int, e *envs.Env) error
 }
 
 // Result is an evaluation's outcome.
@@ -79,6 +83,11 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 	o32, a32, act := make([]float32, od), make([]float32, ad), make([]float64, ad)
 	for ep := 0; ep < cfg.Episodes; ep++ {
 		obs := e.Reset(cfg.Seed + int64(ep))
+		if cfg.OnStep != nil {
+			if err := cfg.OnStep(ep, e); err != nil {
+				return nil, fmt.Errorf("evaluate: episode %d: %w", ep, err)
+			}
+		}
 		var ret float64
 		n := 0
 		for {
@@ -97,6 +106,11 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 			}
 			ret += st.Reward
 			n++
+			if cfg.OnStep != nil {
+				if err := cfg.OnStep(ep, e); err != nil {
+					return nil, fmt.Errorf("evaluate: episode %d step %d: %w", ep, n, err)
+				}
+			}
 			if st.Terminated || st.Truncated {
 				break
 			}

@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"path/filepath"
@@ -121,6 +122,34 @@ func TestEvaluateMatchesReference(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("OnStep", func(t *testing.T) {
+		p, err := policies.Open(dir, policies.Options{Runtime: policies.RuntimeGo, NoMonitor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		calls := make([]int, episodes)
+		r, err := Run(p, Config{Episodes: episodes, Seed: seed, OnStep: func(ep int, e *envs.Env) error {
+			if calls[ep] != e.Steps() {
+				t.Errorf("episode %d: call %d at env step %d", ep, calls[ep], e.Steps())
+			}
+			calls[ep]++
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range wantLen {
+			if calls[i] != wantLen[i]+1 || r.Lengths[i] != wantLen[i] {
+				t.Errorf("episode %d: %d calls, %d steps; want %d calls (reset and every step)", i, calls[i], r.Lengths[i], wantLen[i]+1)
+			}
+		}
+		stop := errors.New("stop here")
+		if _, err := Run(p, Config{Episodes: 1, OnStep: func(int, *envs.Env) error { return stop }}); !errors.Is(err, stop) {
+			t.Errorf("OnStep's error: %v", err)
+		}
+	})
 
 	t.Run("errors", func(t *testing.T) {
 		p, err := policies.Open(dir, policies.Options{Runtime: policies.RuntimeGo})

@@ -19,7 +19,11 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages --------------------------------------------------------
 pkgs=(libmujoco-dev libopenblas-dev libhdf5-dev pkg-config gcc make)
+# Mesa's EGL and software OpenGL: `admpo eval --video` renders offscreen through them (loaded at run time).
+pkgs+=(libegl1 libegl-mesa0 libgl1-mesa-dri)
 [ "${ADMPO_SKIP_PYTHON:-0}" = 1 ] || pkgs+=(python3-torch python3-onnx python3-h5py python3-numpy)
+# yamllint checks the Kubernetes manifest of `admpo sweep --k8s` in the tests (skipped without it).
+[ "${ADMPO_SKIP_PYTHON:-0}" = 1 ] || pkgs+=(yamllint)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,7 +14,7 @@ func init() {
 }
 
 func runEval(args []string) error {
-	fs := newFlags("eval", "eval --bundle BUNDLE [--episodes 10] [--seed 0] [--runtime ort|go] [--json]",
+	fs := newFlags("eval", "eval --bundle BUNDLE [--episodes 10] [--seed 0] [--runtime ort|go] [--json] [--video out.gif]",
 		"Plays episodes of a bundle's policy in its task (the manifest's, or --task) on either runtime and\n"+
 			"prints the return's mean and population std and, for tasks with D4RL reference scores (hopper,\n"+
 			"halfcheetah, walker2d, ant), the normalised score 100*(return - random)/(expert - random).\n"+
@@ -27,7 +27,14 @@ func runEval(args []string) error {
 	task := fs.String("task", "", "task to play instead of the bundle's (same observation and action sizes)")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	asJSON := fs.Bool("json", false, "print the result as JSON (every episode's return and length)")
+	video := fs.String("video", "", "write the first episode as an animated GIF to this file, rendered offscreen by MuJoCo\n"+
+		"through EGL (Mesa's surfaceless platform: no display or GPU needed; Debian: libegl1 libegl-mesa0 libgl1-mesa-dri)")
+	videoW := fs.Int("video-width", 320, "--video frame width in pixels")
+	videoH := fs.Int("video-height", 240, "--video frame height in pixels")
+	videoFPS := fs.Float64("video-fps", 25, "--video frames per second of the task's time (every k-th env step is drawn)")
 	bound(fs, span{Lo: 1, Hi: 1e6}, "episodes")
+	bound(fs, span{Lo: 16, Hi: 4096}, "video-width", "video-height")
+	bound(fs, span{Lo: 0, Hi: 1000, Open: true}, "video-fps")
 	bound(fs, nonNeg, "seed")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -38,14 +45,32 @@ func runEval(args []string) error {
 	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
 		return fmt.Errorf("%w: eval: --runtime %q: want ort or go", errUsage, *rt)
 	}
+	if *video != "" {
+		if err := checkVideoPath(*video); err != nil {
+			return err
+		}
+	}
 	p, err := policies.Open(*bundle, policies.Options{Runtime: *rt, NoMonitor: true, Sessions: 1, Seed: *seed})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	r, err := evaluate.Run(p, evaluate.Config{Task: *task, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic})
+	cfg := evaluate.Config{Task: *task, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic}
+	var rec *videoRecorder
+	if *video != "" {
+		rec = newVideoRecorder(*videoW, *videoH, *videoFPS)
+		defer rec.close()
+		cfg.OnStep = rec.onStep
+	}
+	r, err := evaluate.Run(p, cfg)
 	if err != nil {
 		return err
+	}
+	if rec != nil {
+		if err := rec.write(*video); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s: episode 0, %d frames of %dx%d, one per %d env steps\n", *video, len(rec.frames), *videoW, *videoH, rec.stride)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)

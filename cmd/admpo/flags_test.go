@@ -23,7 +23,7 @@ var invocations = [][]string{
 	{"train", "online"}, {"train", "offline"}, {"collect"}, {"promote"}, {"export"}, {"serve"}, {"doctor"},
 	{"envs", "list"}, {"envs", "run"}, {"experiment", "compounding-error"}, {"experiment", "uncertainty"},
 	{"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"}, {"bench", "rollout"}, {"bench", "serve"},
-	{"eval"}, {"version"},
+	{"eval"}, {"version"}, {"sweep"},
 }
 
 // flagsOf returns the flag set that the command parses (seen through

@@ -197,7 +197,19 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 	return cfg, nil
 }
 
-func trainOffline(args []string) error {
+// offlineFlags are train offline's flags.
+type offlineFlags struct {
+	dataset, env, kind, evalEnv, termination, algo, preset *string
+	out, resume, diagnose, diagPolicy, configPath          *string
+	epochs, diagStarts                                     *int
+	seed                                                   *int64
+	dryRun, tb                                             *bool
+	ov                                                     *offlineOverrides
+}
+
+// newOfflineFlags returns train offline's flag set (also what admpo sweep
+// checks a grid against).
+func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	fs := newFlags("train offline", "train offline --dataset data/hopper-medium.hdf5 --algo admpo --epochs 20 --seed 0 --out runs/off-hopper-medium-admpo-0",
 		"Offline RL on a D4RL HDF5 data set: ADMPO-OFF (--algo admpo: MOPO's loop with the Any-step Dynamics\n"+
 			"Model and the U^ADM reward penalty), MOPO (mopo: 7/5 ensemble, max-std penalty) or behaviour cloning\n"+
@@ -221,29 +233,38 @@ func trainOffline(args []string) error {
 			"on the data's terminals). config.json records obs_dim, act_dim, termination (and the learned rule)\n"+
 			"for `admpo export`. A file with NaNs, wrong widths, no rows or no episode marks is refused before\n"+
 			"any run directory is made.")
-	dataset := fs.String("dataset", "", "D4RL-layout HDF5 file or Minari data set directory (required unless --resume)")
-	env := fs.String("env", "", "task of the data (default: the data set's metadata or file name)")
-	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
-	evalEnv := fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
-	termination := fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
+	f := &offlineFlags{}
+	f.dataset = fs.String("dataset", "", "D4RL-layout HDF5 file or Minari data set directory (required unless --resume)")
+	f.env = fs.String("env", "", "task of the data (default: the data set's metadata or file name)")
+	f.kind = fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
+	f.evalEnv = fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
+	f.termination = fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
 		"(default: task with a task; otherwise learned when the data hold terminals, else none; none for bc)")
-	algo := fs.String("algo", "admpo", "admpo, mopo or bc")
-	preset := fs.String("preset", "quick", "paper or quick")
-	epochs := fs.Int("epochs", 0, "epochs (default: the preset's); with --resume, the run's new length")
-	seed := fs.Int64("seed", 0, "random seed")
-	out := fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
-	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint")
-	diagnose := fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
-	diagStarts := fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
-	diagPolicy := fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
+	f.algo = fs.String("algo", "admpo", "admpo, mopo or bc")
+	f.preset = fs.String("preset", "quick", "paper or quick")
+	f.epochs = fs.Int("epochs", 0, "epochs (default: the preset's); with --resume, the run's new length")
+	f.seed = fs.Int64("seed", 0, "random seed")
+	f.out = fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint")
+	f.diagnose = fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
+	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
+	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
-	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
-	tb := addTensorBoardFlag(fs, "policy update")
-	configPath := fs.String("config", "", configHelp+"; --dataset replaces the file's data keys\n"+
+	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
+	f.tb = addTensorBoardFlag(fs, "policy update")
+	f.configPath = fs.String("config", "", configHelp+"; --dataset replaces the file's data keys\n"+
 		"(dataset, dataset_name, obs_dim, act_dim, action_low, action_high, termination_model; an empty env)")
-	ov := addOfflineOverrides(fs)
+	f.ov = addOfflineOverrides(fs)
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
+	return fs, f
+}
+
+func trainOffline(args []string) error {
+	fs, f := newOfflineFlags()
+	dataset, env, kind, evalEnv, termination, algo, preset := f.dataset, f.env, f.kind, f.evalEnv, f.termination, f.algo, f.preset
+	epochs, seed, out, resume, diagnose, diagStarts, diagPolicy := f.epochs, f.seed, f.out, f.resume, f.diagnose, f.diagStarts, f.diagPolicy
+	dryRun, tb, configPath, ov := f.dryRun, f.tb, f.configPath, f.ov
 	if err := parse(fs, args); err != nil {
 		return err
 	}

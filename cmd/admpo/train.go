@@ -125,7 +125,18 @@ func (o *overrides) apply(c *train.OnlineConfig) error {
 	return nil
 }
 
-func trainOnline(args []string) error {
+// onlineFlags are train online's flags.
+type onlineFlags struct {
+	env, algo, preset, out, resume, configPath *string
+	steps                                      *int
+	seed                                       *int64
+	dryRun, tb                                 *bool
+	ov                                         *overrides
+}
+
+// newOnlineFlags returns train online's flag set (also what admpo sweep
+// checks a grid against).
+func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	fs := newFlags("train online", "train online --env hopper --algo admpo --steps 50000 --seed 0 --out runs/hopper-admpo-0",
 		"Runs MBPO's loop with the Any-step Dynamics Model (--algo admpo), with MBPO's ensemble (mbpo), or\n"+
 			"SAC without a model (sac). Values come from --preset (paper: the paper's per-task values, as the\n"+
@@ -142,20 +153,28 @@ func trainOnline(args []string) error {
 			"Ctrl-C writes a checkpoint and exits; --resume OUT continues a stopped or killed run exactly\n"+
 			"(with --steps N it runs to the new length N instead). docs/fidelity.md compares the paper preset\n"+
 			"with the authors' code.")
-	env := fs.String("env", "hopper", "task (see: admpo envs list)")
-	algo := fs.String("algo", "admpo", "admpo, mbpo or sac")
-	preset := fs.String("preset", "quick", "paper, cpu or quick")
-	steps := fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
+	f := &onlineFlags{}
+	f.env = fs.String("env", "hopper", "task (see: admpo envs list)")
+	f.algo = fs.String("algo", "admpo", "admpo, mbpo or sac")
+	f.preset = fs.String("preset", "quick", "paper, cpu or quick")
+	f.steps = fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
 		"default: the preset's); with --resume, the run's new length")
-	seed := fs.Int64("seed", 0, "random seed")
-	out := fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
-	resume := fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps may be given with it)")
-	dryRun := fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
-	tb := addTensorBoardFlag(fs, "env step")
-	configPath := fs.String("config", "", configHelp)
-	ov := addOverrides(fs)
+	f.seed = fs.Int64("seed", 0, "random seed")
+	f.out = fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps may be given with it)")
+	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
+	f.tb = addTensorBoardFlag(fs, "env step")
+	f.configPath = fs.String("config", "", configHelp)
+	f.ov = addOverrides(fs)
 	bound(fs, atLeast1, "steps")
 	bound(fs, anyNum, "seed")
+	return fs, f
+}
+
+func trainOnline(args []string) error {
+	fs, f := newOnlineFlags()
+	env, algo, preset, steps, seed, out, resume := f.env, f.algo, f.preset, f.steps, f.seed, f.out, f.resume
+	dryRun, tb, configPath, ov := f.dryRun, f.tb, f.configPath, f.ov
 	if err := parse(fs, args); err != nil {
 		return err
 	}
