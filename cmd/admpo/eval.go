@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/policies"
+	"github.com/admpo/admpo/train"
 )
 
 func init() {
@@ -14,13 +16,15 @@ func init() {
 }
 
 func runEval(args []string) error {
-	fs := newFlags("eval", "eval --bundle BUNDLE [--episodes 10] [--seed 0] [--runtime ort|go] [--json] [--video out.gif]",
+	fs := newFlags("eval", "eval --bundle BUNDLE | --run DIR [--episodes 10] [--seed 0] [--runtime ort|go] [--json] [--video out.gif]",
 		"Plays episodes of a bundle's policy in its task (the manifest's, or --task) on either runtime and\n"+
 			"prints the return's mean and population std and, for tasks with D4RL reference scores (hopper,\n"+
 			"halfcheetah, walker2d, ant), the normalised score 100*(return - random)/(expert - random).\n"+
 			"Episode i resets the task with seed --seed + i; actions are deterministic unless --stochastic.\n"+
-			"A policy trained on your own data (no built-in task) cannot be played.")
+			"A policy trained on your own data (no built-in task) cannot be played. --run plays a finished\n"+
+			"run directory's final policy (exported to a temporary bundle as `admpo export` would).")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
+	run := fs.String("run", "", "run directory (from admpo train) instead of --bundle")
 	episodes := fs.Int("episodes", 10, "episodes to play")
 	seed := fs.Int64("seed", 0, "seed of the first episode's reset")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go)")
@@ -39,8 +43,8 @@ func runEval(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *bundle == "" {
-		return fmt.Errorf("%w: eval needs --bundle", errUsage)
+	if (*bundle == "") == (*run == "") {
+		return fmt.Errorf("%w: eval needs one of --bundle and --run", errUsage)
 	}
 	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
 		return fmt.Errorf("%w: eval: --runtime %q: want ort or go", errUsage, *rt)
@@ -49,6 +53,14 @@ func runEval(args []string) error {
 		if err := checkVideoPath(*video); err != nil {
 			return err
 		}
+	}
+	if *run != "" {
+		tmp, err := exportToTemp(*run)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		*bundle = filepath.Join(tmp, "bundle")
 	}
 	p, err := policies.Open(*bundle, policies.Options{Runtime: *rt, NoMonitor: true, Sessions: 1, Seed: *seed})
 	if err != nil {
@@ -88,4 +100,23 @@ func runEval(args []string) error {
 	}
 	fmt.Println()
 	return nil
+}
+
+// exportToTemp writes run directory dir's bundle (as `admpo export`, with a
+// small U^ADM calibration: eval does not monitor) into a new temporary
+// directory, returned for the caller to remove; the bundle is its "bundle".
+func exportToTemp(dir string) (string, error) {
+	b, _, err := train.ExportBundle(dir, 100)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "admpo-eval-")
+	if err != nil {
+		return "", fmt.Errorf("eval: %w", err)
+	}
+	if err := policies.WriteBundle(filepath.Join(tmp, "bundle"), *b); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
 }

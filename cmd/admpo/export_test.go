@@ -63,8 +63,18 @@ func TestExportOfflineRunCommand(t *testing.T) {
 	if m.Algorithm != "admpo-off" || m.RunKind != policies.RunOffline || m.Task != "hopper" || m.Calibration == nil || m.Provenance["dataset"] != data {
 		t.Fatalf("manifest %s", mj)
 	}
-	if r := runBin(t, bin, nil, "eval", "--bundle", out, "--episodes", "1", "--runtime", "go"); r.code != 0 || !strings.Contains(r.stdout, "hopper, runtime go") {
-		t.Fatalf("eval of the exported bundle: exit %d %q %q", r.code, r.stdout, r.stderr)
+	played := runBin(t, bin, nil, "eval", "--bundle", out, "--episodes", "1", "--runtime", "go")
+	if played.code != 0 || !strings.Contains(played.stdout, "hopper, runtime go") {
+		t.Fatalf("eval of the exported bundle: exit %d %q %q", played.code, played.stdout, played.stderr)
+	}
+	// eval --run plays the same policy as the exported bundle.
+	if r := runBin(t, bin, nil, "eval", "--run", run, "--episodes", "1", "--runtime", "go"); r.code != 0 || r.stdout != played.stdout {
+		t.Fatalf("eval --run: exit %d %q %q, want the bundle's %q", r.code, r.stdout, r.stderr, played.stdout)
+	}
+	for _, args := range [][]string{{"eval"}, {"eval", "--run", run, "--bundle", out}} {
+		if r := runBin(t, bin, nil, args...); r.code != 2 || !strings.Contains(r.stderr, "one of --bundle and --run") {
+			t.Fatalf("%v: exit %d %q", args, r.code, r.stderr)
+		}
 	}
 	if r := runBin(t, bin, nil, "export", "--run", tmp, "--out", filepath.Join(tmp, "b2")); r.code != 1 || !strings.Contains(r.stderr, "not a run directory") {
 		t.Fatalf("export of a non-run: exit %d %q", r.code, r.stderr)
