@@ -21,7 +21,7 @@
 # Needs wrk (Debian: apt-get install wrk), openssl, curl. Exits non-zero if any run had errors.
 set -euo pipefail
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ $# -ne 2 || $1 == -h || $1 == --help ]]; then
 	usage
 	[[ $# -eq 1 && ($1 == -h || $1 == --help) ]] && exit 0
