@@ -120,14 +120,14 @@ func stopIfCancelled(ctx context.Context, checkpoint func() error) error {
 	return ErrInterrupted
 }
 
-// interruptibleRound runs round, a model fit and/or roll-out that may take minutes,
-// so that an interrupt during it costs seconds and keeps resume exact: when
-// ctx is cancelled while round runs, everything a round changes before it
-// completes (the dynamics model, the random sources, the last fit) is
-// put back as it was, the checkpoint is written (stopIfCancelled) and
+// interruptibleRound runs round (a model fit and/or roll-out, which may take
+// minutes) so that an interrupt during it costs seconds and keeps resume
+// exact: when ctx is cancelled while round runs, what a round changes before
+// it completes (the dynamics model, the random sources, the last fit) is put
+// back as it was, the checkpoint is written (stopIfCancelled) and
 // ErrInterrupted returned. A resumed run then redoes the whole round from the
-// same state, as if never stopped. A round must change nothing else before
-// its last step can no longer fail (e.g. the model buffer is filled last).
+// same state, as if never stopped. A round must change nothing else until its
+// last step can no longer fail (the model buffer is filled last).
 func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, round func() error) error {
 	before := ckpt.New()
 	if err := l.dyn.Save(before); err != nil {
