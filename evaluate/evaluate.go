@@ -8,10 +8,10 @@ package evaluate
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -119,26 +119,14 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 		r.Returns = append(r.Returns, ret)
 		r.Lengths = append(r.Lengths, n)
 	}
-	r.ReturnMean, r.ReturnStd = meanStd(r.Returns)
+	r.ReturnMean, r.ReturnStd = stats.MeanStd(r.Returns)
 	if _, _, err := datasets.RefScores(task); err == nil {
 		scores := make([]float64, len(r.Returns))
 		for i, ret := range r.Returns {
 			scores[i], _ = datasets.NormalizedScore(task, ret)
 		}
-		m, s := meanStd(scores)
+		m, s := stats.MeanStd(scores)
 		r.Score = &Score{Mean: m, Std: s}
 	}
 	return r, nil
-}
-
-// meanStd is the mean and population standard deviation of v.
-func meanStd(v []float64) (mean, std float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	for _, x := range v {
-		std += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(std / float64(len(v)))
 }

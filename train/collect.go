@@ -10,6 +10,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // ActionSource chooses the behaviour policy's action for one observation.
@@ -386,6 +387,6 @@ func EvalPolicy(task string, act ActionSource, episodes int, seed int64) (mean, 
 			obs = f32(s.Obs)
 		}
 	}
-	mean, std = meanStd(rets)
+	mean, std = stats.MeanStd(rets)
 	return mean, std, nil
 }

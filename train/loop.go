@@ -296,18 +296,6 @@ func (l *loop) evalReturns(seed int64, episodes int) ([]float64, error) {
 	return rets, nil
 }
 
-// meanStd is the mean and the population standard deviation of v.
-func meanStd(v []float64) (mean, std float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	for _, x := range v {
-		std += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(std / float64(len(v)))
-}
-
 // wall is the run's training time in seconds, resumes included.
 func (l *loop) wall() float64 {
 	if l.started.IsZero() {

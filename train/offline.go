@@ -14,6 +14,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -425,8 +426,8 @@ func (o *Offline) evaluate() (string, error) {
 		}
 		scores[i] = s
 	}
-	rm, rs := meanStd(rets)
-	sm, ss := meanStd(scores)
+	rm, rs := stats.MeanStd(rets)
+	sm, ss := stats.MeanStd(scores)
 	o.lastScore = sm
 	if math.IsNaN(sm) {
 		o.lastScore = rm

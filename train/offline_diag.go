@@ -215,8 +215,8 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	d.OneStep.finish()
 	d.RewErrMean /= n
 	d.DoneAgree = agree / n
-	d.ErrMean, _ = meanStd(errs)
-	d.UMean, _ = meanStd(us)
+	d.ErrMean, _ = stats.MeanStd(errs)
+	d.UMean, _ = stats.MeanStd(us)
 	d.Corr = stats.Pearson(us, errs)
 	d.RankCorr = stats.Spearman(us, errs)
 	idx := make([]int, len(us))

@@ -11,6 +11,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -267,7 +268,7 @@ func (o *Online) evaluate() (mean, std float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	mean, std = meanStd(rets)
+	mean, std = stats.MeanStd(rets)
 	o.lastEval = mean
 	return mean, std, nil
 }

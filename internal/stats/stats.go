@@ -69,3 +69,15 @@ func Ranks(v []float64) []float64 {
 	}
 	return r
 }
+
+// MeanStd is the mean and the population standard deviation of v.
+func MeanStd(v []float64) (mean, std float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(v)))
+}

@@ -46,3 +46,12 @@ func TestFinite(t *testing.T) {
 		t.Error("Finite misclassifies")
 	}
 }
+
+// TestMeanStd checks the population statistics against the closed form of
+// {2, 4, 4, 4, 5, 5, 7, 9}: mean 5, standard deviation 2 (not the sample 2.14).
+func TestMeanStd(t *testing.T) {
+	m, s := MeanStd([]float64{2, 4, 4, 4, 5, 5, 7, 9})
+	if m != 5 || s != 2 {
+		t.Fatalf("MeanStd = %v, %v; want 5, 2", m, s)
+	}
+}
