@@ -43,11 +43,7 @@ func printTable(t *benchmarks.Table, asJSON bool) error {
 }
 
 func benchTrain(args []string) error {
-	fs := newFlags("bench train", "bench train [--iters N] [--json]",
-		"Times one SAC update (batch 256, 256x256 networks, hopper dims) and one ADM train step (m 5,\n"+
-			"batch 256, 3x200 GRU, 4 ResBlocks, forward + backward + Adam) in admpo, and the same\n"+
-			"computations in PyTorch (Debian's python3-torch via /usr/bin/python3) when installed, and prints\n"+
-			"the medians side by side with their ratio. Run it on an otherwise idle machine.")
+	fs := newFlags("bench train")
 	iters := fs.Int("iters", 50, "timed iterations per measurement")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch baseline")
 	threads := fs.Int("torch-threads", 2, "PyTorch threads")
@@ -68,11 +64,7 @@ func benchTrain(args []string) error {
 
 func benchRollout(args []string) error {
 	c := benchmarks.DefaultRolloutConfig()
-	fs := newFlags("bench rollout", "bench rollout [--rows 10000,50000] [--horizon 5] [--json]",
-		"Measures ADM-Roll throughput (transitions/s) of the direct and the incremental engines on ONNX\n"+
-			"Runtime, without the uncertainty penalty (ADMPO-ON) and with U^ADM (ADMPO-OFF), for random\n"+
-			"models of the paper's size (hopper dims, m 5, 3x200 GRU, 4 ResBlocks, 256x256 actor), and the\n"+
-			"achieved GFLOP/s next to the measured MatMul peak of ONNX Runtime (and of OpenBLAS).")
+	fs := newFlags("bench rollout")
 	fs.IntSliceVar(&c.Rows, "rows", c.Rows, "start rows per roll-out (comma-separated)")
 	fs.IntVar(&c.Horizon, "horizon", c.Horizon, "roll-out length H")
 	fs.IntVar(&c.M, "m", c.M, "maximum backtracking length")
@@ -98,11 +90,7 @@ func benchRollout(args []string) error {
 }
 
 func benchServe(args []string) error {
-	fs := newFlags("bench serve", "bench serve [--bundle BUNDLE] [--duration 60s] [--json]",
-		"Measures in-process act latency at batch 1 (p50/p99) on ONNX Runtime and on the pure-Go runtime,\n"+
-			"then serves the policy on a loopback port and loads it from a bounded client in the same process\n"+
-			"(requests/s, p50/p99, errors) for each --concurrency value. Without --bundle a random hopper-sized\n"+
-			"actor is used.")
+	fs := newFlags("bench serve")
 	bundle := fs.String("bundle", "", "bundle directory (default: a random actor)")
 	calls := fs.Int("calls", 20000, "timed in-process calls per runtime")
 	conc := fs.IntSlice("concurrency", []int{1, 4}, "client connections, one load run each")

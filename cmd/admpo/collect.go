@@ -124,23 +124,7 @@ func (b behaviourSource) snapshot(kind string, mediumReturn float64) (onnxBytes 
 }
 
 func runCollect(args []string) error {
-	fs := newFlags("collect", "collect --env hopper --kind medium --out data/hopper-medium.hdf5",
-		"Writes a D4RL-layout HDF5 data set (observations, actions, rewards, next_observations, terminals,\n"+
-			"timeouts at 1000 steps, infos/qpos and infos/qvel, metadata/*) for one kind, following D4RL's\n"+
-			"gym-mujoco generation (scripts/generation/mujoco/collect_data.py and stitch_dataset.py):\n"+
-			"  random         uniform random actions (D4RL: env.action_space.sample())\n"+
-			"  medium, expert actions sampled from the behaviour SAC policy (D4RL: distr.sample(); no extra noise)\n"+
-			"  medium-replay  the medium policy's training replay buffer up to its snapshot (--size 0: all of it)\n"+
-			"  medium-expert  a medium data set then an expert one, --size transitions each (D4RL: 2M in all)\n"+
-			"The policies are the shipped ones (--policies, default "+train.ShippedDir+", checksums verified)\n"+
-			"unless --policy DIR names a behaviour or online run, or --train-dir (or any --train-* flag) asks for\n"+
-			"a behaviour SAC run that this command trains (or reuses): one update per env step, a deterministic\n"+
-			"evaluation and an ONNX snapshot every --train-eval-every steps; expert = its best snapshot, medium =\n"+
-			"the snapshot whose return is closest to a third of it (--medium-return).\n"+
-			"Episodes run on --workers goroutines, each with its own simulator and policy; episode e's reset and\n"+
-			"action noise come from --seed and e alone, so the file is the same for any --workers. The policy's\n"+
-			"mean deterministic return (--eval-episodes), its SHA-256 and the data's mean episode return are\n"+
-			"stored in the metadata with the command.")
+	fs := newFlags("collect")
 	env := fs.String("env", "hopper", "task (see: admpo envs list)")
 	kind := fs.String("kind", "random", strings.Join(train.DatasetKinds, ", "))
 	size := fs.Int("size", 1000000, "transitions (medium-expert: of each half; medium-replay: cap keeping the newest, 0: all)")
@@ -385,15 +369,7 @@ func init() {
 }
 
 func runPromote(args []string) error {
-	fs := newFlags("promote", "promote --run runs/behaviour/hopper-0 --kind medium --step 120000",
-		"Copies one ONNX snapshot of a behaviour SAC run (`admpo collect --train-dir DIR`, or\n"+
-			"scripts/behaviour_policies.sh) to --to as ENV-KIND.onnx, measures its deterministic return and D4RL\n"+
-			"normalised score over --eval-episodes episodes, and records the command, seed, env step, return,\n"+
-			"score, SHA-256 and the run's config in --to/manifest.json, replacing an earlier entry for the same\n"+
-			"task and kind. A medium policy also ships the run's replay buffer up to its snapshot (D4RL's\n"+
-			"medium-replay) as ENV-medium-replay.bin.gz: observations, actions, rewards and flags, next\n"+
-			"observations only at episode ends, byte-shuffled and gzip-compressed (about half of D4RL's size).\n"+
-			"`admpo collect` then regenerates every data set kind of the task from these files alone.")
+	fs := newFlags("promote")
 	run := fs.String("run", "", "behaviour run directory (snapshots.json, snapshots/, checkpoint.ckpt)")
 	kind := fs.String("kind", "", "medium or expert")
 	step := fs.Int("step", 0, "env step of the snapshot (0: expert = the best snapshot, medium = closest to --medium-return)")

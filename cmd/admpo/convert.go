@@ -13,13 +13,7 @@ func init() {
 }
 
 func runConvert(args []string) error {
-	fs := newFlags("convert", "convert --in data/hopper-medium.hdf5 --out data/hopper-medium-v0",
-		"Converts a D4RL-layout HDF5 file into a Minari data set directory (OUT/data/main_data.hdf5 with one\n"+
-			"group per episode, OUT/data/metadata.json), or a Minari data set directory (HDF5 storage, flat Box\n"+
-			"spaces) into a D4RL-layout file. Episodes are split at terminals and timeouts; a Minari episode keeps\n"+
-			"its rows' observations and its last row's next observation. The Minari action space takes --env's\n"+
-			"bounds (default: the data's task, else the data's action range). D4RL's infos (qpos, qvel, log-probabilities)\n"+
-			"are not carried over; a tail episode cut without a flag ends truncated. The output must not exist.")
+	fs := newFlags("convert")
 	in := fs.String("in", "", "D4RL .hdf5 file or Minari data set directory")
 	out := fs.String("out", "", "output: a Minari directory for a D4RL input, a D4RL file for a Minari input")
 	env := fs.String("env", "", "task whose action bounds the Minari action space takes (default: the data's metadata)")

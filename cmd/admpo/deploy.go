@@ -23,14 +23,7 @@ func init() {
 }
 
 func runExport(args []string) error {
-	fs := newFlags("export", "export --run DIR --out BUNDLE",
-		"Writes a bundle directory from a finished run of any kind (train online: admpo, mbpo, sac;\n"+
-			"train offline: admpo, mopo, bc, on a task's data set or on your own data): policy.onnx,\n"+
-			"adm.onnx (ADMPO runs) and manifest.json with the task, algorithm, run kind, dims, action\n"+
-			"bounds, the ADM's normaliser, m, sha256 of every file, provenance, and the U^ADM calibration:\n"+
-			"percentiles of U^ADM over histories sampled from the run's real data (an online run's real\n"+
-			"replay buffer; an offline run's data set, which must be unchanged). The bundle is written\n"+
-			"atomically and verified when opened.")
+	fs := newFlags("export")
 	run := fs.String("run", "", "run directory (from admpo train)")
 	out := fs.String("out", "", "bundle directory to create (must not exist)")
 	samples := fs.Int("calibration-samples", 5000, "real histories used for the U^ADM calibration")
@@ -68,17 +61,7 @@ func quantile(c *policies.Calibration, p float64) float64 {
 }
 
 func runServe(args []string) error {
-	fs := newFlags("serve", "serve --bundle BUNDLE [--addr 127.0.0.1:8080]",
-		"Serves a bundle over HTTP: POST /v1/act (one observation or a batch, optional history for the\n"+
-			"U^ADM monitor), GET /healthz and GET /readyz (200, or 503 while draining), GET /v1/info (the\n"+
-			"bundle's sha256, run kind and manifest), GET /metrics (Prometheus), POST /admin/reload. The\n"+
-			"README's serving section documents the API.\n"+
-			"SIGHUP (or POST /admin/reload with the admin bearer token) reloads --bundle from disk: requests\n"+
-			"in flight finish on the old policy, new ones use the new one; a bundle that fails to load is\n"+
-			"refused and the old one keeps serving.\n"+
-			"SIGINT/SIGTERM start the drain: /healthz and /readyz answer 503 for --drain-delay while\n"+
-			"everything else is still served (a second signal cuts the delay short), then the listener\n"+
-			"closes and in-flight requests finish.")
+	fs := newFlags("serve")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go, no shared library; no monitor)")

@@ -315,3 +315,32 @@ func TestServeDrainOnSIGTERM(t *testing.T) {
 		t.Fatalf("the second SIGTERM took %v to end the drain", d)
 	}
 }
+
+// TestHelpFiles: every help/NAME.txt belongs to a command whose --help shows
+// its synopsis and text, and no command falls back to "no help text".
+func TestHelpFiles(t *testing.T) {
+	files, err := helpFiles.ReadDir("help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildBinary(t)
+	for _, f := range files {
+		name := strings.TrimSuffix(f.Name(), ".txt")
+		syn, desc := commandHelp(strings.ReplaceAll(name, "-", " "))
+		inv := strings.SplitN(name, "-", 2)
+		if _, ok := commands[inv[0]]; !ok {
+			t.Errorf("help/%s: no command %q", f.Name(), inv[0])
+			continue
+		}
+		r := runBin(t, bin, nil, append(inv, "--help")...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: admpo "+syn+"\n\n"+desc+"\n\nFlags:\n") {
+			t.Errorf("help/%s: `admpo %s --help` (exit %d) does not show it: %.200q", f.Name(), strings.Join(inv, " "), r.code, r.stdout)
+		}
+	}
+	for _, inv := range invocations {
+		r := runBin(t, bin, nil, append(append([]string(nil), inv...), "--help")...)
+		if strings.Contains(r.stdout, "(no help text") {
+			t.Errorf("admpo %s has no help file", strings.Join(inv, " "))
+		}
+	}
+}

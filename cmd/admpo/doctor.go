@@ -15,14 +15,7 @@ func init() {
 }
 
 func runDoctor(args []string) error {
-	fs := newFlags("doctor", "doctor",
-		"Checks the native libraries admpo needs and prints what it found. Exits non-zero with the\n"+
-			"command that fixes it when something is missing. ONNX Runtime is searched at $ADMPO_ORT_LIB,\n"+
-			"else in the cache directory that `make setup` fills ($ADMPO_CACHE, $XDG_CACHE_HOME/admpo or\n"+
-			"~/.cache/admpo).\n\n"+
-			"A GPU section follows for information only (it never makes doctor fail): the NVIDIA driver\n"+
-			"(libcuda.so.1, nvidia-smi), the devices, ONNX Runtime's CUDA provider from `make setup-gpu`\n"+
-			"(checksums verified) and cuBLAS, each missing piece with the command that fixes it.")
+	fs := newFlags("doctor")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

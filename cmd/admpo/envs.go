@@ -31,7 +31,7 @@ func runEnvs(args []string) error {
 }
 
 func envsList(args []string) error {
-	fs := newFlags("envs list", "envs list", "Lists the MuJoCo tasks with Gymnasium v4 semantics.")
+	fs := newFlags("envs list")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -51,9 +51,7 @@ func envsList(args []string) error {
 }
 
 func envsRun(args []string) error {
-	fs := newFlags("envs run", "envs run --env NAME [--episodes N] [--seed S]",
-		"Runs a uniform random policy in a task and prints each episode's return and length, then the\n"+
-			"simulation speed. The same seed gives the same episodes.")
+	fs := newFlags("envs run")
 	name := fs.String("env", "hopper", "task name (see: admpo envs list)")
 	episodes := fs.Int("episodes", 3, "number of episodes")
 	seed := fs.Int64("seed", 0, "random seed for the initial states and the actions")

@@ -16,13 +16,7 @@ func init() {
 }
 
 func runEval(args []string) error {
-	fs := newFlags("eval", "eval --bundle BUNDLE | --run DIR [--episodes 10] [--seed 0] [--runtime ort|go] [--json] [--video out.gif]",
-		"Plays episodes of a bundle's policy in its task (the manifest's, or --task) on either runtime and\n"+
-			"prints the return's mean and population std and, for tasks with D4RL reference scores (hopper,\n"+
-			"halfcheetah, walker2d, ant), the normalised score 100*(return - random)/(expert - random).\n"+
-			"Episode i resets the task with seed --seed + i; actions are deterministic unless --stochastic.\n"+
-			"A policy trained on your own data (no built-in task) cannot be played. --run plays a finished\n"+
-			"run directory's final policy (exported to a temporary bundle as `admpo export` would).")
+	fs := newFlags("eval")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")
 	run := fs.String("run", "", "run directory (from admpo train) instead of --bundle")
 	episodes := fs.Int("episodes", 10, "episodes to play")

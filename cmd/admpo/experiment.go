@@ -135,21 +135,7 @@ func copyFile(src, dst string) error {
 }
 
 func expCompounding(args []string) error {
-	fs := newFlags("experiment compounding-error", "experiment compounding-error --dataset data/hopper-medium.hdf5 --env hopper --out runs/exp/ce-hopper-medium",
-		"Fits the ADM, the bootstrapping RNN (the ADM's network trained to predict one step from the real\n"+
-			"states of the last m steps) and the probabilistic ensemble on the same training episodes, then rolls\n"+
-			"each out open-loop along held-out real trajectories with the recorded actions for H = 1..--horizon and\n"+
-			"measures the state error (mean over segments of the per-segment MSE over the state dims; also L2 and\n"+
-			"the median in the CSV). Roll-out rules, all with mean predictions (no sampled noise):\n"+
-			"  ADM                ADM-Roll: every step draws k uniformly from 1..min(states in the window, m) and\n"+
-			"                     predicts from the state k-1 steps back (real history or its own predictions)\n"+
-			"  ADM (k=1)          the ADM as a one-step model on its own predictions (--fixed-k1)\n"+
-			"  ensemble           a uniformly drawn elite per step (MBPO/MOPO's rule)\n"+
-			"  bootstrapping RNN  reads the last m states (real, then predicted) and predicts the next\n"+
-			"Segments start with up to m-1 real history states. A prediction that overflows float32 counts\n"+
-			"as the float32 maximum from then on, and so does the mean at that H (as the paper plots it).\n"+
-			"Writes OUT/compounding-error.csv and .png; fitted models go to OUT/models (reused when the budget\n"+
-			"and data match).")
+	fs := newFlags("experiment compounding-error")
 	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
 	env := fs.String("env", "", "task (default: the data set's metadata)")
 	out := fs.String("out", "", "output directory (default runs/experiments/compounding-error-NAME)")
@@ -203,20 +189,7 @@ func expCompounding(args []string) error {
 }
 
 func expUncertainty(args []string) error {
-	fs := newFlags("experiment uncertainty", "experiment uncertainty --dataset data/hopper-medium-replay.hdf5 --env hopper --policy runs/off-hopper-mr-admpo-0 --out runs/exp/u-hopper-medium-replay",
-		"Rolls out three policies -- uniform random actions, a trained policy (--policy: an ONNX actor, a run\n"+
-			"directory with policy.onnx, or a bundle; it samples its actions) and the behaviour policy approximated\n"+
-			"by behaviour cloning on the data set (deterministic) -- in the ADM and in the ensemble, from the same\n"+
-			"real start sequences (up to m-1 history steps). For every roll-out step it records the model's\n"+
-			"uncertainty (ADM: U^ADM, the spread of the k = 1..m mean predictions as admpo penalises it; ensemble:\n"+
-			"MOPO's max over members of the norm of the predicted std) and its true one-step error: the task is set\n"+
-			"to the step's state (the observation's excluded x position set to 0 -- these tasks' dynamics do not\n"+
-			"depend on it), the action is stepped, and the L2 distance to the model's mean prediction (ADM: the\n"+
-			"average over k; ensemble: the elites' average) is taken. Hopper and walker2d clip velocities at +-10\n"+
-			"in the observation: a state with any |v| >= 10 cannot be restored and its step is skipped (counted).\n"+
-			"Roll-outs continue from a sample of the drawn component (ADM-Roll's k, a random elite) and stop when\n"+
-			"the task's termination rule fires. Models are fitted as in compounding-error (same split and --models\n"+
-			"cache). Writes OUT/uncertainty.csv and .png and prints Pearson and Spearman correlations.")
+	fs := newFlags("experiment uncertainty")
 	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
 	env := fs.String("env", "", "task (default: the data set's metadata)")
 	policy := fs.String("policy", "", "trained policy: ONNX actor, run directory (policy.onnx) or bundle; empty leaves it out")
@@ -277,12 +250,7 @@ func expUncertainty(args []string) error {
 	return copyFile(res.PNG, *png)
 }
 func expMSweep(args []string) error {
-	fs := newFlags("experiment m-sweep", "experiment m-sweep --dataset data/hopper-medium.hdf5 --env hopper --m 1,2,3,5,8 --epochs 10 --out runs/exp/msweep-hopper-medium",
-		"Runs ADMPO-OFF (`admpo train offline --algo admpo`) once per maximum backtracking length m and seed with\n"+
-			"everything else equal (the preset's values for the data set, then the flags below), and plots the\n"+
-			"D4RL normalised score against m (the mean of each run's last --last evaluations; mean ± standard error\n"+
-			"over seeds). Runs live in OUT/runs/m<M>-seed<S>: finished runs are reused, interrupted ones resumed\n"+
-			"(Ctrl-C checkpoints). Writes OUT/m-sweep.csv and .png.")
+	fs := newFlags("experiment m-sweep")
 	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
 	env := fs.String("env", "", "task (default: the data set's metadata)")
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")

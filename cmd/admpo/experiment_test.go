@@ -25,7 +25,7 @@ func TestExperimentUsageErrors(t *testing.T) {
 			t.Errorf("admpo experiment %q: exit code %d, want 2", args, exitCode(err))
 		}
 	}
-	b := addBudgetFlags(newFlags("x", "x", "x"))
+	b := addBudgetFlags(newFlags("x"))
 	*b.elites = *b.members + 1
 	if _, err := b.budget(0); !errors.Is(err, errUsage) {
 		t.Errorf("more elites than members: %v, want a usage error", err)

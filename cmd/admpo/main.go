@@ -3,6 +3,7 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -104,14 +105,30 @@ func groupHelp(args []string, help, missing string) (done bool, err error) {
 }
 
 // newFlags returns a flag set whose --help prints a description and the flags.
-func newFlags(name, synopsis, description string) *pflag.FlagSet {
+func newFlags(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.Usage = func() { // only on --help (ContinueOnError): to stdout
-		fmt.Fprintf(os.Stdout, "Usage: admpo %s\n\n%s\n\nFlags:\n%s", synopsis,
-			strings.TrimSpace(description), fs.FlagUsages())
+		synopsis, description := commandHelp(name)
+		fmt.Fprintf(os.Stdout, "Usage: admpo %s\n\n%s\n\nFlags:\n%s", synopsis, description, fs.FlagUsages())
 	}
 	return fs
+}
+
+// helpFiles holds each command's help: help/NAME.txt (spaces in the name as
+// dashes), the synopsis on the first line, a blank line, then the text.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// commandHelp returns a command's synopsis and description from helpFiles.
+func commandHelp(name string) (synopsis, description string) {
+	b, err := helpFiles.ReadFile("help/" + strings.ReplaceAll(name, " ", "-") + ".txt")
+	if err != nil {
+		return name, "(no help text: " + err.Error() + ")"
+	}
+	synopsis, description, _ = strings.Cut(string(b), "\n")
+	return strings.TrimSpace(synopsis), strings.TrimSpace(description)
 }
 
 // parsedHook, when set (tests), sees every flag set that parse is given.

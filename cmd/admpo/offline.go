@@ -210,29 +210,7 @@ type offlineFlags struct {
 // newOfflineFlags returns train offline's flag set (also what admpo sweep
 // checks a grid against).
 func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
-	fs := newFlags("train offline", "train offline --dataset data/hopper-medium.hdf5 --algo admpo --epochs 20 --seed 0 --out runs/off-hopper-medium-admpo-0",
-		"Offline RL on a D4RL HDF5 data set: ADMPO-OFF (--algo admpo: MOPO's loop with the Any-step Dynamics\n"+
-			"Model and the U^ADM reward penalty), MOPO (mopo: 7/5 ensemble, max-std penalty) or behaviour cloning\n"+
-			"(bc: MSE between the actor's mean action and the data set's action). The model is fitted once on the\n"+
-			"data set; every --rollout-every updates the policy is rolled out from data set start sequences and\n"+
-			"the penalised transitions refill the model buffer; one SAC update per step. The task and data set\n"+
-			"kind come from the file's metadata (env, kind) or its name (ENV-KIND[-vN].hdf5) and pick the preset's\n"+
-			"m, H and beta (paper: the paper's Table admpo_off_hyper for admpo, MOPO's own configs for mopo;\n"+
-			"quick: the same loop sized for two CPU cores: 20 epochs, 5000 roll-out starts, 5 evaluation episodes,\n"+
-			"model fits capped at 30 epochs, and the ADM shrunk to 2 GRU layers x 64 with 2 ResBlocks while MOPO's\n"+
-			"ensemble keeps its 4 x 200 members; --adm-hidden 200 --adm-layers 3 --adm-res-blocks 4 restores the\n"+
-			"paper's ADM). Every flag below overrides one value.\n"+
-			"After every epoch the deterministic policy is evaluated in the real task: progress.csv's\n"+
-			"eval_return_mean holds the D4RL normalised score (what `admpo plot` draws); offline.csv adds the raw\n"+
-			"return and roll-out statistics. Ctrl-C writes a checkpoint; --resume OUT continues exactly.\n"+
-			"Bring your own data: a D4RL-layout file of any observation and action size whose metadata and name\n"+
-			"give no built-in task trains without evaluation (or evaluated in --eval-env TASK when the sizes\n"+
-			"match; the normalised score only where TASK has D4RL reference scores), with m 2, H 5 and beta 2.5\n"+
-			"unless set, the policy's action bounds from the data's action range, and model roll-outs ended by\n"+
-			"--termination: none, or learned (logistic regression on the next observation and its squares fitted\n"+
-			"on the data's terminals). config.json records obs_dim, act_dim, termination (and the learned rule)\n"+
-			"for `admpo export`. A file with NaNs, wrong widths, no rows or no episode marks is refused before\n"+
-			"any run directory is made.")
+	fs := newFlags("train offline")
 	f := &offlineFlags{}
 	f.dataset = fs.String("dataset", "", "D4RL-layout HDF5 file or Minari data set directory (required unless --resume)")
 	f.env = fs.String("env", "", "task of the data (default: the data set's metadata or file name)")

@@ -23,13 +23,7 @@ func init() {
 }
 
 func runPipeline(args []string) error {
-	fs := newFlags("pipeline", "pipeline [--env hopper] [--steps 4000] [--out runs/pipeline]",
-		"The quick pipeline, in four stages with visible progress:\n"+
-			"  1. train a small ADMPO-ON run (the quick preset) in OUT/run,\n"+
-			"  2. export it as a policy bundle (ONNX policy + ADM + manifest) in OUT/bundle,\n"+
-			"  3. benchmark batched ADM roll-outs of the trained model on ONNX Runtime,\n"+
-			"  4. evaluate the deployed policy in the task on both runtimes (ONNX Runtime and pure Go).\n"+
-			"OUT is replaced if it holds an earlier pipeline.")
+	fs := newFlags("pipeline")
 	env := fs.String("env", "hopper", "task")
 	steps := fs.Int("steps", 4000, "env steps of the training run")
 	seed := fs.Int64("seed", 0, "random seed")

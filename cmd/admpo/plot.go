@@ -14,12 +14,7 @@ func init() {
 }
 
 func runPlot(args []string) error {
-	fs := newFlags("plot", "plot --runs 'runs/hopper-*' --out hopper.png",
-		"Reads config.json and progress.csv of every run directory matching --runs (quote the pattern),\n"+
-			"groups the runs by algorithm, and draws the mean evaluation return over seeds with a band of\n"+
-			"one standard error (PNG or SVG by --out's extension). Prints a summary table. Offline runs\n"+
-			"(admpo train offline) are drawn as D4RL normalised score against policy updates; online and offline\n"+
-			"runs cannot share a plot.")
+	fs := newFlags("plot")
 	runs := fs.String("runs", "runs/*", "glob pattern of run directories")
 	out := fs.String("out", "curves.png", "output image (.png or .svg)")
 	title := fs.String("title", "", "plot title (default: the task name)")

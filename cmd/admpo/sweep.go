@@ -358,22 +358,7 @@ type sweepFlags struct {
 }
 
 func newSweepFlags() (*pflag.FlagSet, *sweepFlags) {
-	fs := newFlags("sweep", "sweep --grid 'seed=0,1,2 algo=admpo,mbpo' [--cmd 'train online --env hopper'] [--out runs/sweep] [--jobs 2 | --slurm FILE | --k8s FILE]",
-		"Runs one training run per point of a grid: the cartesian product of the --grid values (the first\n"+
-			"key varying slowest), each value given to --cmd as --KEY=VALUE, each run in its own directory\n"+
-			"OUT/KEY=VALUE_KEY=VALUE... (a path value gives its file name without extension). The keys are flags\n"+
-			"of `admpo train online` or `train offline` (not --out or --resume, which the sweep sets); an unknown\n"+
-			"key, an empty or repeated value, a repeated key or a value its flag refuses is an error.\n"+
-			"The plan (points and their full argument lists) is written to OUT/sweep.json, and\n"+
-			"`admpo sweep --plan OUT/sweep.json --run-index I` runs point I: skipped when OUT/NAME/policy.onnx\n"+
-			"exists, resumed (--resume) when it has a checkpoint, else started afresh.\n"+
-			"By default the grid runs here, --jobs at a time, each run's output in OUT/NAME.log; a run that\n"+
-			"another sweep holds (OUT/NAME.lock with a live process) is left to it. Ctrl-C stops the runs after\n"+
-			"a checkpoint; run the same command again to resume.\n"+
-			"--slurm FILE writes a Slurm job-array script instead (sbatch FILE; index I runs point I in this\n"+
-			"directory, so relative paths in --cmd and --grid hold; OUT must be on storage the nodes share); --k8s FILE writes a Kubernetes Indexed Job manifest (kubectl apply -f\n"+
-			"FILE): a ConfigMap holding the plan and a Job whose pods run the point of their JOB_COMPLETION_INDEX,\n"+
-			"with the run directories under --mount-path on the --pvc volume, so a restarted pod resumes.")
+	fs := newFlags("sweep")
 	f := &sweepFlags{}
 	f.grid = fs.StringArray("grid", nil, "grid: space-separated KEY=V1,V2,... items (V1|V2|... for values with commas); repeatable")
 	f.cmd = fs.String("cmd", "train online", "base command of every run (split at spaces, no quoting): train online|offline and its flags")

@@ -137,22 +137,7 @@ type onlineFlags struct {
 // newOnlineFlags returns train online's flag set (also what admpo sweep
 // checks a grid against).
 func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
-	fs := newFlags("train online", "train online --env hopper --algo admpo --steps 50000 --seed 0 --out runs/hopper-admpo-0",
-		"Runs MBPO's loop with the Any-step Dynamics Model (--algo admpo), with MBPO's ensemble (mbpo), or\n"+
-			"SAC without a model (sac). Values come from --preset (paper: the paper's per-task values, as the\n"+
-			"authors' code; cpu: the paper's run on one CPU core in hours: the model trained on from fit to fit\n"+
-			"with 0.8 Adam steps per new real transition in 50-step epochs (--model-warm-start,\n"+
-			"--model-steps-per-row 0.8, --model-epoch-steps 50) and 25000 roll-out starts per round\n"+
-			"(--rollout-batch), all else the paper's; quick: a small budget for two CPU cores, minutes) and every\n"+
-			"flag below overrides one. The resolved config\n"+
-			"is printed and saved as OUT/config.json; progress goes to OUT/progress.csv and .jsonl, checkpoints\n"+
-			"to OUT/checkpoint.ckpt, and the final policy (and model) to OUT/*.onnx.\n"+
-			"--steps counts learning steps after the --warmup uniform random steps (total env steps = warm-up +\n"+
-			"steps, as the authors' n_steps); the roll-out schedule reads the learning step and progress.csv's\n"+
-			"step (the plots' x axis) counts all env steps. --dry-run prints the config and exits.\n"+
-			"Ctrl-C writes a checkpoint and exits; --resume OUT continues a stopped or killed run exactly\n"+
-			"(with --steps N it runs to the new length N instead). docs/fidelity.md compares the paper preset\n"+
-			"with the authors' code.")
+	fs := newFlags("train online")
 	f := &onlineFlags{}
 	f.env = fs.String("env", "hopper", "task (see: admpo envs list)")
 	f.algo = fs.String("algo", "admpo", "admpo, mbpo or sac")

@@ -16,8 +16,7 @@ func init() {
 }
 
 func runVersion(args []string) error {
-	fs := newFlags("version", "version", "Prints admpo's version, the commit it was built from (with \"modified\" when the\n"+
-		"work tree had uncommitted changes) and the Go toolchain and platform.")
+	fs := newFlags("version")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
