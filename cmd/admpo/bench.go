@@ -10,10 +10,6 @@ import (
 	"github.com/admpo/admpo/benchmarks"
 )
 
-func init() {
-	register(&command{name: "bench", summary: "benchmark training steps (vs PyTorch) and roll-out throughput", run: runBench})
-}
-
 func runBench(args []string) error {
 	help := "Usage: admpo bench train|rollout|serve [flags]   (see admpo bench <name> --help)\n"
 	if done, err := groupHelp(args, help, "bench needs a sub-command: train, rollout or serve"); done {

@@ -16,10 +16,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "collect", summary: "collect a D4RL-style offline data set (random, medium, expert, ...)", run: runCollect})
-}
-
 // policySource gives the medium and expert policies and the medium-replay
 // data: the shipped policies, or a behaviour run.
 type policySource interface {
@@ -363,10 +359,6 @@ func behaviour(policy, trainDir, out string, bc train.BehaviourConfig) (behaviou
 }
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-
-func init() {
-	register(&command{name: "promote", summary: "ship a behaviour run's snapshot as the medium or expert policy of `admpo collect`", run: runPromote})
-}
 
 func runPromote(args []string) error {
 	fs := newFlags("promote")

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/admpo/admpo/train"
@@ -162,6 +163,25 @@ func (c *configFile) str(key string) (string, error) {
 		return "", usageErr(fmt.Errorf("--config %s: key %q: want a string, got %s", c.path, key, yamlKind(c.keys[key])))
 	}
 	return s, nil
+}
+
+// flagOrKey is one string setting of a new run: the flag's value when the
+// flag was given, else the config file's key, else the flag's default.
+type flagOrKey struct {
+	dst       *string
+	flag, key string
+	value     string
+}
+
+// pickAll resolves each setting with pick.
+func (c *configFile) pickAll(fs *pflag.FlagSet, settings ...flagOrKey) error {
+	for _, s := range settings {
+		var err error
+		if *s.dst, err = c.pick(fs.Changed(s.flag), s.value, s.key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pick is the flag's value when the flag was given, else the file's value

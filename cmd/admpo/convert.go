@@ -8,10 +8,6 @@ import (
 	"github.com/admpo/admpo/envs"
 )
 
-func init() {
-	register(&command{name: "convert", summary: "convert a data set between D4RL HDF5 and Minari", run: runConvert})
-}
-
 func runConvert(args []string) error {
 	fs := newFlags("convert")
 	in := fs.String("in", "", "D4RL .hdf5 file or Minari data set directory")

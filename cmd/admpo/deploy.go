@@ -17,11 +17,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "export", summary: "turn a finished run into a deployable policy bundle", run: runExport})
-	register(&command{name: "serve", summary: "serve a policy bundle over HTTP (actions + U^ADM monitor)", run: runServe})
-}
-
 func runExport(args []string) error {
 	fs := newFlags("export")
 	run := fs.String("run", "", "run directory (from admpo train)")

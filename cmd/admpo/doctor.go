@@ -10,10 +10,6 @@ import (
 	"github.com/admpo/admpo/internal/blas"
 )
 
-func init() {
-	register(&command{name: "doctor", summary: "check that MuJoCo, OpenBLAS and ONNX Runtime are installed and usable; report the GPU pieces", run: runDoctor})
-}
-
 func runDoctor(args []string) error {
 	fs := newFlags("doctor")
 	if err := parse(fs, args); err != nil {

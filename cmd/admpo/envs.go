@@ -10,10 +10,6 @@ import (
 	"github.com/admpo/admpo/envs"
 )
 
-func init() {
-	register(&command{name: "envs", summary: "list the MuJoCo tasks or run a random policy in one", run: runEnvs})
-}
-
 func runEnvs(args []string) error {
 	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n\n" +
 		"list  prints every task with its observation/action sizes and control step dt.\n" +

@@ -11,10 +11,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "eval", summary: "play a policy bundle in its task: return mean/std and D4RL normalised score", run: runEval})
-}
-
 func runEval(args []string) error {
 	fs := newFlags("eval")
 	bundle := fs.String("bundle", "", "bundle directory (from admpo export)")

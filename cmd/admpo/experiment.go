@@ -15,10 +15,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "experiment", summary: "the paper's model studies: compounding-error, uncertainty, m-sweep", run: runExperiment})
-}
-
 func runExperiment(args []string) error {
 	subs := map[string]func([]string) error{
 		"compounding-error": expCompounding,

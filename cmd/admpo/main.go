@@ -22,9 +22,33 @@ type command struct {
 	run     func(args []string) error
 }
 
-var commands = map[string]*command{}
+// commandList is every command, in the order of `admpo help`.
+var commandList = []*command{
+	{name: "bench", summary: "benchmark training steps (vs PyTorch) and roll-out throughput", run: runBench},
+	{name: "collect", summary: "collect a D4RL-style offline data set (random, medium, expert, ...)", run: runCollect},
+	{name: "convert", summary: "convert a data set between D4RL HDF5 and Minari", run: runConvert},
+	{name: "doctor", summary: "check that MuJoCo, OpenBLAS and ONNX Runtime are installed and usable; report the GPU pieces", run: runDoctor},
+	{name: "envs", summary: "list the MuJoCo tasks or run a random policy in one", run: runEnvs},
+	{name: "eval", summary: "play a policy bundle in its task: return mean/std and D4RL normalised score", run: runEval},
+	{name: "experiment", summary: "the paper's model studies: compounding-error, uncertainty, m-sweep", run: runExperiment},
+	{name: "export", summary: "turn a finished run into a deployable policy bundle", run: runExport},
+	{name: "pipeline", summary: "quick end-to-end run: train ADMPO-ON, export, benchmark roll-outs, evaluate", run: runPipeline},
+	{name: "plot", summary: "draw learning curves of run directories and print a summary", run: runPlot},
+	{name: "promote", summary: "ship a behaviour run's snapshot as the medium or expert policy of `admpo collect`", run: runPromote},
+	{name: "serve", summary: "serve a policy bundle over HTTP (actions + U^ADM monitor)", run: runServe},
+	{name: "sweep", summary: "run a grid of training runs locally, or write a Slurm job array or Kubernetes Indexed Job for it", run: runSweep},
+	{name: "train", summary: "train online (ADMPO-ON, MBPO, SAC) or offline (ADMPO-OFF, MOPO, BC)", run: runTrain},
+	{name: "version", summary: "print admpo's version, commit and Go toolchain", run: runVersion},
+}
 
-func register(c *command) { commands[c.name] = c }
+// commands indexes commandList by name.
+var commands = func() map[string]*command {
+	m := map[string]*command{}
+	for _, c := range commandList {
+		m[c.name] = c
+	}
+	return m
+}()
 
 // errUsage marks an error whose message is a usage problem (exit code 2).
 var errUsage = errors.New("usage")

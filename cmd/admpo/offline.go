@@ -252,17 +252,8 @@ func trainOffline(args []string) error {
 	var o *train.Offline
 	var err error
 	if *resume != "" {
-		if err := onlyWithResume(fs, "epochs", "tensorboard"); err != nil {
+		if o, err = resumeRun(fs, *resume, "epochs", *epochs, train.ResumeOffline, (*train.Offline).SetEpochs); err != nil {
 			return err
-		}
-		if o, err = train.ResumeOffline(*resume); err != nil {
-			return err
-		}
-		if fs.Changed("epochs") {
-			if err := o.SetEpochs(*epochs); err != nil {
-				o.Close()
-				return usageErr(fmt.Errorf("--epochs %d: %w", *epochs, err))
-			}
 		}
 		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
@@ -284,16 +275,10 @@ func trainOffline(args []string) error {
 			cf.drop("env") // the old data named no task; the new data may
 		}
 		var ds, envName, kindName, term, algoName, presetName string
-		for _, p := range []struct {
-			dst       *string
-			flag, key string
-			flagValue string
-		}{{&ds, "dataset", "dataset", *dataset}, {&envName, "env", "env", *env}, {&kindName, "kind", "dataset_kind", *kind},
-			{&term, "termination", "termination", *termination}, {&algoName, "algo", "algo", *algo},
-			{&presetName, "preset", "preset", *preset}} {
-			if *p.dst, err = cf.pick(fs.Changed(p.flag), p.flagValue, p.key); err != nil {
-				return err
-			}
+		if err := cf.pickAll(fs, flagOrKey{&ds, "dataset", "dataset", *dataset}, flagOrKey{&envName, "env", "env", *env},
+			flagOrKey{&kindName, "kind", "dataset_kind", *kind}, flagOrKey{&term, "termination", "termination", *termination},
+			flagOrKey{&algoName, "algo", "algo", *algo}, flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
+			return err
 		}
 		if ds == "" {
 			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR, or a --config naming the dataset)", errUsage)

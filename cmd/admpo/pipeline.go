@@ -18,10 +18,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "pipeline", summary: "quick end-to-end run: train ADMPO-ON, export, benchmark roll-outs, evaluate", run: runPipeline})
-}
-
 func runPipeline(args []string) error {
 	fs := newFlags("pipeline")
 	env := fs.String("env", "hopper", "task")

@@ -9,10 +9,6 @@ import (
 	"github.com/admpo/admpo/report"
 )
 
-func init() {
-	register(&command{name: "plot", summary: "draw learning curves of run directories and print a summary", run: runPlot})
-}
-
 func runPlot(args []string) error {
 	fs := newFlags("plot")
 	runs := fs.String("runs", "runs/*", "glob pattern of run directories")

@@ -147,3 +147,25 @@ func addTensorBoardFlag(fs *pflag.FlagSet, unit string) *bool {
 		"steps per second; each start or resume writes a new file, a resume first dropping the events after its\n"+
 		"checkpoint; --tensorboard=false writes none. View with: tensorboard --logdir runs")
 }
+
+// resumeRun opens the stopped run in dir (only --LENGTHFLAG and
+// --tensorboard may come with --resume) and, when --LENGTHFLAG was given,
+// sets the run's new length with setLength.
+func resumeRun[R interface{ Close() }](fs *pflag.FlagSet, dir, lengthFlag string, length int,
+	open func(string) (R, error), setLength func(R, int) error) (R, error) {
+	var zero R
+	if err := onlyWithResume(fs, lengthFlag, "tensorboard"); err != nil {
+		return zero, err
+	}
+	r, err := open(dir)
+	if err != nil {
+		return zero, err
+	}
+	if fs.Changed(lengthFlag) {
+		if err := setLength(r, length); err != nil {
+			r.Close()
+			return zero, usageErr(fmt.Errorf("--%s %d: %w", lengthFlag, length, err))
+		}
+	}
+	return r, nil
+}

@@ -26,10 +26,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "sweep", summary: "run a grid of training runs locally, or write a Slurm job array or Kubernetes Indexed Job for it", run: runSweep})
-}
-
 // planName is the sweep plan's file name in the sweep directory.
 const planName = "sweep.json"
 

@@ -14,10 +14,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-func init() {
-	register(&command{name: "train", summary: "train online (ADMPO-ON, MBPO, SAC) or offline (ADMPO-OFF, MOPO, BC)", run: runTrain})
-}
-
 func runTrain(args []string) error {
 	if done, err := groupHelp(args, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n",
 		"train needs a sub-command: online or offline"); done {
@@ -166,17 +162,8 @@ func trainOnline(args []string) error {
 	var o *train.Online
 	var err error
 	if *resume != "" {
-		if err := onlyWithResume(fs, "steps", "tensorboard"); err != nil {
+		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, (*train.Online).SetSteps); err != nil {
 			return err
-		}
-		if o, err = train.ResumeOnline(*resume); err != nil {
-			return err
-		}
-		if fs.Changed("steps") {
-			if err := o.SetSteps(*steps); err != nil {
-				o.Close()
-				return usageErr(fmt.Errorf("--steps %d: %w", *steps, err))
-			}
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
@@ -187,14 +174,9 @@ func trainOnline(args []string) error {
 			}
 		}
 		var envName, algoName, presetName string
-		for _, p := range []struct {
-			dst       *string
-			flag, key string
-			flagValue string
-		}{{&envName, "env", "env", *env}, {&algoName, "algo", "algo", *algo}, {&presetName, "preset", "preset", *preset}} {
-			if *p.dst, err = cf.pick(fs.Changed(p.flag), p.flagValue, p.key); err != nil {
-				return err
-			}
+		if err := cf.pickAll(fs, flagOrKey{&envName, "env", "env", *env}, flagOrKey{&algoName, "algo", "algo", *algo},
+			flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
+			return err
 		}
 		task, err := envs.Lookup(envName)
 		if err != nil {

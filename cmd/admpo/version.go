@@ -11,10 +11,6 @@ import (
 // empty the module version from the build information is used.
 var version = ""
 
-func init() {
-	register(&command{name: "version", summary: "print admpo's version, commit and Go toolchain", run: runVersion})
-}
-
 func runVersion(args []string) error {
 	fs := newFlags("version")
 	if err := parse(fs, args); err != nil {
