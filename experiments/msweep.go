@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -107,16 +108,16 @@ func RunSweep(ctx context.Context, cfg SweepConfig, log io.Writer) (*SweepResult
 // runOffline finishes the run in dir: reused when its progress log already
 // reaches the last update, resumed from its checkpoint, or started.
 func runOffline(ctx context.Context, c train.OfflineConfig, dir, label string, onStatus func(string, train.Status), log io.Writer) error {
-	if recs, err := train.ReadProgressCSV(filepath.Join(dir, "progress.csv")); err == nil && len(recs) > 0 &&
+	if recs, err := train.ReadProgressCSV(rundir.Dir(dir).Progress()); err == nil && len(recs) > 0 &&
 		recs[len(recs)-1].Step >= c.TotalSteps() {
-		if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err == nil {
+		if rundir.Dir(dir).Finished() {
 			fmt.Fprintf(log, "%s: reusing the finished run in %s\n", label, dir)
 			return nil
 		}
 	}
 	var o *train.Offline
 	var err error
-	if _, serr := os.Stat(filepath.Join(dir, train.CheckpointName)); serr == nil {
+	if _, serr := os.Stat(rundir.Dir(dir).Checkpoint()); serr == nil {
 		if o, err = train.ResumeOffline(dir); err != nil {
 			return err
 		}
@@ -137,7 +138,7 @@ func runOffline(ctx context.Context, c train.OfflineConfig, dir, label string, o
 // readSweepRun reads a run's evaluations (normalised scores) from its
 // progress log.
 func readSweepRun(dir string, last int) (SweepRun, error) {
-	recs, err := train.ReadProgressCSV(filepath.Join(dir, "progress.csv"))
+	recs, err := train.ReadProgressCSV(rundir.Dir(dir).Progress())
 	if err != nil {
 		return SweepRun{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/policies"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -113,7 +114,7 @@ func LoadPolicyONNX(path string) ([]byte, string, error) {
 		}
 		return b.Policy, path + " (bundle)", nil
 	}
-	p := filepath.Join(path, "policy.onnx")
+	p := rundir.Dir(path).Policy()
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, "", fmt.Errorf("experiments: %s holds no policy.onnx or bundle manifest: %w", path, err)

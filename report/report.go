@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -66,7 +67,7 @@ func LoadRuns(pattern string) ([]Run, error) {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(d, "config.json"))
+		b, err := os.ReadFile(rundir.Dir(d).Config())
 		if err != nil {
 			return nil, fmt.Errorf("report: %s is not a run directory: %w", d, err)
 		}
@@ -78,7 +79,7 @@ func LoadRuns(pattern string) ([]Run, error) {
 		if err := json.Unmarshal(b, &cfg); err != nil {
 			return nil, fmt.Errorf("report: %s/config.json: %w", d, err)
 		}
-		recs, err := train.ReadProgressCSV(filepath.Join(d, "progress.csv"))
+		recs, err := train.ReadProgressCSV(rundir.Dir(d).Progress())
 		if err != nil {
 			return nil, err
 		}

@@ -6,17 +6,14 @@ import (
 	"math"
 	"math/rand"
 	"os"
-	"path/filepath"
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/rundir"
 )
-
-// CheckpointName is the run directory's checkpoint file.
-const CheckpointName = "checkpoint.ckpt"
 
 // putMLP stores every layer of m under prefix.
 func putMLP(f *ckpt.File, prefix string, m *models.MLP) {
@@ -279,7 +276,7 @@ func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(
 			return err
 		}
 	}
-	if err := f.Save(filepath.Join(dir, CheckpointName)); err != nil {
+	if err := f.Save(rundir.Dir(dir).Checkpoint()); err != nil {
 		return fmt.Errorf("train: checkpoint: %w", err)
 	}
 	return nil
@@ -412,7 +409,7 @@ func (l *loop) loadRNGs(f *ckpt.File) error {
 // loadCheckpoint reads the checkpoint in run directory dir and decodes its
 // config section into cfg.
 func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
-	path := filepath.Join(dir, CheckpointName)
+	path := rundir.Dir(dir).Checkpoint()
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("train: no checkpoint in %s: %w", dir, err)
 	}
@@ -451,7 +448,7 @@ func (o *Online) SetSteps(n int) error {
 		o.real = r
 	}
 	o.Cfg = c
-	return atomicfile.WriteFile(filepath.Join(o.Dir, "config.json"), c.JSON(), 0o644)
+	return atomicfile.WriteFile(rundir.Dir(o.Dir).Config(), c.JSON(), 0o644)
 }
 
 // reaches is an error when a run of total steps (unit: "env step",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
+	"github.com/admpo/admpo/rundir"
 )
 
 // BehaviourConfig is the SAC training run that makes the behaviour policies
@@ -50,25 +51,22 @@ type BehaviourLog struct {
 	Snapshots []Snapshot `json:"snapshots"`
 }
 
-// SnapshotsName is the behaviour run's snapshot list.
-const SnapshotsName = "snapshots.json"
-
 // ReadBehaviourLog reads DIR/snapshots.json.
 func ReadBehaviourLog(dir string) (*BehaviourLog, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SnapshotsName))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SnapshotsFile))
 	if err != nil {
 		return nil, fmt.Errorf("train: %s is not a behaviour run: %w", dir, err)
 	}
 	var l BehaviourLog
 	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("train: %s/%s: %w", dir, SnapshotsName, err)
+		return nil, fmt.Errorf("train: %s/%s: %w", dir, rundir.SnapshotsFile, err)
 	}
 	return &l, nil
 }
 
 func (l *BehaviourLog) write(dir string) error {
 	b, _ := json.MarshalIndent(l, "", "  ")
-	return atomicfile.WriteFile(filepath.Join(dir, SnapshotsName), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, rundir.SnapshotsFile), append(b, '\n'), 0o644)
 }
 
 // Best returns the snapshot with the highest evaluation return (the later
@@ -114,7 +112,7 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 	var o *Online
 	var err error
 	log := &BehaviourLog{Env: bc.Env, Seed: bc.Seed}
-	if _, serr := os.Stat(filepath.Join(dir, CheckpointName)); serr == nil {
+	if _, serr := os.Stat(rundir.Dir(dir).Checkpoint()); serr == nil {
 		if o, err = ResumeOnline(dir); err != nil {
 			return nil, err
 		}
@@ -144,7 +142,7 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 		if o, err = NewOnline(cfg, dir); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o755); err != nil {
+		if err := os.MkdirAll(rundir.Dir(dir).Path(rundir.SnapshotsDir), 0o755); err != nil {
 			o.Close()
 			return nil, fmt.Errorf("train: %w", err)
 		}
@@ -169,7 +167,7 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 		if err != nil {
 			return nil, err
 		}
-		name := filepath.Join("snapshots", fmt.Sprintf("policy-%07d.onnx", o.step))
+		name := filepath.Join(rundir.SnapshotsDir, fmt.Sprintf("policy-%07d.onnx", o.step))
 		if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return nil, err
 		}

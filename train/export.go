@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/policies"
+	"github.com/admpo/admpo/rundir"
 )
 
 // Run kinds recorded in an exported bundle's manifest (policies.Manifest.RunKind).
@@ -50,19 +50,19 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 	if samples <= 0 {
 		return nil, nil, fmt.Errorf("train: export: %d calibration samples (want > 0)", samples)
 	}
-	cj, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	cj, err := os.ReadFile(rundir.Dir(dir).Config())
 	if err != nil {
 		return nil, nil, fmt.Errorf("train: %s is not a run directory: %w", dir, err)
 	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(cj, &keys); err != nil {
-		return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
+	kind, err := rundir.KindOf(cj)
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: %s: %w", dir, err)
 	}
-	policy, err := os.ReadFile(filepath.Join(dir, "policy.onnx"))
+	policy, err := os.ReadFile(rundir.Dir(dir).Policy())
 	if err != nil {
 		return nil, nil, fmt.Errorf("train: %s has no final policy (did the run finish?): %w", dir, err)
 	}
-	f, err := ckpt.Load(filepath.Join(dir, CheckpointName))
+	f, err := ckpt.Load(rundir.Dir(dir).Checkpoint())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +82,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 		low, high    []float64
 		histories    func() (*Replay, error)
 	)
-	if _, offline := keys["dataset"]; offline {
+	if kind == rundir.Offline {
 		var c OfflineConfig
 		if err := json.Unmarshal(cj, &c); err != nil {
 			return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
@@ -149,7 +149,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 	}
 	b := &policies.Bundle{Policy: policy, Manifest: policies.Manifest{
 		Task: task, Algorithm: run.Algo + suffix, RunKind: run.Kind, ActLow: low, ActHigh: high, Provenance: prov}}
-	adm, err := os.ReadFile(filepath.Join(dir, "adm.onnx"))
+	adm, err := os.ReadFile(rundir.Dir(dir).Path(rundir.ADMFile))
 	if run.Algo != "admpo" || errors.Is(err, os.ErrNotExist) {
 		run.Histories = ""
 		return b, run, b.Complete() // no ADM (mbpo/mopo's ensemble does not serve as a monitor)

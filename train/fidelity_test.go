@@ -12,6 +12,7 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/rundir"
 )
 
 // The tests of this file check admpo's paper presets and loops against the
@@ -523,7 +524,7 @@ func rewriteCheckpointConfig(dir string, config []byte) error {
 		return err
 	}
 	f.PutBytes("config", config)
-	if err := f.Save(filepath.Join(dir, CheckpointName)); err != nil {
+	if err := f.Save(filepath.Join(dir, rundir.CheckpointFile)); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), config, 0o644)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/admpo/admpo/envs"
@@ -15,6 +14,7 @@ import (
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
+	"github.com/admpo/admpo/rundir"
 )
 
 // loop is the state and the steps that the online loop (Online) and the
@@ -62,7 +62,7 @@ type runLoop interface {
 
 // prepareRunDir creates dir for a fresh run; it must not already hold one.
 func prepareRunDir(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+	if rundir.Dir(dir).HasRun() {
 		return fmt.Errorf("train: %s already holds a run: use --resume %s, or another --out", dir, dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -74,7 +74,7 @@ func prepareRunDir(dir string) error {
 // startRun writes a fresh run's config.json and opens its logs, closing r
 // on failure.
 func startRun(r runLoop, dir string, config []byte) error {
-	if err := atomicfile.WriteFile(filepath.Join(dir, "config.json"), config, 0o644); err != nil {
+	if err := atomicfile.WriteFile(rundir.Dir(dir).Config(), config, 0o644); err != nil {
 		r.Close()
 		return err
 	}
@@ -326,7 +326,7 @@ func (l *loop) record(evalMean, evalStd float64, rolloutLen int) Record {
 // as ONNX files in the run directory dir: policy.onnx, adm.onnx or
 // ensemble.onnx.
 func (l *loop) writeFinal(dir string, actor []byte, fitted bool) error {
-	if err := atomicfile.WriteFile(filepath.Join(dir, "policy.onnx"), actor, 0o644); err != nil {
+	if err := atomicfile.WriteFile(rundir.Dir(dir).Policy(), actor, 0o644); err != nil {
 		return err
 	}
 	if l.dyn == nil || !fitted {
@@ -336,11 +336,11 @@ func (l *loop) writeFinal(dir string, actor []byte, fitted bool) error {
 	if err != nil {
 		return err
 	}
-	name := "adm.onnx"
+	name := rundir.ADMFile
 	if _, ok := l.dyn.(*EnsembleDynamics); ok {
-		name = "ensemble.onnx"
+		name = rundir.EnsembleFile
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644)
+	return atomicfile.WriteFile(rundir.Dir(dir).Path(name), b, 0o644)
 }
 
 // close frees the evaluation simulator, SAC's graphs and the logs.

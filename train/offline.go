@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/rundir"
 )
 
 // Offline is one offline run on a fixed data set: MOPO's loop with an ADM
@@ -49,7 +49,7 @@ func NewOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+	if rundir.Dir(dir).HasRun() {
 		return nil, fmt.Errorf("train: %s already holds a run: use --resume %s, or another --out", dir, dir)
 	}
 	o, err := newOffline(cfg, dir)

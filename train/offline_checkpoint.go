@@ -2,10 +2,10 @@ package train
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/rundir"
 )
 
 // offlineState is the JSON part of an offline checkpoint.
@@ -94,5 +94,5 @@ func (o *Offline) SetEpochs(n int) error {
 	}
 	o.Cfg = c
 	o.sac.Cfg.ActorLRDecayUpdates = c.sacConfig(o.eval.ActionLow(), o.eval.ActionHigh()).ActorLRDecayUpdates
-	return atomicfile.WriteFile(filepath.Join(o.Dir, "config.json"), c.JSON(), 0o644)
+	return atomicfile.WriteFile(rundir.Dir(o.Dir).Config(), c.JSON(), 0o644)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/stats"
+	"github.com/admpo/admpo/rundir"
 )
 
 // Diagnosis measures how well a finished offline run's model and penalty
@@ -250,7 +251,7 @@ func diagPolicy(o *Offline, path string) (policy []byte, name string, err error)
 	}
 	file := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file = filepath.Join(path, "policy.onnx")
+		file = rundir.Dir(path).Policy()
 		name = filepath.Base(filepath.Dir(filepath.Clean(path))) + "-" + filepath.Base(filepath.Clean(path))
 	} else {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))

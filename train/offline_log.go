@@ -7,13 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-)
 
-// OfflineLogName is the run directory's offline log: per evaluation, the D4RL
-// normalised score and the raw return, and statistics of the last roll-out.
-// progress.csv holds the normalised score in eval_return_mean (what `admpo
-// plot` draws); this file adds what progress.csv has no column for.
-const OfflineLogName = "offline.csv"
+	"github.com/admpo/admpo/rundir"
+)
 
 // OfflineRecord is one row of offline.csv.
 type OfflineRecord struct {
@@ -62,7 +58,7 @@ type offlineLog struct {
 // openOfflineLog starts a fresh log (keepUpTo < 0) or keeps the rows with
 // step <= keepUpTo of an existing one (resume).
 func openOfflineLog(dir string, keepUpTo int) (*offlineLog, error) {
-	path := filepath.Join(dir, OfflineLogName)
+	path := filepath.Join(dir, rundir.OfflineLogFile)
 	var keep [][]string
 	if keepUpTo >= 0 {
 		rows, err := readCSV(path)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/rundir"
 )
 
 // offNeedORT skips when ONNX Runtime is not installed (roll-outs need it).
@@ -248,7 +249,7 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 		t.Run(algo, func(t *testing.T) {
 			cfg := offTinyConfig(t, algo, "medium-replay", data)
 			aDir, want := offStraightRun(t, cfg)
-			wantLog, err := ReadOfflineLog(filepath.Join(aDir, OfflineLogName))
+			wantLog, err := ReadOfflineLog(filepath.Join(aDir, rundir.OfflineLogFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -284,7 +285,7 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 			if len(rows) != 3 || rows[0].Step != 100 || rows[2].Step != 300 {
 				t.Fatalf("progress rows after resume: %+v", rows)
 			}
-			gotLog, err := ReadOfflineLog(filepath.Join(dir, OfflineLogName))
+			gotLog, err := ReadOfflineLog(filepath.Join(dir, rundir.OfflineLogFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/admpo/admpo/internal/atomicfile"
+	"github.com/admpo/admpo/rundir"
 )
 
 // Record is one row of a run's progress log (progress.csv and progress.jsonl).
@@ -66,7 +66,7 @@ type Progress struct {
 // step after keepUpTo (a resumed checkpoint's step) are dropped first, so a
 // resumed run never logs a step twice; keepUpTo < 0 starts fresh logs.
 func OpenProgress(dir string, keepUpTo int) (*Progress, error) {
-	cp, jp := filepath.Join(dir, "progress.csv"), filepath.Join(dir, "progress.jsonl")
+	cp, jp := rundir.Dir(dir).Progress(), rundir.Dir(dir).Path(rundir.ProgressJSONLFile)
 	if keepUpTo < 0 {
 		if err := writeCSVLog(cp, csvHeader, nil); err != nil {
 			return nil, err

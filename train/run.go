@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/rundir"
 )
 
 // RunInfo is what a finished (or checkpointed) run directory offers for
@@ -26,29 +27,29 @@ type RunInfo struct {
 // are refused (ExportBundle reads every kind).
 func OpenRun(dir string) (*RunInfo, error) {
 	r := &RunInfo{Dir: dir}
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	b, err := os.ReadFile(rundir.Dir(dir).Config())
 	if err != nil {
 		return nil, fmt.Errorf("train: %s is not a run directory: %w", dir, err)
 	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(b, &keys); err != nil {
-		return nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
+	kind, err := rundir.KindOf(b)
+	if err != nil {
+		return nil, fmt.Errorf("train: %s: %w", dir, err)
 	}
-	if _, offline := keys["dataset"]; offline {
+	if kind == rundir.Offline {
 		return nil, fmt.Errorf("train: %s is an offline run: it has no real replay buffer of its own (its data are its data set)", dir)
 	}
 	if err := json.Unmarshal(b, &r.Config); err != nil {
 		return nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
 	}
-	if r.Policy, err = os.ReadFile(filepath.Join(dir, "policy.onnx")); err != nil {
+	if r.Policy, err = os.ReadFile(rundir.Dir(dir).Policy()); err != nil {
 		return nil, fmt.Errorf("train: %s has no final policy (did the run finish?): %w", dir, err)
 	}
-	for _, name := range []string{"adm.onnx", "ensemble.onnx"} {
+	for _, name := range []string{rundir.ADMFile, rundir.EnsembleFile} {
 		if m, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
 			r.Model = m
 		}
 	}
-	f, err := ckpt.Load(filepath.Join(dir, CheckpointName))
+	f, err := ckpt.Load(rundir.Dir(dir).Checkpoint())
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/rundir"
 )
 
 // ShippedDir is the repository directory of the shipped behaviour
@@ -189,7 +190,7 @@ func Promote(run, dir string, opt PromoteOptions) (ShippedPolicy, error) {
 	p = ShippedPolicy{Env: l.Env, Kind: opt.Kind, File: l.Env + "-" + opt.Kind + ".onnx", SHA256: Checksum(actor),
 		Command: opt.Command, Seed: l.Seed, Step: snap.Step, EvalReturn: ret, EvalReturnStd: std,
 		EvalEpisodes: opt.EvalEpisodes, Score: normalisedOrNaN(l.Env, ret), Source: filepath.Join(run, snap.File)}
-	if b, err := os.ReadFile(filepath.Join(run, "config.json")); err == nil && json.Valid(b) {
+	if b, err := os.ReadFile(rundir.Dir(run).Config()); err == nil && json.Valid(b) {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil {
 			p.RunConfig = c.Bytes()
@@ -242,7 +243,7 @@ func (l *BehaviourLog) pick(kind string, step int, mediumReturn float64) (Snapsh
 // shipReplay writes the run's replay buffer up to env step as
 // ENV-medium-replay.bin.gz in dir.
 func shipReplay(run, dir, env string, step int) (*ShippedReplay, error) {
-	f, err := ckpt.Load(filepath.Join(run, CheckpointName))
+	f, err := ckpt.Load(rundir.Dir(run).Checkpoint())
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/admpo/admpo/internal/tbevent"
 	"github.com/admpo/admpo/internal/tbevent/tbcheck"
+	"github.com/admpo/admpo/rundir"
 )
 
 // tbSteps reads a run directory's event files with the independent Python
@@ -143,7 +144,7 @@ func TestOfflineTensorBoardScalars(t *testing.T) {
 	if len(steps) != 3 || steps[0] != 100 || steps[2] != 300 {
 		t.Fatalf("steps %v, want [100 200 300]", steps)
 	}
-	rows, err := ReadOfflineLog(filepath.Join(dir, OfflineLogName))
+	rows, err := ReadOfflineLog(filepath.Join(dir, rundir.OfflineLogFile))
 	if err != nil {
 		t.Fatal(err)
 	}

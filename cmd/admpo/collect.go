@@ -13,6 +13,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -87,7 +88,7 @@ func (b behaviourSource) policyFor(kind string, mediumReturn float64) ([]byte, s
 // description, and the env step it was taken at.
 func (b behaviourSource) snapshot(kind string, mediumReturn float64) (onnxBytes []byte, desc string, step int, err error) {
 	if b.log == nil {
-		p, err := os.ReadFile(filepath.Join(b.dir, "policy.onnx"))
+		p, err := os.ReadFile(rundir.Dir(b.dir).Policy())
 		if err != nil {
 			return nil, "", 0, fmt.Errorf("%s has no policy.onnx (did the run finish?): %w", b.dir, err)
 		}

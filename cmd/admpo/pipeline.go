@@ -15,6 +15,7 @@ import (
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -97,7 +98,7 @@ func runPipeline(args []string) error {
 
 	// 3. Roll-out benchmark with the trained ADM.
 	fmt.Printf("== 3/4 benchmarking ADM roll-outs (%d rows, H 5)\n", *rows)
-	f, err := ckpt.Load(filepath.Join(runDir, train.CheckpointName))
+	f, err := ckpt.Load(rundir.Dir(runDir).Checkpoint())
 	if err != nil {
 		return err
 	}

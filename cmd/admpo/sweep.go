@@ -23,7 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/admpo/admpo/internal/atomicfile"
-	"github.com/admpo/admpo/train"
+	"github.com/admpo/admpo/rundir"
 )
 
 // planName is the sweep plan's file name in the sweep directory.
@@ -241,10 +241,10 @@ func (a runAction) String() string {
 // scripts/online_results.sh decides: finished runs (policy.onnx) are
 // skipped, runs with a checkpoint resumed, others started afresh.
 func decideRun(dir string) runAction {
-	if fileExists(filepath.Join(dir, "policy.onnx")) {
+	if fileExists(rundir.Dir(dir).Policy()) {
 		return actDone
 	}
-	if fileExists(filepath.Join(dir, train.CheckpointName)) {
+	if fileExists(rundir.Dir(dir).Checkpoint()) {
 		return actResume
 	}
 	return actFresh
