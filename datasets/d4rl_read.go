@@ -78,41 +78,18 @@ func readD4RL(path string) (*Dataset, error) {
 		return nil, err
 	}
 
-	if ok, err := h5linkExists(f, "infos/qpos"); err != nil {
-		return nil, err
-	} else if ok {
-		m, err := readMatrix(f, "infos/qpos")
-		if err != nil {
+	for _, info := range []struct {
+		name string
+		read func(h5loc, string) (array, error)
+		set  func(array)
+	}{
+		{"infos/qpos", readMatrix, func(m array) { d.QPos, d.QPosDim = m.data, m.cols }},
+		{"infos/qvel", readMatrix, func(m array) { d.QVel, d.QVelDim = m.data, m.cols }},
+		{"infos/action_log_probs", readVector, func(m array) { d.LogProb = m.data }},
+	} {
+		if err := readOptional(f, d.N, info.name, info.read, info.set); err != nil {
 			return nil, err
 		}
-		if err := sameRows(d.N, m); err != nil {
-			return nil, err
-		}
-		d.QPos, d.QPosDim = m.data, m.cols
-	}
-	if ok, err := h5linkExists(f, "infos/qvel"); err != nil {
-		return nil, err
-	} else if ok {
-		m, err := readMatrix(f, "infos/qvel")
-		if err != nil {
-			return nil, err
-		}
-		if err := sameRows(d.N, m); err != nil {
-			return nil, err
-		}
-		d.QVel, d.QVelDim = m.data, m.cols
-	}
-	if ok, err := h5linkExists(f, "infos/action_log_probs"); err != nil {
-		return nil, err
-	} else if ok {
-		m, err := readVector(f, "infos/action_log_probs")
-		if err != nil {
-			return nil, err
-		}
-		if err := sameRows(d.N, m); err != nil {
-			return nil, err
-		}
-		d.LogProb = m.data
 	}
 
 	if d.Meta, err = readMeta(f); err != nil {
@@ -138,6 +115,24 @@ type array struct {
 }
 
 // sameRows checks that every array has n rows.
+// readOptional reads the array called name with read when the file has it
+// and hands it to set after checking that it has n rows.
+func readOptional(f h5loc, n int, name string, read func(h5loc, string) (array, error), set func(array)) error {
+	ok, err := h5linkExists(f, name)
+	if err != nil || !ok {
+		return err
+	}
+	m, err := read(f, name)
+	if err != nil {
+		return err
+	}
+	if err := sameRows(n, m); err != nil {
+		return err
+	}
+	set(m)
+	return nil
+}
+
 func sameRows(n int, arrs ...array) error {
 	for _, a := range arrs {
 		if a.rows != n {

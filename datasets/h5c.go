@@ -245,6 +245,14 @@ const (
 	memNativeOfFile memKind = C.ADMPO_NATIVE_OF_FILE
 )
 
+// firstElem is the address of b's first element (nil when b is empty).
+func firstElem[T any](b []T) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
+
 // h5read reads all of a dataset (isAttr false) or attribute into buf, whose
 // length in elements of the memory type must equal the object's point count.
 // For memNativeOfFile buf must be []uint8 and the stored type one byte wide.
@@ -255,35 +263,16 @@ func h5read(obj hid, isAttr bool, kind memKind, buf any) error {
 	}
 	var p unsafe.Pointer
 	var have int
+	var want memKind
 	switch b := buf.(type) {
 	case []float32:
-		if kind != memF32 {
-			return errors.New("h5read: []float32 needs memF32")
-		}
-		have = len(b)
-		if have > 0 {
-			p = unsafe.Pointer(&b[0])
-		}
+		p, have, want = firstElem(b), len(b), memF32
 	case []float64:
-		if kind != memF64 {
-			return errors.New("h5read: []float64 needs memF64")
-		}
-		have = len(b)
-		if have > 0 {
-			p = unsafe.Pointer(&b[0])
-		}
+		p, have, want = firstElem(b), len(b), memF64
 	case []int64:
-		if kind != memI64 {
-			return errors.New("h5read: []int64 needs memI64")
-		}
-		have = len(b)
-		if have > 0 {
-			p = unsafe.Pointer(&b[0])
-		}
+		p, have, want = firstElem(b), len(b), memI64
 	case []uint8:
-		if kind != memNativeOfFile {
-			return errors.New("h5read: []uint8 needs memNativeOfFile")
-		}
+		p, have, want = firstElem(b), len(b), memNativeOfFile
 		info, err := h5typeInfo(obj, isAttr)
 		if err != nil {
 			return err
@@ -291,12 +280,11 @@ func h5read(obj hid, isAttr bool, kind memKind, buf any) error {
 		if info.size != 1 {
 			return fmt.Errorf("h5read: stored type is %d bytes wide, want 1", info.size)
 		}
-		have = len(b)
-		if have > 0 {
-			p = unsafe.Pointer(&b[0])
-		}
 	default:
 		return fmt.Errorf("h5read: unsupported buffer %T", buf)
+	}
+	if kind != want {
+		return fmt.Errorf("h5read: a %T buffer needs memory kind %d, got %d", buf, want, kind)
 	}
 	if int64(have) != int64(n) {
 		return fmt.Errorf("h5read: buffer holds %d elements, object has %d", have, int64(n))
