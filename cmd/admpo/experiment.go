@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,18 +131,62 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, b, 0o644)
 }
 
+// studyFlags are the flags every model study has: its data set and task,
+// its output directory, where to copy its plot and (fitting studies) the
+// directory of fitted models.
+type studyFlags struct {
+	study                          string
+	dataset, env, out, png, models *string
+}
+
+// addStudyFlags adds the study's shared flags; withModels adds --models.
+func addStudyFlags(fs *pflag.FlagSet, study string, withModels bool) *studyFlags {
+	s := &studyFlags{study: study,
+		dataset: fs.String("dataset", "", "D4RL HDF5 data set"),
+		env:     fs.String("env", "", "task (default: the data set's metadata)"),
+		out:     fs.String("out", "", "output directory (default runs/experiments/"+study+"-NAME)"),
+		png:     fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)"),
+	}
+	if withModels {
+		s.models = fs.String("models", "", "directory of fitted models to reuse or fill (default OUT/models)")
+	}
+	return s
+}
+
+// open reads the data set and resolves the task, the data set's name, the
+// output directory and the models directory (empty without --models).
+func (s *studyFlags) open() (d *datasets.Dataset, task *envs.Task, name, dir, models string, err error) {
+	if d, task, name, err = expData(*s.dataset, *s.env); err != nil {
+		return nil, nil, "", "", "", err
+	}
+	if dir = *s.out; dir == "" {
+		dir = filepath.Join("runs", "experiments", s.study+"-"+name)
+	}
+	if s.models != nil {
+		if models = *s.models; models == "" {
+			models = filepath.Join(dir, "models")
+		}
+	}
+	return d, task, name, dir, models, nil
+}
+
+// report prints a study's summary and its files, and copies the plot to --png.
+func (s *studyFlags) report(res interface{ Summary(io.Writer) error }, csv, png string) error {
+	if err := res.Summary(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %s\n", csv, png)
+	return copyFile(png, *s.png)
+}
+
 func expCompounding(args []string) error {
 	fs := newFlags("experiment compounding-error")
-	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
-	env := fs.String("env", "", "task (default: the data set's metadata)")
-	out := fs.String("out", "", "output directory (default runs/experiments/compounding-error-NAME)")
-	modelsDir := fs.String("models", "", "directory of fitted models to reuse or fill (default OUT/models)")
+	sf := addStudyFlags(fs, "compounding-error", true)
 	horizon := fs.Int("horizon", 100, "longest open-loop roll-out H")
 	segments := fs.Int("segments", 200, "held-out segments evaluated at most")
 	stride := fs.Int("stride", 25, "transitions between segment starts within an episode")
 	testFrac := fs.Float64("test-frac", 0.1, "share of the transitions held out (whole episodes of > horizon steps)")
 	fixedK1 := fs.Bool("fixed-k1", true, "also roll the ADM out with k = 1 at every step")
-	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
 	seed := fs.Int64("seed", 0, "seed of the split, the fits and the roll-outs")
 	bf := addBudgetFlags(fs)
 	bound(fs, atLeast1, "horizon", "segments", "stride")
@@ -150,24 +195,13 @@ func expCompounding(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	d, _, name, err := expData(*dataset, *env)
+	d, _, name, dir, md, err := sf.open()
 	if err != nil {
 		return err
 	}
 	b, err := bf.budget(*seed)
 	if err != nil {
 		return err
-	}
-	if *horizon < 1 || *segments < 1 || *testFrac <= 0 || *testFrac >= 1 {
-		return fmt.Errorf("%w: --horizon, --segments must be positive and --test-frac in (0, 1)", errUsage)
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("runs", "experiments", "compounding-error-"+name)
-	}
-	md := *modelsDir
-	if md == "" {
-		md = filepath.Join(dir, "models")
 	}
 	res, err := experiments.RunCompounding(experiments.CompoundingConfig{Data: d, Name: name, Out: dir, ModelsDir: md,
 		Budget: b, Horizon: *horizon, TestFrac: *testFrac, Stride: *stride, MaxSegments: *segments, FixedK1: *fixedK1,
@@ -177,27 +211,19 @@ func expCompounding(args []string) error {
 	}
 	fmt.Printf("\nmean state MSE of open-loop roll-outs on %s (%d segments from %d held-out episodes; models fitted on %d transitions)\n",
 		name, res.Segments, res.TestEpisodes, res.TrainRows)
-	if err := res.Summary(os.Stdout); err != nil {
-		return err
-	}
-	fmt.Printf("wrote %s and %s\n", res.CSV, res.PNG)
-	return copyFile(res.PNG, *png)
+	return sf.report(res, res.CSV, res.PNG)
 }
 
 func expUncertainty(args []string) error {
 	fs := newFlags("experiment uncertainty")
-	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
-	env := fs.String("env", "", "task (default: the data set's metadata)")
+	sf := addStudyFlags(fs, "uncertainty", true)
 	policy := fs.String("policy", "", "trained policy: ONNX actor, run directory (policy.onnx) or bundle; empty leaves it out")
-	out := fs.String("out", "", "output directory (default runs/experiments/uncertainty-NAME)")
-	modelsDir := fs.String("models", "", "directory of fitted models to reuse or fill (default OUT/models)")
 	starts := fs.Int("starts", 500, "roll-out start sequences per policy and model")
 	horizon := fs.Int("horizon", 10, "model steps per roll-out")
 	bcSteps := fs.Int("bc-steps", 5000, "behaviour cloning updates")
 	bcLR := fs.Float64("bc-lr", 1e-4, "behaviour cloning learning rate")
 	testFrac := fs.Float64("test-frac", 0.1, "held-out share for the model fit (as compounding-error)")
 	splitH := fs.Int("split-horizon", 100, "held-out episodes are longer than this (compounding-error's --horizon)")
-	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
 	seed := fs.Int64("seed", 0, "seed of the split, the fits, BC, the starts and the roll-outs")
 	bf := addBudgetFlags(fs)
 	bound(fs, atLeast1, "starts", "horizon", "bc-steps", "split-horizon")
@@ -207,24 +233,13 @@ func expUncertainty(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	d, task, name, err := expData(*dataset, *env)
+	d, task, name, dir, md, err := sf.open()
 	if err != nil {
 		return err
 	}
 	b, err := bf.budget(*seed)
 	if err != nil {
 		return err
-	}
-	if *starts < 1 || *horizon < 1 || *bcSteps < 1 {
-		return fmt.Errorf("%w: --starts, --horizon and --bc-steps must be positive", errUsage)
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("runs", "experiments", "uncertainty-"+name)
-	}
-	md := *modelsDir
-	if md == "" {
-		md = filepath.Join(dir, "models")
 	}
 	if *policy == "" {
 		fmt.Println("no --policy: the trained policy is left out")
@@ -239,23 +254,18 @@ func expUncertainty(args []string) error {
 		fmt.Printf("trained policy: %s\n", res.Policy)
 	}
 	fmt.Printf("\nuncertainty vs true one-step error on %s (%d starts x H=%d per policy and model)\n", name, *starts, *horizon)
-	if err := res.Summary(os.Stdout); err != nil {
-		return err
-	}
-	fmt.Printf("wrote %s and %s\n", res.CSV, res.PNG)
-	return copyFile(res.PNG, *png)
+	return sf.report(res, res.CSV, res.PNG)
 }
+
 func expMSweep(args []string) error {
 	fs := newFlags("experiment m-sweep")
-	dataset := fs.String("dataset", "", "D4RL HDF5 data set")
-	env := fs.String("env", "", "task (default: the data set's metadata)")
+	sf := addStudyFlags(fs, "m-sweep", false)
+	dataset := sf.dataset
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
 	msFlag := fs.String("m", "1,2,3,5,8", "maximum backtracking lengths")
 	seedsFlag := fs.String("seeds", "0", "seeds, e.g. 0,1,2")
 	preset := fs.String("preset", "quick", "offline preset: paper or quick")
 	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
-	out := fs.String("out", "", "output directory (default runs/experiments/m-sweep-NAME)")
-	png := fs.String("png", "", "also copy the plot to this path (e.g. docs/exp-....png)")
 	ov := newOverrideFlags(fs)
 	for _, f := range []struct {
 		name, help string
@@ -280,7 +290,7 @@ func expMSweep(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	d, task, name, err := expData(*dataset, *env)
+	d, task, name, dir, _, err := sf.open()
 	if err != nil {
 		return err
 	}
@@ -312,10 +322,6 @@ func expMSweep(args []string) error {
 		"horizon": &cfg.Horizon, "adm-hidden": &cfg.ADMHidden, "adm-layers": &cfg.ADMLayers, "adm-res-blocks": &cfg.ADMResBlocks,
 		"model-max-epochs": &cfg.ModelMaxEpochs, "model-patience": &cfg.ModelPatience, "eval-episodes": &cfg.EvalEpisodes},
 		map[string]*float64{"penalty": &cfg.Penalty, "real-ratio": &cfg.RealRatio}, nil)
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("runs", "experiments", "m-sweep-"+name)
-	}
 	fmt.Printf("m-sweep on %s: m in %v, seeds %v; every run: %d epochs x %d updates, H=%d, beta=%g, ADM %dx%d/%d, model fit <= %d epochs\n",
 		name, ms, seeds, cfg.Epochs, cfg.StepsPerEpoch, cfg.Horizon, cfg.Penalty, cfg.ADMLayers, cfg.ADMHidden, cfg.ADMResBlocks, cfg.ModelMaxEpochs)
 	ctx, stop := interruptible()
@@ -334,9 +340,5 @@ func expMSweep(args []string) error {
 		return err
 	}
 	fmt.Printf("\nADMPO-OFF normalised score vs m on %s (mean of the last %d evaluations)\n", name, *last)
-	if err := res.Summary(os.Stdout); err != nil {
-		return err
-	}
-	fmt.Printf("wrote %s and %s\n", res.CSV, res.PNG)
-	return copyFile(res.PNG, *png)
+	return sf.report(res, res.CSV, res.PNG)
 }
