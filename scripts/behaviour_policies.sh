@@ -5,7 +5,7 @@
 # every 5000 env steps, the whole replay buffer in the checkpoint (medium-replay
 # is that buffer up to the medium snapshot). Each run stops at 1M env steps or
 # once a deterministic evaluation reaches the task's stop return (D4RL
-# normalised 110-112: the expert band, >= 90, is checked on data collected with
+# normalised 110: the expert band, >= 90, is checked on data collected with
 # sampled actions, whose returns run 10-20% below the deterministic ones; the
 # hopper run of 2026-11-25 had deterministic 3021-3111 with data scores 78-81).
 # When a run finishes, 20k transitions of its expert policy are collected as a
@@ -29,9 +29,9 @@ mkdir -p "$out"
 export OPENBLAS_NUM_THREADS=1
 for env in ${ENVS:-hopper walker2d halfcheetah}; do
   case $env in
-    hopper) stop=3557 ;;        # D4RL normalised 110
+    hopper) stop=3560 ;;        # D4RL normalised 110
     walker2d) stop=5051 ;;      # D4RL normalised 110
-    halfcheetah) stop=13629 ;;  # D4RL normalised 112
+    halfcheetah) stop=13377 ;;  # D4RL normalised 110
     *) stop=0 ;;
   esac
   dir="$out/$env-0"
