@@ -11,11 +11,7 @@ import (
 // loop it replaces: same seeds, same random draws in the same order, same
 // returns and lengths.
 func TestEvaluateMatchesHandLoop(t *testing.T) {
-	e, err := Make("hopper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := mustMake(t, "hopper")
 	u := UniformActor{Low: e.ActionLow(), High: e.ActionHigh()}
 	const episodes, seed = 3, 7
 	var want []float64
@@ -71,18 +67,11 @@ func TestEvaluateMatchesHandLoop(t *testing.T) {
 // recorded next observation; clipped hopper observations are refused.
 func TestSetFromObsReproducesSteps(t *testing.T) {
 	for _, task := range []string{"hopper", "halfcheetah", "ant"} {
-		e, err := Make(task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		twin, err := Make(task)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, twin := mustMake(t, task), mustMake(t, task)
 		u := UniformActor{Low: e.ActionLow(), High: e.ActionHigh()}
 		var obs [][]float32
 		var acts, next [][]float64
-		_, _, err = Play(e, u, e.Reset(3), rand.New(rand.NewSource(3)), Hooks{
+		_, _, err := Play(e, u, e.Reset(3), rand.New(rand.NewSource(3)), Hooks{
 			BeforeStep: func(o []float32, a []float64) error {
 				obs, acts = append(obs, o), append(acts, append([]float64(nil), a...))
 				return nil
@@ -114,14 +103,8 @@ func TestSetFromObsReproducesSteps(t *testing.T) {
 		if checked < len(obs)/2 {
 			t.Errorf("%s: only %d of %d states restored", task, checked, len(obs))
 		}
-		e.Close()
-		twin.Close()
 	}
-	e, err := Make("hopper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := mustMake(t, "hopper")
 	obs := make([]float32, e.Task.ObsDim)
 	obs[len(obs)-1] = 10
 	if e.Restorable(obs, 0) || e.SetFromObs(obs) == nil {
