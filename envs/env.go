@@ -1,7 +1,3 @@
-// Package envs provides admpo's MuJoCo tasks (hopper, walker2d, halfcheetah,
-// ant, humanoid, inverted-pendulum) with Gymnasium v4 semantics, through a
-// small cgo layer over MuJoCo 2.2.2. The MJCF models are admpo's own files,
-// embedded in the binary. Physics runs in float64.
 package envs
 
 import (

@@ -8,6 +8,7 @@ package evaluate
 import (
 	"errors"
 	"fmt"
+	"math/rand"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
@@ -79,47 +80,12 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 			task, e.Task.ObsDim, e.Task.ActDim, p.ObsDim(), p.ActDim())
 	}
 	r := &Result{Task: task, Runtime: p.Runtime(), Episodes: cfg.Episodes, Seed: cfg.Seed, Stochastic: cfg.Stochastic}
-	od, ad := p.ObsDim(), p.ActDim()
-	o32, a32, act := make([]float32, od), make([]float32, ad), make([]float64, ad)
-	for ep := 0; ep < cfg.Episodes; ep++ {
-		obs := e.Reset(cfg.Seed + int64(ep))
-		if cfg.OnStep != nil {
-			if err := cfg.OnStep(ep, e); err != nil {
-				return nil, fmt.Errorf("evaluate: episode %d: %w", ep, err)
-			}
-		}
-		var ret float64
-		n := 0
-		for {
-			for i, v := range obs {
-				o32[i] = float32(v)
-			}
-			if err := p.ActInto(a32, o32, cfg.Stochastic); err != nil {
-				return nil, fmt.Errorf("evaluate: episode %d step %d: %w", ep, n, err)
-			}
-			for i, v := range a32 {
-				act[i] = float64(v)
-			}
-			st, err := e.Step(act)
-			if err != nil {
-				return nil, fmt.Errorf("evaluate: episode %d step %d: %w", ep, n, err)
-			}
-			ret += st.Reward
-			n++
-			if cfg.OnStep != nil {
-				if err := cfg.OnStep(ep, e); err != nil {
-					return nil, fmt.Errorf("evaluate: episode %d step %d: %w", ep, n, err)
-				}
-			}
-			if st.Terminated || st.Truncated {
-				break
-			}
-			obs = st.Obs
-		}
-		r.Returns = append(r.Returns, ret)
-		r.Lengths = append(r.Lengths, n)
+	rets, err := envs.Evaluate(e, &policyActor{P: p, Stochastic: cfg.Stochastic}, envs.EvalConfig{Episodes: cfg.Episodes,
+		Seed: func(ep int) int64 { return cfg.Seed + int64(ep) }, OnStep: cfg.OnStep})
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
 	}
-	r.ReturnMean, r.ReturnStd = stats.MeanStd(r.Returns)
+	r.Returns, r.Lengths, r.ReturnMean, r.ReturnStd = rets.Returns, rets.Lengths, rets.Mean, rets.Std
 	if _, _, err := datasets.RefScores(task); err == nil {
 		scores := make([]float64, len(r.Returns))
 		for i, ret := range r.Returns {
@@ -129,4 +95,27 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 		r.Score = &Score{Mean: m, Std: s}
 	}
 	return r, nil
+}
+
+// policyActor is a deployed policy as an envs.Actor: its mean action, or
+// when Stochastic a sample drawn from the policy's own seeded source (the
+// rng Act is given is not used).
+type policyActor struct {
+	P          *policies.Policy
+	Stochastic bool
+	a32        []float32
+}
+
+// Act runs the policy on one observation.
+func (a *policyActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
+	if a.a32 == nil {
+		a.a32 = make([]float32, a.P.ActDim())
+	}
+	if err := a.P.ActInto(a.a32, obs, a.Stochastic); err != nil {
+		return err
+	}
+	for i, v := range a.a32 {
+		act[i] = float64(v)
+	}
+	return nil
 }

@@ -16,28 +16,33 @@ import (
 )
 
 // refActor is an independent float64 forward pass of the deterministic
-// actor: ReLU MLP, then scale·tanh(mean) + bias.
-func refActor(a *models.Actor, obs []float64) []float64 {
-	x := obs
-	for li, l := range a.Net.Layers {
+// actor (ReLU MLP, then scale·tanh(mean) + bias), as an envs.Actor.
+type refActor struct{ a *models.Actor }
+
+// Act runs the forward pass on obs.
+func (r refActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
+	x := make([]float64, len(obs))
+	for i, v := range obs {
+		x[i] = float64(v)
+	}
+	for li, l := range r.a.Net.Layers {
 		y := make([]float64, l.Out)
 		for o := range y {
 			s := float64(l.B[o])
 			for i := 0; i < l.In; i++ {
 				s += x[i] * float64(l.W[i*l.Out+o])
 			}
-			if li+1 < len(a.Net.Layers) {
+			if li+1 < len(r.a.Net.Layers) {
 				s = math.Max(s, 0)
 			}
 			y[o] = s
 		}
 		x = y
 	}
-	out := make([]float64, a.ActDim)
-	for j := range out {
-		out[j] = float64(a.Scale[j])*math.Tanh(x[j]) + float64(a.Bias[j])
+	for j := range act {
+		act[j] = float64(r.a.Scale[j])*math.Tanh(x[j]) + float64(r.a.Bias[j])
 	}
-	return out
+	return nil
 }
 
 // TestEvaluateMatchesReference plays a random hopper actor's bundle on both
@@ -60,25 +65,11 @@ func TestEvaluateMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wantRet []float64
-	var wantLen []int
-	for ep := 0; ep < episodes; ep++ {
-		obs := e.Reset(seed + int64(ep))
-		ret, n := 0.0, 0
-		for {
-			st, err := e.Step(refActor(a, obs))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ret += st.Reward
-			n++
-			if st.Terminated || st.Truncated {
-				break
-			}
-			obs = st.Obs
-		}
-		wantRet, wantLen = append(wantRet, ret), append(wantLen, n)
+	ref, err := envs.Evaluate(e, refActor{a}, envs.EvalConfig{Episodes: episodes, Seed: func(ep int) int64 { return seed + int64(ep) }})
+	if err != nil {
+		t.Fatal(err)
 	}
+	wantRet, wantLen := ref.Returns, ref.Lengths
 	e.Close()
 	var mean, sq float64
 	for _, r := range wantRet {

@@ -15,8 +15,11 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-// Actor chooses actions for a batch of observations in model roll-outs.
-type Actor interface {
+// BatchActor chooses actions for a batch of observations in model
+// roll-outs. Its float32 actions go back into the model as they are, so it
+// is not envs.Actor (one observation in a task, float64 actions): a
+// uniform action here is rounded to float32 before the true step too.
+type BatchActor interface {
 	// Name labels the policy in tables and plots.
 	Name() string
 	// Act writes actions for the n = len(obs)/obsDim observations into out.

@@ -190,7 +190,7 @@ func (e *ensembleU) predict(h *window.Window, rows []int, rng *rand.Rand) (uPred
 // task's termination rule fires on it. For every step whose state can be
 // restored in the simulator, the true next observation is computed and the
 // step recorded with its uncertainty and errors.
-func uncertaintyRollout(mdl uModel, actor Actor, start *infer.Start, horizon int, ts *TrueStepper, task *envs.Task,
+func uncertaintyRollout(mdl uModel, actor BatchActor, start *infer.Start, horizon int, ts *TrueStepper, task *envs.Task,
 	rng *rand.Rand) ([]UPoint, URollStats, error) {
 	var st URollStats
 	od, ad := task.ObsDim, task.ActDim

@@ -75,7 +75,7 @@ func RunUncertainty(cfg UncertaintyConfig, log io.Writer) (*UncertaintyResult, e
 	env.Close()
 
 	res := &UncertaintyResult{Stats: map[string]URollStats{}, BCLoss: math.NaN()}
-	actors := []Actor{UniformActor{Low: low, High: high}}
+	actors := []BatchActor{UniformActor{Low: low, High: high}}
 	if cfg.PolicyPath != "" {
 		b, desc, err := LoadPolicyONNX(cfg.PolicyPath)
 		if err != nil {

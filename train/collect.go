@@ -10,40 +10,19 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
-	"github.com/admpo/admpo/internal/stats"
 )
-
-// ActionSource chooses the behaviour policy's action for one observation.
-type ActionSource interface {
-	// Action writes an action for obs into out, drawing any noise from rng.
-	Action(obs []float32, rng *rand.Rand, out []float64) error
-}
-
-// UniformPolicy draws every action uniformly from the action bounds (D4RL's
-// "random" data sets).
-type UniformPolicy struct{ Low, High []float64 }
-
-// Action draws a uniform action.
-func (u UniformPolicy) Action(_ []float32, rng *rand.Rand, out []float64) error {
-	if len(out) != len(u.Low) || len(u.High) != len(u.Low) {
-		return fmt.Errorf("train: uniform policy has %d/%d bounds for %d actions", len(u.Low), len(u.High), len(out))
-	}
-	for i := range out {
-		out[i] = u.Low[i] + rng.Float64()*(u.High[i]-u.Low[i])
-	}
-	return nil
-}
 
 // ONNXPolicy acts with an exported SAC actor: a sample of the
 // tanh-squashed Gaussian (noise from rng), or its mean when Deterministic.
+// It is an envs.Actor.
 type ONNXPolicy struct {
 	P             *infer.Policy
 	Deterministic bool
 	noise, act    []float32
 }
 
-// Action runs the actor on one observation.
-func (p *ONNXPolicy) Action(obs []float32, rng *rand.Rand, out []float64) error {
+// Act runs the actor on one observation.
+func (p *ONNXPolicy) Act(obs []float32, rng *rand.Rand, out []float64) error {
 	ad := p.P.ActDim
 	if len(out) != ad {
 		return fmt.Errorf("train: policy has %d actions, the task %d", ad, len(out))
@@ -77,20 +56,20 @@ type CollectStats struct {
 	Timeouts    int // 1000-step truncations (the cut last row not included)
 }
 
-// NewActionSource makes the ActionSource of one collection worker and the
-// function that frees it; each worker owns the one it gets.
-type NewActionSource func() (ActionSource, func(), error)
+// NewActor makes the actor of one collection worker and the function that
+// frees it; each worker owns the one it gets.
+type NewActor func() (envs.Actor, func(), error)
 
-// SharedSource hands every worker the same stateless source (e.g. a
-// UniformPolicy).
-func SharedSource(a ActionSource) NewActionSource {
-	return func() (ActionSource, func(), error) { return a, func() {}, nil }
+// SharedActor hands every worker the same stateless actor (e.g. an
+// envs.UniformActor).
+func SharedActor(a envs.Actor) NewActor {
+	return func() (envs.Actor, func(), error) { return a, func() {}, nil }
 }
 
-// ONNXSources opens the ONNX actor once per worker (one ONNX Runtime thread
+// ONNXActors opens the ONNX actor once per worker (one ONNX Runtime thread
 // each) acting stochastically, or with its mean action when deterministic.
-func ONNXSources(actor []byte, deterministic bool) NewActionSource {
-	return func() (ActionSource, func(), error) {
+func ONNXActors(actor []byte, deterministic bool) NewActor {
+	return func() (envs.Actor, func(), error) {
 		p, err := infer.OpenPolicy(actor, infer.Options{Threads: 1})
 		if err != nil {
 			return nil, nil, err
@@ -130,8 +109,8 @@ func episodeSeed(seed int64, e int) int64 {
 // Episode e resets the env and draws the policy's noise from seeds made of
 // seed and e alone, so the data depend on seed only, not on workers:
 // workers goroutines (0: GOMAXPROCS) each run whole episodes with their own
-// env and their own ActionSource from newAct.
-func CollectDataset(task string, n int, seed int64, workers int, newAct NewActionSource) (*datasets.Dataset, CollectStats, error) {
+// env and their own actor from newAct.
+func CollectDataset(task string, n int, seed int64, workers int, newAct NewActor) (*datasets.Dataset, CollectStats, error) {
 	var st CollectStats
 	if n <= 0 {
 		return nil, st, fmt.Errorf("train: collect: size %d must be positive", n)
@@ -258,37 +237,29 @@ func CollectDataset(task string, n int, seed int64, workers int, newAct NewActio
 }
 
 // runEpisode runs episode e of act in env from seed until termination or
-// the 1000-step limit.
-func runEpisode(env *envs.Env, act ActionSource, e int, seed int64) collectedEpisode {
+// the 1000-step limit (envs.Play), recording every transition and the
+// simulator state before it.
+func runEpisode(env *envs.Env, act envs.Actor, e int, seed int64) collectedEpisode {
 	r := collectedEpisode{index: e}
 	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
-	obs := f32(env.Reset(seed))
-	a := make([]float64, env.Task.ActDim)
 	lo, hi := env.ActionLow(), env.ActionHigh()
-	for {
-		if err := act.Action(obs, rng, a); err != nil {
-			r.err = fmt.Errorf("step %d: %w", len(r.rew), err)
-			return r
-		}
-		r.qpos = append(r.qpos, f32(env.QPos())...)
-		r.qvel = append(r.qvel, f32(env.QVel())...)
-		s, err := env.Step(a)
-		if err != nil {
-			r.err = fmt.Errorf("step %d: %w", len(r.rew), err)
-			return r
-		}
-		next := f32(s.Obs)
-		r.obs = append(r.obs, obs...)
-		r.act = append(r.act, f32clip(a, lo, hi)...)
-		r.rew = append(r.rew, float32(s.Reward))
-		r.next = append(r.next, next...)
-		r.ret += s.Reward
-		if s.Terminated || s.Truncated {
+	ret, _, err := envs.Play(env, act, env.Reset(seed), rng, envs.Hooks{
+		BeforeStep: func(obs []float32, a []float64) error {
+			r.qpos = append(r.qpos, f32(env.QPos())...)
+			r.qvel = append(r.qvel, f32(env.QVel())...)
+			r.obs = append(r.obs, obs...)
+			r.act = append(r.act, f32clip(a, lo, hi)...)
+			return nil
+		},
+		AfterStep: func(s envs.Step, next []float32) error {
+			r.rew = append(r.rew, float32(s.Reward))
+			r.next = append(r.next, next...)
 			r.terminated, r.truncated = s.Terminated, s.Truncated
-			return r
-		}
-		obs = next
-	}
+			return nil
+		},
+	})
+	r.ret, r.err = ret, err
+	return r
 }
 
 // f32clip stores the action the env applied (clipped to the bounds).
@@ -359,34 +330,19 @@ func DatasetFromReplay(r *Replay, n int) (*datasets.Dataset, error) {
 	return d, nil
 }
 
-// EvalPolicy runs episodes deterministic episodes of act and returns their
-// mean and std return (seeds seed, seed+1, ...).
-func EvalPolicy(task string, act ActionSource, episodes int, seed int64) (mean, std float64, err error) {
+// EvalPolicy runs episodes deterministic episodes of act in the task and
+// returns their mean and std return (reset seeds seed, seed+1, ...; the
+// actor's noise, if any, from one source seeded seed).
+func EvalPolicy(task string, act envs.Actor, episodes int, seed int64) (mean, std float64, err error) {
 	env, err := envs.Make(task)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer env.Close()
-	rng := rand.New(rand.NewSource(seed))
-	a := make([]float64, env.Task.ActDim)
-	rets := make([]float64, episodes)
-	for ep := range rets {
-		obs := f32(env.Reset(seed + int64(ep)))
-		for {
-			if err := act.Action(obs, rng, a); err != nil {
-				return 0, 0, err
-			}
-			s, err := env.Step(a)
-			if err != nil {
-				return 0, 0, err
-			}
-			rets[ep] += s.Reward
-			if s.Terminated || s.Truncated {
-				break
-			}
-			obs = f32(s.Obs)
-		}
+	r, err := envs.Evaluate(env, act, envs.EvalConfig{Episodes: episodes, RNG: rand.New(rand.NewSource(seed)),
+		Seed: func(ep int) int64 { return seed + int64(ep) }})
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: %w", err)
 	}
-	mean, std = stats.MeanStd(rets)
-	return mean, std, nil
+	return r.Mean, r.Std, nil
 }

@@ -32,8 +32,8 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer env.Close()
-			u := UniformPolicy{Low: env.ActionLow(), High: env.ActionHigh()}
-			d, st, err := CollectDataset(x.task, x.n, 11, 0, SharedSource(u))
+			u := envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}
+			d, st, err := CollectDataset(x.task, x.n, 11, 0, SharedActor(u))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,12 +142,12 @@ func approxEq(a, b []float32, tol float64) bool {
 // TestConcatKeepsEpisodesApart: medium-expert style concatenation ends every
 // part at an episode boundary.
 func TestConcatKeepsEpisodesApart(t *testing.T) {
-	u := UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
-	a, _, err := CollectDataset("hopper", 50, 1, 0, SharedSource(u))
+	u := envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
+	a, _, err := CollectDataset("hopper", 50, 1, 0, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := CollectDataset("hopper", 30, 2, 0, SharedSource(u))
+	b, _, err := CollectDataset("hopper", 30, 2, 0, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,15 +246,15 @@ func TestCollectParallelDeterministic(t *testing.T) {
 	offNeedORT(t)
 	actor := tinyActor(t, "halfcheetah", 3)
 	const n = 2500
-	a, sa, err := CollectDataset("halfcheetah", n, 7, 1, ONNXSources(actor, false))
+	a, sa, err := CollectDataset("halfcheetah", n, 7, 1, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, sb, err := CollectDataset("halfcheetah", n, 7, 3, ONNXSources(actor, false))
+	b, sb, err := CollectDataset("halfcheetah", n, 7, 3, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := CollectDataset("halfcheetah", n, 8, 3, ONNXSources(actor, false))
+	c, _, err := CollectDataset("halfcheetah", n, 8, 3, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -269,31 +269,32 @@ func (l *loop) addModel(tr *infer.Transitions, capacity int) error {
 // with fixed seeds (evaluation number and episode) and returns their
 // returns.
 func (l *loop) evalReturns(seed int64, episodes int) ([]float64, error) {
-	rets := make([]float64, episodes)
-	act := make([]float64, l.task.ActDim)
-	for ep := range rets {
-		obs := f32(l.eval.Reset(seed*1000003 + int64(1000*l.evals+ep)))
-		for {
-			a, err := l.sac.Act(obs, true, nil)
-			if err != nil {
-				return nil, err
-			}
-			for i, v := range a {
-				act[i] = float64(v)
-			}
-			st, err := l.eval.Step(act)
-			if err != nil {
-				return nil, err
-			}
-			rets[ep] += st.Reward
-			if st.Terminated || st.Truncated {
-				break
-			}
-			obs = f32(st.Obs)
-		}
+	r, err := envs.Evaluate(l.eval, sacActor{s: l.sac, deterministic: true}, envs.EvalConfig{Episodes: episodes,
+		Seed: func(ep int) int64 { return seed*1000003 + int64(1000*l.evals+ep) }})
+	if err != nil {
+		return nil, fmt.Errorf("train: evaluation: %w", err)
 	}
 	l.evals++
-	return rets, nil
+	return r.Returns, nil
+}
+
+// sacActor is SAC's actor as an envs.Actor: its mean action when
+// deterministic, else a sample with noise from rng.
+type sacActor struct {
+	s             *SAC
+	deterministic bool
+}
+
+// Act runs the actor on one observation.
+func (a sacActor) Act(obs []float32, rng *rand.Rand, act []float64) error {
+	out, err := a.s.Act(obs, a.deterministic, rng)
+	if err != nil {
+		return err
+	}
+	for i, v := range out {
+		act[i] = float64(v)
+	}
+	return nil
 }
 
 // wall is the run's training time in seconds, resumes included.

@@ -162,12 +162,12 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 		if !stats.Finite(obs) || !stats.Finite(tr.NextObs[i*od:(i+1)*od]) {
 			continue
 		}
-		if velocityClipped(cfg.Env, obs, len(env.QVel())) {
-			d.SkippedClipped++ // the true velocity is unknown
+		if !env.Restorable(obs, clipMargin) {
+			d.SkippedClipped++ // finite, so a velocity at the clip: the true one is unknown
 			continue
 		}
-		if err := setStateFromObs(env, obs); err != nil {
-			return nil, err
+		if err := env.SetFromObs(obs); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
 		}
 		for j := range act {
 			act[j] = float64(tr.Act[i*ad+j])
@@ -269,43 +269,6 @@ func diagPolicy(o *Offline, path string) (policy []byte, name string, err error)
 	return b, name, nil
 }
 
-// setStateFromObs resets env and sets its simulator state from an
-// observation: the observation holds the last od-nv generalised positions
-// and all nv velocities (qpos[k:] and qvel for these tasks); the leading
-// positions it leaves out (the x or x-y position) are set to 0, which does
-// not change the dynamics. Velocities clipped in the observation stay
-// clipped.
-func setStateFromObs(env *envs.Env, obs []float32) error {
-	nq, nv := len(env.QPos()), len(env.QVel())
-	inObs := len(obs) - nv
-	if len(obs) != env.Task.ObsDim || inObs < 0 || inObs > nq {
-		return fmt.Errorf("train: cannot rebuild a %s state from a %d-value observation", env.Task.Name, len(obs))
-	}
-	qpos, qvel := make([]float64, nq), make([]float64, nv)
-	for j := 0; j < inObs; j++ {
-		qpos[nq-inObs+j] = float64(obs[j])
-	}
-	for j := 0; j < nv; j++ {
-		qvel[j] = float64(obs[inObs+j])
-	}
-	env.Reset(0)
-	return env.SetState(qpos, qvel)
-}
-
-// obsVelClip is the bound at which tasks clip velocities in observations.
-var obsVelClip = map[string]float64{"hopper": 10, "walker2d": 10}
-
-// velocityClipped tells whether an observation has a velocity at its
-// task's clip bound, where the simulator's velocity cannot be recovered.
-func velocityClipped(task string, obs []float32, nv int) bool {
-	c, ok := obsVelClip[task]
-	if !ok {
-		return false
-	}
-	for _, v := range obs[len(obs)-nv:] {
-		if math.Abs(float64(v)) >= c-1e-4 {
-			return true
-		}
-	}
-	return false
-}
+// clipMargin is how close to its task's clip bound an observed velocity
+// may come before the diagnosis takes it for clipped.
+const clipMargin = 1e-4

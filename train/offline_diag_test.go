@@ -24,19 +24,19 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := CollectDataset(task, 300, 4, 0, SharedSource(UniformPolicy{Low: env.ActionLow(), High: env.ActionHigh()}))
+		d, _, err := CollectDataset(task, 300, 4, 0, SharedActor(envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		od, ad := d.ObsDim, d.ActDim
 		var worst float64
-		nv, skipped := len(env.QVel()), 0
+		skipped := 0
 		for i := 0; i < d.N; i++ {
-			if velocityClipped(task, d.Obs[i*od:(i+1)*od], nv) {
+			if !env.Restorable(d.Obs[i*od:(i+1)*od], clipMargin) {
 				skipped++
 				continue
 			}
-			if err := setStateFromObs(env, d.Obs[i*od:(i+1)*od]); err != nil {
+			if err := env.SetFromObs(d.Obs[i*od : (i+1)*od]); err != nil {
 				t.Fatal(err)
 			}
 			a := make([]float64, ad)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/rundir"
 )
@@ -57,7 +58,7 @@ func offRunToEnd(t *testing.T, cfg OfflineConfig, dir string) {
 // D4RL file.
 func offRandomDataset(t *testing.T, n int) string {
 	t.Helper()
-	d, _, err := CollectDataset("hopper", n, 3, 0, SharedSource(UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := CollectDataset("hopper", n, 3, 0, SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

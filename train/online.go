@@ -188,21 +188,13 @@ func (o *Online) runTo(ctx context.Context, stop int) error {
 // envStep takes one real step: uniform random during warm-up, else the
 // stochastic policy.
 func (o *Online) envStep() error {
-	ad := o.task.ActDim
-	act := make([]float64, ad)
+	var actor envs.Actor = sacActor{s: o.sac}
 	if o.step < o.Cfg.WarmUp {
-		lo, hi := o.env.ActionLow(), o.env.ActionHigh()
-		for i := range act {
-			act[i] = lo[i] + o.rng.Float64()*(hi[i]-lo[i])
-		}
-	} else {
-		a, err := o.sac.Act(o.obs, false, o.rng)
-		if err != nil {
-			return err
-		}
-		for i, v := range a {
-			act[i] = float64(v)
-		}
+		actor = envs.UniformActor{Low: o.env.ActionLow(), High: o.env.ActionHigh()}
+	}
+	act := make([]float64, o.task.ActDim)
+	if err := actor.Act(o.obs, o.rng, act); err != nil {
+		return err
 	}
 	st, err := o.env.Step(act)
 	if err != nil {

@@ -181,10 +181,10 @@ func runCollect(args []string) error {
 		if err != nil {
 			return err
 		}
-		u := train.UniformPolicy{Low: env0.ActionLow(), High: env0.ActionHigh()}
+		u := envs.UniformActor{Low: env0.ActionLow(), High: env0.ActionHigh()}
 		env0.Close()
 		var st train.CollectStats
-		if d, st, err = train.CollectDataset(task.Name, *size, *seed, *workers, train.SharedSource(u)); err != nil {
+		if d, st, err = train.CollectDataset(task.Name, *size, *seed, *workers, train.SharedActor(u)); err != nil {
 			return err
 		}
 		meta["policy"] = "uniform random actions"
@@ -224,7 +224,7 @@ func runCollect(args []string) error {
 			}
 			fmt.Printf("%s policy: %s\n  deterministic return over %d episodes: %.1f ± %.1f\n", k, desc, *evalEps, ret, retStd)
 			t0 := time.Now()
-			pd, st, err := train.CollectDataset(task.Name, n, *seed*1000+seedOff, *workers, train.ONNXSources(b, *deterministic))
+			pd, st, err := train.CollectDataset(task.Name, n, *seed*1000+seedOff, *workers, train.ONNXActors(b, *deterministic))
 			if err != nil {
 				return nil, err
 			}

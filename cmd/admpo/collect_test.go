@@ -190,7 +190,7 @@ func TestShippedPoliciesInD4RLBand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, st, err := train.CollectDataset(p.Env, 20000, 0, 0, train.ONNXSources(actor, false))
+			_, st, err := train.CollectDataset(p.Env, 20000, 0, 0, train.ONNXActors(actor, false))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/train"
 )
 
@@ -185,7 +186,7 @@ func TestConfigFileErrors(t *testing.T) {
 // --dataset replaces the file's data keys.
 func TestConfigFileRerunsOfflineRun(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 300, 1, 0, train.SharedSource(train.UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := train.CollectDataset("hopper", 300, 1, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

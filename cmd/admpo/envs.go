@@ -64,31 +64,17 @@ func envsRun(args []string) error {
 		return err
 	}
 	defer e.Close()
-	rng := rand.New(rand.NewSource(*seed))
-	lo, hi := e.ActionLow(), e.ActionHigh()
-	act := make([]float64, e.Task.ActDim)
 	e.Seed(*seed)
-	total := 0
 	start := time.Now()
-	for ep := 0; ep < *episodes; ep++ {
-		e.ResetNext()
-		ret, n := 0.0, 0
-		for {
-			for i := range act {
-				act[i] = lo[i] + rng.Float64()*(hi[i]-lo[i])
-			}
-			st, err := e.Step(act)
-			if err != nil {
-				return err
-			}
-			ret += st.Reward
-			n++
-			if st.Terminated || st.Truncated {
-				break
-			}
-		}
+	r, err := envs.Evaluate(e, envs.UniformActor{Low: e.ActionLow(), High: e.ActionHigh()},
+		envs.EvalConfig{Episodes: *episodes, RNG: rand.New(rand.NewSource(*seed))})
+	if err != nil {
+		return err
+	}
+	total := 0
+	for ep, n := range r.Lengths {
 		total += n
-		fmt.Printf("episode %d: return %.3f, length %d\n", ep+1, ret, n)
+		fmt.Printf("episode %d: return %.3f, length %d\n", ep+1, r.Returns[ep], n)
 	}
 	el := time.Since(start).Seconds()
 	fmt.Printf("%d env steps in %.3fs: %.0f env steps/s (%.0f physics steps/s)\n",

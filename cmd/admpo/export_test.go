@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/train"
 )
@@ -21,7 +22,7 @@ func TestExportOfflineRunCommand(t *testing.T) {
 	needORT(t)
 	bin := buildBinary(t)
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 1200, 3, 0, train.SharedSource(train.UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := train.CollectDataset("hopper", 1200, 3, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/train"
 )
@@ -24,7 +25,7 @@ import (
 // directory; with --env and --kind it trains as that task's data set.
 func TestTrainOfflineDatasetErrors(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 200, 1, 0, train.SharedSource(train.UniformPolicy{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := train.CollectDataset("hopper", 200, 1, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

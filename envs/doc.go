@@ -1,0 +1,10 @@
+// Package envs provides admpo's MuJoCo tasks (hopper, walker2d, halfcheetah,
+// ant, humanoid, inverted-pendulum) with Gymnasium v4 semantics, through a
+// small cgo layer over MuJoCo 2.2.2. The MJCF models are admpo's own files,
+// embedded in the binary. Physics runs in float64.
+//
+// Above the simulator it holds the one way admpo plays a task: an Actor
+// chooses actions, Play runs one episode and Evaluate runs a series of them
+// (training evaluations, data collection, `admpo eval`, `admpo envs run`);
+// Env.SetFromObs restores the simulator from an observation.
+package envs
