@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/admpo/admpo/models/ops"
 )
 
 // namedTensor is a tensor exchanged with the PyTorch reference script.
@@ -243,7 +245,7 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name(), err)
 		}
-		g, _, err := valueF32(gv)
+		g, _, err := ops.ValueF32(gv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -110,7 +111,7 @@ func TestEnsembleGraphLossAndGradients(t *testing.T) {
 	// Gradients: finite differences through the same graph's cost.
 	var ps []fdParam
 	for _, p := range eg.Params {
-		d, _, err := valueF32(p.Value())
+		d, _, err := ops.ValueF32(p.Value())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +128,7 @@ func checkGradsCompiled(t *testing.T, run func() error, cost *G.Node, params []f
 		if err := run(); err != nil {
 			t.Fatal(err)
 		}
-		v, _, err := valueF32(cost.Value())
+		v, _, err := ops.ValueF32(cost.Value())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +141,7 @@ func checkGradsCompiled(t *testing.T, run func() error, cost *G.Node, params []f
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
-		g, _, err := valueF32(gv)
+		g, _, err := ops.ValueF32(gv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -63,7 +64,7 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		if err := m.RunAll(); err != nil {
 			t.Fatalf("run: %v", err)
 		}
-		d, _, err := valueF32(cost.Value())
+		d, _, err := ops.ValueF32(cost.Value())
 		if err != nil {
 			t.Fatalf("cost: %v", err)
 		}
@@ -76,7 +77,7 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		if err != nil {
 			t.Fatalf("%s: no gradient: %v", p.name, err)
 		}
-		d, _, err := valueF32(gv)
+		d, _, err := ops.ValueF32(gv)
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
@@ -368,15 +369,15 @@ func TestGaussianNLLAndColumns(t *testing.T) {
 	o := constNode(g, "o", od, rows, 2*dim)
 	y := constNode(g, "y", yd, rows, dim)
 	w := constNode(g, "w", wd, rows)
-	mu, err := Columns(o, 0, dim)
+	mu, err := ops.Columns(o, 0, dim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lv, err := Columns(o, dim, 2*dim)
+	lv, err := ops.Columns(o, dim, 2*dim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nll, err := GaussianNLL(mu, lv, y, w)
+	nll, err := ops.GaussianNLL(mu, lv, y, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func TestGaussianNLLAndColumns(t *testing.T) {
 		}
 	}
 	want /= 3 * dim
-	got, _, _ := valueF32(nll.Value())
+	got, _, _ := ops.ValueF32(nll.Value())
 	if math.Abs(float64(got[0])-want) > 1e-5*math.Max(1, math.Abs(want)) {
 		t.Fatalf("nll %v, want %v", got[0], want)
 	}
@@ -405,7 +406,7 @@ func TestSumSquaresAndPenalty(t *testing.T) {
 	bounds := NewLogVarBounds(4)
 	g := G.NewGraph()
 	x := constNode(g, "x", xd, 3, 4)
-	ss, err := SumSquares(x, 0.3)
+	ss, err := ops.SumSquares(x, 0.3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,31 +425,9 @@ func TestSumSquaresAndPenalty(t *testing.T) {
 		want += 0.3 * float64(v) * float64(v)
 	}
 	want += 0.01*4*0.5 - 0.01*4*(-10)
-	got, _, _ := valueF32(cost.Value())
+	got, _, _ := ops.ValueF32(cost.Value())
 	if math.Abs(float64(got[0])-want) > 1e-5 {
 		t.Fatalf("cost %v, want %v", got[0], want)
-	}
-}
-
-func TestKernelExp(t *testing.T) {
-	var xs []float32
-	for x := -87.0; x < 88; x += 0.0137 {
-		xs = append(xs, float32(x))
-	}
-	xs = append(xs, -100, 100, 0)
-	ys := make([]float32, len(xs))
-	expInto(xs, ys)
-	worst := 0.0
-	for i, x := range xs[:len(xs)-3] {
-		want := math.Exp(float64(x))
-		worst = math.Max(worst, math.Abs(float64(ys[i])-want)/want)
-	}
-	if worst > 5e-7 {
-		t.Fatalf("kernel exp relative error %.2e", worst)
-	}
-	n := len(xs)
-	if ys[n-3] > 1.3e-38 || ys[n-2] != float32(math.Exp(88)) && math.Abs(float64(ys[n-2])/math.Exp(88)-1) > 1e-6 || ys[n-1] != 1 {
-		t.Fatalf("kernel exp saturation/identity: %g %g %g", ys[n-3], ys[n-2], ys[n-1])
 	}
 }
 
