@@ -110,28 +110,35 @@ func TestMLPNodesForwardGrad(t *testing.T) {
 				}
 			}
 		}
-		for i, p := range params {
-			gv, err := p.Grad()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := gv.Data().([]float32)
-			vals := p.Value().Data().([]float32)
-			for j := range vals {
-				old := vals[j]
-				const h = 1e-3
-				vals[j] = old + h
-				up := vals[j]
-				fp := naiveCost()
-				vals[j] = old - h
-				down := vals[j]
-				fm := naiveCost()
-				vals[j] = old
-				// old±h rounds in float32: divide by the realised step.
-				fd := (fp - fm) / (float64(up) - float64(down))
-				if math.Abs(float64(got[j])-fd) > 1e-4*(1+math.Abs(fd)) {
-					t.Errorf("%s param %d (%v) grad[%d] = %v, finite difference %v", act, i, p.Name(), j, got[j], fd)
-				}
+		checkNaiveGrads(t, act, params, naiveCost, 1e-3, 1e-4)
+	}
+}
+
+// checkNaiveGrads compares the gradient of every param, left by a graph run,
+// with central finite differences of naiveCost, which must read the params'
+// current values: each entry moves by ±h, and the difference is divided by
+// the step float32 realises. tol is relative to 1+|finite difference|.
+func checkNaiveGrads(t *testing.T, what string, params G.Nodes, naiveCost func() float64, h float32, tol float64) {
+	t.Helper()
+	for _, p := range params {
+		gv, err := p.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := gv.Data().([]float32)
+		vals := p.Value().Data().([]float32)
+		for j := range vals {
+			old := vals[j]
+			vals[j] = old + h
+			up := vals[j]
+			fp := naiveCost()
+			vals[j] = old - h
+			down := vals[j]
+			fm := naiveCost()
+			vals[j] = old
+			fd := (fp - fm) / (float64(up) - float64(down))
+			if math.Abs(float64(got[j])-fd) > tol*(1+math.Abs(fd)) {
+				t.Errorf("%s: d cost/d %v[%d] = %v, finite difference %v", what, p.Name(), j, got[j], fd)
 			}
 		}
 	}

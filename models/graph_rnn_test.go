@@ -8,7 +8,6 @@ import (
 
 	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Finite-difference checks of the fused ops' gradients and naive float64
@@ -47,7 +46,8 @@ type fdParam struct {
 }
 
 // checkGrads compares G.Grad's gradients of cost with central finite
-// differences on up to samples entries of every parameter.
+// differences on up to samples entries of every parameter, running g on a
+// TapeMachine.
 func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, samples int, eps, tol float64) {
 	t.Helper()
 	wrt := make(G.Nodes, len(params))
@@ -59,9 +59,19 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 	}
 	m := G.NewTapeMachine(g)
 	defer m.Close()
-	run := func() float64 {
+	run := func() error {
 		m.Reset()
-		if err := m.RunAll(); err != nil {
+		return m.RunAll()
+	}
+	checkGradsRun(t, run, cost, params, samples, eps, tol, 7)
+}
+
+// checkGradsRun is checkGrads for a graph that already holds its gradients
+// and runs through run; seed picks the sampled entries.
+func checkGradsRun(t *testing.T, run func() error, cost *G.Node, params []fdParam, samples int, eps, tol float64, seed int64) {
+	t.Helper()
+	value := func() float64 {
+		if err := run(); err != nil {
 			t.Fatalf("run: %v", err)
 		}
 		d, _, err := ops.ValueF32(cost.Value())
@@ -70,7 +80,7 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		}
 		return float64(d[0])
 	}
-	run()
+	value()
 	analytic := make([][]float32, len(params))
 	for i, p := range params {
 		gv, err := p.node.Grad()
@@ -83,7 +93,7 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		}
 		analytic[i] = append([]float32(nil), d...)
 	}
-	rng := rand.New(rand.NewSource(7))
+	rng := rand.New(rand.NewSource(seed))
 	for i, p := range params {
 		idx := rng.Perm(len(p.data))
 		if len(idx) > samples {
@@ -93,9 +103,9 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		for _, j := range idx {
 			old := p.data[j]
 			p.data[j] = old + float32(eps)
-			up := run()
+			up := value()
 			p.data[j] = old - float32(eps)
-			down := run()
+			down := value()
 			p.data[j] = old
 			num := (up - down) / (2 * eps)
 			a := float64(analytic[i][j])
@@ -107,7 +117,7 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		}
 		t.Logf("%s: worst relative error %.2e over %d entries", p.name, worst, len(idx))
 	}
-	run() // leave the unperturbed values in the graph
+	value() // leave the unperturbed values in the graph
 }
 
 func TestGRUStackGradients(t *testing.T) {
@@ -430,5 +440,3 @@ func TestSumSquaresAndPenalty(t *testing.T) {
 		t.Fatalf("cost %v, want %v", got[0], want)
 	}
 }
-
-var _ = tensor.Float32
