@@ -17,8 +17,11 @@ func f32ptr(s []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&s[0]))
 }
 
-// GRUCellRows is gruCell for rows consecutive rows (gi, gh, gates: 3h
-// columns; prev, ghn, out: h columns; prev nil for a zero state).
+// GRUCellRows advances rows consecutive rows by one GRU step (PyTorch
+// equations, gate order r, z, n) given gi = x·Wi, its bias bi and
+// gh = h·Wh + Bh, writing the gates, the n-gate's h·Wh_n + Bh_n (ghn) and
+// the new state out (gi, gh, gates: 3h columns; prev, ghn, out: h columns;
+// prev nil for a zero state).
 func GRUCellRows(rows, h int, gi, bi, gh, prev, gates, ghn, out []float32) {
 	if rows == 0 || h == 0 {
 		return
