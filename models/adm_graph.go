@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 
+	admblas "github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -58,7 +60,7 @@ func NewADMEvalGraph(m *ADM, batch int) (*ADMGraph, error) {
 }
 
 func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool) (*ADMGraph, error) {
-	useOpenBLAS()
+	admblas.Use()
 	cfg := m.Cfg
 	if batch <= 0 || cfg.M <= 0 {
 		return nil, fmt.Errorf("models: ADM graph needs batch > 0 and M > 0, got %d and %d", batch, cfg.M)
@@ -108,10 +110,10 @@ func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool) (*A
 	if err != nil {
 		return nil, err
 	}
-	if a.Mean, err = Columns(o, 0, d); err != nil {
+	if a.Mean, err = ops.Columns(o, 0, d); err != nil {
 		return nil, err
 	}
-	raw, err := Columns(o, d, 2*d)
+	raw, err := ops.Columns(o, d, 2*d)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool) (*A
 		a.Weight = make([]float32, rows)
 		tg := paramNode(g, "adm.Target", a.Target, rows, d)
 		w := paramNode(g, "adm.Weight", a.Weight, rows)
-		if a.NLL, err = GaussianNLL(a.Mean, a.LogVar, tg, w); err != nil {
+		if a.NLL, err = ops.GaussianNLL(a.Mean, a.LogVar, tg, w); err != nil {
 			return nil, err
 		}
 		pen, err := bounds.Penalty()
@@ -159,11 +161,11 @@ func (a *ADMGraph) LossValue() (loss, nll float32, err error) {
 	if a.Loss == nil {
 		return 0, 0, fmt.Errorf("models: not a training graph")
 	}
-	l, _, err := valueF32(a.Loss.Value())
+	l, _, err := ops.ValueF32(a.Loss.Value())
 	if err != nil {
 		return 0, 0, fmt.Errorf("models: ADM loss: %w", err)
 	}
-	n, _, err := valueF32(a.NLL.Value())
+	n, _, err := ops.ValueF32(a.NLL.Value())
 	if err != nil {
 		return 0, 0, fmt.Errorf("models: ADM nll: %w", err)
 	}
@@ -173,10 +175,10 @@ func (a *ADMGraph) LossValue() (loss, nll float32, err error) {
 // Outputs returns the last run's mean and soft-clamped log-variance,
 // [M·Batch, ObsDim+1] each, as views valid until the next run.
 func (a *ADMGraph) Outputs() (mean, logvar []float32, err error) {
-	if mean, _, err = valueF32(a.Mean.Value()); err != nil {
+	if mean, _, err = ops.ValueF32(a.Mean.Value()); err != nil {
 		return nil, nil, fmt.Errorf("models: ADM mean: %w", err)
 	}
-	if logvar, _, err = valueF32(a.LogVar.Value()); err != nil {
+	if logvar, _, err = ops.ValueF32(a.LogVar.Value()); err != nil {
 		return nil, nil, fmt.Errorf("models: ADM logvar: %w", err)
 	}
 	return mean, logvar, nil

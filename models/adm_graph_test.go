@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/admpo/admpo/models/ops"
 )
 
 // namedTensor is a tensor exchanged with the PyTorch reference script.
@@ -186,6 +188,48 @@ func fillADMInputs(a *ADMGraph, b admBatch) {
 	}
 }
 
+// runADMGraph runs a on batch b and returns its mean and log-variance
+// outputs, [M·batch, ObsDim+1] each.
+func runADMGraph(t *testing.T, a *ADMGraph, b admBatch) (mean, logvar []float32) {
+	t.Helper()
+	fillADMInputs(a, b)
+	if err := a.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mean, logvar, err := a.Outputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mean, logvar
+}
+
+// checkPlainForward runs m's plain-Go forward (PredictAll, incremental GRU
+// steps) on batch b and compares every step's mean and log-variance with
+// wantMean and wantLogvar ([M·batch, ObsDim+1], step-major) computed by ref.
+func checkPlainForward(t *testing.T, m *ADM, batch int, b admBatch, wantMean, wantLogvar []float32, ref string) {
+	t.Helper()
+	cfg := m.Cfg
+	d := cfg.ObsDim + 1
+	acts := make([][]float32, cfg.M)
+	mean := make([][]float32, cfg.M)
+	logvar := make([][]float32, cfg.M)
+	for k := range acts {
+		acts[k] = b.acts[k*batch*cfg.ActDim : (k+1)*batch*cfg.ActDim]
+		mean[k], logvar[k] = make([]float32, batch*d), make([]float32, batch*d)
+	}
+	if _, err := m.PredictAll(nil, batch, b.start, acts, mean, logvar); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < cfg.M; k++ {
+		if e := relErr(mean[k], wantMean[k*batch*d:(k+1)*batch*d], 1e-3); e > 1e-5 {
+			t.Errorf("plain forward k=%d mean: relative error %.2e vs %s", k+1, e, ref)
+		}
+		if e := relErr(logvar[k], wantLogvar[k*batch*d:(k+1)*batch*d], 1e-3); e > 1e-5 {
+			t.Errorf("plain forward k=%d logvar: relative error %.2e vs %s", k+1, e, ref)
+		}
+	}
+}
+
 func TestADMMatchesPyTorch(t *testing.T) {
 	needTorch(t)
 	cfg := ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 24, Layers: 3, ResBlocks: 4, M: 4}
@@ -215,14 +259,7 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	fillADMInputs(a, b)
-	if err := a.Run(); err != nil {
-		t.Fatal(err)
-	}
-	mean, logvar, err := a.Outputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mean, logvar := runADMGraph(t, a, b)
 	if e := relErr(mean, ref["mean"], 1e-3); e > 1e-5 {
 		t.Errorf("mean: relative error %.2e vs PyTorch", e)
 	}
@@ -243,7 +280,7 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name(), err)
 		}
-		g, _, err := valueF32(gv)
+		g, _, err := ops.ValueF32(gv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,24 +295,7 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		relErr(mean, ref["mean"], 1e-3), relErr(logvar, ref["logvar"], 1e-3), worst)
 
 	// The plain-Go forward (incremental GRU steps) against PyTorch too.
-	acts := make([][]float32, cfg.M)
-	pm := make([][]float32, cfg.M)
-	plv := make([][]float32, cfg.M)
-	for k := range acts {
-		acts[k] = b.acts[k*batch*cfg.ActDim : (k+1)*batch*cfg.ActDim]
-		pm[k], plv[k] = make([]float32, batch*d), make([]float32, batch*d)
-	}
-	if _, err := m.PredictAll(nil, batch, b.start, acts, pm, plv); err != nil {
-		t.Fatal(err)
-	}
-	for k := 0; k < cfg.M; k++ {
-		if e := relErr(pm[k], ref["mean"][k*batch*d:(k+1)*batch*d], 1e-3); e > 1e-5 {
-			t.Errorf("plain forward k=%d mean: relative error %.2e vs PyTorch", k+1, e)
-		}
-		if e := relErr(plv[k], ref["logvar"][k*batch*d:(k+1)*batch*d], 1e-3); e > 1e-5 {
-			t.Errorf("plain forward k=%d logvar: relative error %.2e vs PyTorch", k+1, e)
-		}
-	}
+	checkPlainForward(t, m, batch, b, ref["mean"], ref["logvar"], "PyTorch")
 }
 
 func TestADMGraphMatchesPlainForward(t *testing.T) {
@@ -288,34 +308,8 @@ func TestADMGraphMatchesPlainForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	fillADMInputs(a, b)
-	if err := a.Run(); err != nil {
-		t.Fatal(err)
-	}
-	gm, glv, err := a.Outputs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := cfg.ObsDim + 1
-	acts := make([][]float32, cfg.M)
-	mean := make([][]float32, cfg.M)
-	logvar := make([][]float32, cfg.M)
-	for k := range acts {
-		acts[k] = b.acts[k*batch*cfg.ActDim : (k+1)*batch*cfg.ActDim]
-		mean[k] = make([]float32, batch*d)
-		logvar[k] = make([]float32, batch*d)
-	}
-	if _, err := m.PredictAll(nil, batch, b.start, acts, mean, logvar); err != nil {
-		t.Fatal(err)
-	}
-	for k := 0; k < cfg.M; k++ {
-		if e := relErr(mean[k], gm[k*batch*d:(k+1)*batch*d], 1e-3); e > 1e-5 {
-			t.Errorf("k=%d mean: plain forward vs graph relative error %.2e", k+1, e)
-		}
-		if e := relErr(logvar[k], glv[k*batch*d:(k+1)*batch*d], 1e-3); e > 1e-5 {
-			t.Errorf("k=%d logvar: plain forward vs graph relative error %.2e", k+1, e)
-		}
-	}
+	gm, glv := runADMGraph(t, a, b)
+	checkPlainForward(t, m, batch, b, gm, glv, "the graph")
 }
 
 func TestDropoutMask(t *testing.T) {

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -44,7 +45,7 @@ func NewBCGraph(actor *Actor, batch int) (b *BCGraph, err error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	u, err := Columns(out, 0, ad)
+	u, err := ops.Columns(out, 0, ad)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -59,7 +60,7 @@ func NewBCGraph(actor *Actor, batch int) (b *BCGraph, err error) {
 	var y, d *G.Node
 	if y, err = G.Tanh(u); err == nil {
 		if y, err = G.HadamardProd(y, scaleN); err == nil {
-			if b.action, err = AddBias(y, biasN); err == nil {
+			if b.action, err = ops.AddBias(y, biasN); err == nil {
 				if d, err = G.Sub(b.action, b.Act.Node); err == nil {
 					if d, err = G.Square(d); err == nil {
 						if d, err = G.Mul(d, sacConst(1/float64(batch*ad))); err == nil {
@@ -73,7 +74,7 @@ func NewBCGraph(actor *Actor, batch int) (b *BCGraph, err error) {
 	if err != nil {
 		return nil, wrap(err)
 	}
-	if b.action, err = KeepValue(b.action); err != nil {
+	if b.action, err = ops.KeepValue(b.action); err != nil {
 		return nil, err
 	}
 	b.Params = an.Params()

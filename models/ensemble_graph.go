@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 
+	admblas "github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -37,7 +39,7 @@ type EnsembleGraph struct {
 // NewEnsembleTrainGraph builds the training graph of e with per-layer
 // weight decay decay (len = number of layers; nil for none).
 func NewEnsembleTrainGraph(e *Ensemble, batch int, decay []float64) (*EnsembleGraph, error) {
-	useOpenBLAS()
+	admblas.Use()
 	if batch <= 0 || len(e.Members) == 0 || len(e.Bounds) != len(e.Members) {
 		return nil, fmt.Errorf("models: ensemble graph: batch %d, %d members, %d bounds", batch, len(e.Members), len(e.Bounds))
 	}
@@ -70,11 +72,11 @@ func NewEnsembleTrainGraph(e *Ensemble, batch int, decay []float64) (*EnsembleGr
 		if err != nil {
 			return nil, fmt.Errorf("models: ensemble member %d: %w", i, err)
 		}
-		mean, err := Columns(o, 0, d)
+		mean, err := ops.Columns(o, 0, d)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := Columns(o, d, 2*d)
+		raw, err := ops.Columns(o, d, 2*d)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +84,7 @@ func NewEnsembleTrainGraph(e *Ensemble, batch int, decay []float64) (*EnsembleGr
 		if err != nil {
 			return nil, err
 		}
-		nll, err := GaussianNLL(mean, lv, tg, w)
+		nll, err := ops.GaussianNLL(mean, lv, tg, w)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +98,7 @@ func NewEnsembleTrainGraph(e *Ensemble, batch int, decay []float64) (*EnsembleGr
 			if decay[l] == 0 {
 				continue
 			}
-			wd, err := SumSquares(net.Layers[l].W, float32(0.5*decay[l]))
+			wd, err := ops.SumSquares(net.Layers[l].W, float32(0.5*decay[l]))
 			if err != nil {
 				return nil, err
 			}
@@ -129,12 +131,12 @@ func (eg *EnsembleGraph) Run() error {
 
 // LossValue returns the last run's total loss and each member's NLL.
 func (eg *EnsembleGraph) LossValue() (loss float32, nll []float32, err error) {
-	l, _, err := valueF32(eg.Loss.Value())
+	l, _, err := ops.ValueF32(eg.Loss.Value())
 	if err != nil {
 		return 0, nil, fmt.Errorf("models: ensemble loss: %w", err)
 	}
 	for i, n := range eg.NLL {
-		v, _, err := valueF32(n.Value())
+		v, _, err := ops.ValueF32(n.Value())
 		if err != nil {
 			return 0, nil, fmt.Errorf("models: ensemble member %d nll: %w", i, err)
 		}

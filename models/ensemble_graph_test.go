@@ -5,7 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
+	"github.com/admpo/admpo/models/ops"
 )
 
 // naiveMember is a float64 forward of one member on normalised inputs x
@@ -110,63 +110,13 @@ func TestEnsembleGraphLossAndGradients(t *testing.T) {
 	// Gradients: finite differences through the same graph's cost.
 	var ps []fdParam
 	for _, p := range eg.Params {
-		d, _, err := valueF32(p.Value())
+		d, _, err := ops.ValueF32(p.Value())
 		if err != nil {
 			t.Fatal(err)
 		}
 		ps = append(ps, fdParam{p.Name(), p, d})
 	}
-	checkGradsCompiled(t, eg.Run, eg.Loss, ps, 12, 1e-2, 5e-3)
-}
-
-// checkGradsCompiled is checkGrads for a graph that already holds its
-// gradients and runs through run.
-func checkGradsCompiled(t *testing.T, run func() error, cost *G.Node, params []fdParam, samples int, eps, tol float64) {
-	t.Helper()
-	value := func() float64 {
-		if err := run(); err != nil {
-			t.Fatal(err)
-		}
-		v, _, err := valueF32(cost.Value())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return float64(v[0])
-	}
-	value()
-	analytic := make([][]float32, len(params))
-	for i, p := range params {
-		gv, err := p.node.Grad()
-		if err != nil {
-			t.Fatalf("%s: %v", p.name, err)
-		}
-		g, _, err := valueF32(gv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		analytic[i] = append([]float32(nil), g...)
-	}
-	rng := rand.New(rand.NewSource(9))
-	for i, p := range params {
-		idx := rng.Perm(len(p.data))
-		if len(idx) > samples {
-			idx = idx[:samples]
-		}
-		for _, j := range idx {
-			old := p.data[j]
-			p.data[j] = old + float32(eps)
-			up := value()
-			p.data[j] = old - float32(eps)
-			down := value()
-			p.data[j] = old
-			num := (up - down) / (2 * eps)
-			a := float64(analytic[i][j])
-			if math.Abs(a-num)/math.Max(1, math.Abs(num)) > tol {
-				t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.name, j, a, num)
-			}
-		}
-	}
-	value()
+	checkGradsRun(t, eg.Run, eg.Loss, ps, 12, 1e-2, 5e-3, 9)
 }
 
 func TestEnsemblePlainForwardMatchesNaive(t *testing.T) {

@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 	"math"
+
+	"github.com/admpo/admpo/models/ops"
 )
 
 // Plain-Go float32 inference for the ADM and the ensemble (no Gorgonia):
@@ -20,7 +22,10 @@ func (s *Scratch) get(i, n int) []float32 {
 	for len(s.bufs) <= i {
 		s.bufs = append(s.bufs, nil)
 	}
-	s.bufs[i] = growF32(s.bufs[i], n)
+	if cap(s.bufs[i]) < n {
+		s.bufs[i] = make([]float32, n)
+	}
+	s.bufs[i] = s.bufs[i][:n]
 	return s.bufs[i]
 }
 
@@ -85,19 +90,19 @@ func (m *ADM) GRUStep(st *ADMState, obs, act []float32) error {
 	inDim := in
 	for l := range m.GRU {
 		g := &m.GRU[l]
-		blasSgemm(false, false, b, h3, inDim, 1, x, inDim, g.Wi, h3, 0, gi, h3)
+		ops.Sgemm(false, false, b, h3, inDim, 1, x, inDim, g.Wi, h3, 0, gi, h3)
 		for r := 0; r < b; r++ {
 			copy(gh[r*h3:(r+1)*h3], g.Bh)
 		}
 		prev := st.H[l]
 		if st.Steps > 0 {
-			blasSgemm(false, false, b, h3, h, 1, prev, h, g.Wh, h3, 1, gh, h3)
+			ops.Sgemm(false, false, b, h3, h, 1, prev, h, g.Wh, h3, 1, gh, h3)
 		}
 		var pr []float32
 		if st.Steps > 0 {
 			pr = prev
 		}
-		gruCellRows(b, h, gi, g.Bi, gh, pr, gates, ghn, next)
+		ops.GRUCellRows(b, h, gi, g.Bi, gh, pr, gates, ghn, next)
 		copy(prev, next)
 		x, inDim = prev, h
 	}
@@ -136,7 +141,7 @@ func (m *ADM) HeadDropout(st *ADMState, mult, mean, logvar []float32) error {
 	for i := range m.Blocks {
 		blk := &m.Blocks[i]
 		linearInto(&blk.Lin, x, b, u)
-		swishInPlace(u)
+		ops.SwishInPlace(u)
 		if mult != nil {
 			for j, v := range mult[i*b*h : (i+1)*b*h] {
 				u[j] *= v
@@ -145,7 +150,7 @@ func (m *ADM) HeadDropout(st *ADMState, mult, mean, logvar []float32) error {
 		for j, v := range u {
 			x[j] += v
 		}
-		layerNormRows(x, blk.Norm.Gamma, blk.Norm.Beta, x, xhat, inv, h, blk.Norm.Eps)
+		ops.LayerNormRows(x, blk.Norm.Gamma, blk.Norm.Beta, x, xhat, inv, h, blk.Norm.Eps)
 	}
 	o := st.s.get(10, b*2*d)
 	linearInto(&m.Out, x, b, o)
@@ -181,7 +186,7 @@ func linearInto(l *Linear, x []float32, rows int, y []float32) {
 	for r := 0; r < rows; r++ {
 		copy(y[r*l.Out:(r+1)*l.Out], l.B)
 	}
-	blasSgemm(false, false, rows, l.Out, l.In, 1, x, l.In, l.W, l.Out, 1, y, l.Out)
+	ops.Sgemm(false, false, rows, l.Out, l.In, 1, x, l.In, l.W, l.Out, 1, y, l.Out)
 }
 
 // splitGaussian splits rows of o [rows, 2d] into mean and soft-clamped logvar.
@@ -190,8 +195,8 @@ func splitGaussian(o []float32, rows, d int, b *LogVarBounds, mean, logvar []flo
 		copy(mean[r*d:(r+1)*d], o[r*2*d:r*2*d+d])
 		for j := 0; j < d; j++ {
 			mx, mn := float64(b.Max[j]), float64(b.Min[j])
-			a := mx - softplus64(mx-float64(o[r*2*d+d+j]))
-			logvar[r*d+j] = float32(mn + softplus64(a-mn))
+			a := mx - ops.Softplus(mx-float64(o[r*2*d+d+j]))
+			logvar[r*d+j] = float32(mn + ops.Softplus(a-mn))
 		}
 	}
 }
@@ -213,7 +218,7 @@ func MLPForward(m *MLP, x []float32, rows int, s *Scratch) ([]float32, error) {
 		if i+1 < len(m.Layers) {
 			switch m.Activation {
 			case "swish":
-				swishInPlace(y)
+				ops.SwishInPlace(y)
 			case "relu":
 				for j, v := range y {
 					y[j] = float32(math.Max(float64(v), 0))

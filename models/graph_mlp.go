@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -35,10 +36,9 @@ func NewLinearNodes(g *G.ExprGraph, name string, l *Linear) LinearNodes {
 }
 
 // Apply returns x·W + B for a float32 x of shape [batch, In], as one fused
-// op (see graph_linear.go).
+// op (ops.Linear).
 func (l LinearNodes) Apply(x *G.Node) (y *G.Node, err error) {
-	defer recoverNode("linear "+l.W.Name(), &y, &err)
-	y, err = applyLinear(x, l.W, l.B, l.Frozen)
+	y, err = ops.Linear(x, l.W, l.B, l.Frozen)
 	if err != nil {
 		return nil, fmt.Errorf("models: linear %v: %w", l.W.Name(), err)
 	}
@@ -74,7 +74,7 @@ func (m MLPNodes) Apply(x *G.Node) (*G.Node, error) {
 			return nil, err
 		}
 		if i+1 < len(m.Layers) {
-			if h, err = Activate(m.Activation, h); err != nil {
+			if h, err = ops.Activate(m.Activation, h); err != nil {
 				return nil, err
 			}
 		}

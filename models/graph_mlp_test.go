@@ -5,204 +5,10 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// gmNaiveAct is an independent float64 re-implementation of the activations.
-func gmNaiveAct(name string, x float64) float64 {
-	switch name {
-	case "relu":
-		return math.Max(x, 0)
-	case "swish":
-		return x / (1 + math.Exp(-x))
-	}
-	return x
-}
-
-// gmRandAwayFromZero returns values in ±[0.05, 3] so ReLU's kink is never
-// within a finite-difference step.
-func gmRandAwayFromZero(n int, rng *rand.Rand) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 0.05 + 2.95*rng.Float64()
-		if rng.Intn(2) == 0 {
-			v[i] = -v[i]
-		}
-	}
-	return v
-}
-
-// TestActivationsFloat64FiniteDiff checks Relu, Swish and AddBias (values and
-// symbolic gradients) on float64 nodes against a naive float64 forward and
-// central finite differences of it.
-func TestActivationsFloat64FiniteDiff(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	const rows, cols = 4, 6
-	for _, act := range []string{"relu", "swish"} {
-		xv := gmRandAwayFromZero(rows*cols, rng)
-		bv := gmRandAwayFromZero(cols, rng)
-		cv := gmRandAwayFromZero(rows*cols, rng)
-		g := G.NewGraph()
-		x := G.NewMatrix(g, G.Float64, G.WithShape(rows, cols), G.WithName("x"),
-			G.WithValue(tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(append([]float64(nil), xv...)))))
-		b := G.NewVector(g, G.Float64, G.WithShape(cols), G.WithName("b"),
-			G.WithValue(tensor.New(tensor.WithShape(cols), tensor.WithBacking(append([]float64(nil), bv...)))))
-		c := G.NewMatrix(g, G.Float64, G.WithShape(rows, cols), G.WithName("c"),
-			G.WithValue(tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(cv))))
-		xb, err := AddBias(x, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := Activate(act, xb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prod := G.Must(G.HadamardProd(y, c))
-		cost := G.Must(G.Sum(prod))
-		grads, err := G.Grad(cost, x, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := G.NewTapeMachine(g)
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		m.Close()
-
-		naive := func(xs, bs []float64) float64 {
-			s := 0.0
-			for i := 0; i < rows; i++ {
-				for j := 0; j < cols; j++ {
-					s += gmNaiveAct(act, xs[i*cols+j]+bs[j]) * cv[i*cols+j]
-				}
-			}
-			return s
-		}
-		ys := y.Value().Data().([]float64)
-		for i := 0; i < rows; i++ {
-			for j := 0; j < cols; j++ {
-				want := gmNaiveAct(act, xv[i*cols+j]+bv[j])
-				if math.Abs(ys[i*cols+j]-want) > 1e-12 {
-					t.Fatalf("%s forward [%d,%d] = %v, want %v", act, i, j, ys[i*cols+j], want)
-				}
-			}
-		}
-		const h = 1e-6
-		check := func(name string, vals []float64, got []float64) {
-			for i := range vals {
-				old := vals[i]
-				vals[i] = old + h
-				fp := naive(xv, bv)
-				vals[i] = old - h
-				fm := naive(xv, bv)
-				vals[i] = old
-				fd := (fp - fm) / (2 * h)
-				if math.Abs(got[i]-fd) > 1e-6*(1+math.Abs(fd)) {
-					t.Errorf("%s d/d%s[%d] = %v, finite difference %v", act, name, i, got[i], fd)
-				}
-			}
-		}
-		check("x", xv, grads[0].Value().Data().([]float64))
-		check("b", bv, grads[1].Value().Data().([]float64))
-	}
-}
-
-// TestActivationsFloat32 checks the float32 kernels against the float64
-// formulas, forward and backward (ReLU' = step, Swish' = s(1+x(1-s))).
-func TestActivationsFloat32(t *testing.T) {
-	rng := rand.New(rand.NewSource(2))
-	for _, k := range []actKind{actRelu, actSwish} {
-		n := 1000
-		xs, gs := make([]float32, n), make([]float32, n)
-		for i := range xs {
-			xs[i] = float32(rng.NormFloat64() * 6)
-			gs[i] = float32(rng.NormFloat64())
-		}
-		xs[0], xs[1], xs[2] = 0, 80, -80
-		x := tensor.New(tensor.WithShape(n), tensor.WithBacking(xs))
-		gt := tensor.New(tensor.WithShape(n), tensor.WithBacking(gs))
-		y := tensor.New(tensor.WithShape(n), tensor.Of(tensor.Float32))
-		d := tensor.New(tensor.WithShape(n), tensor.Of(tensor.Float32))
-		if err := actForward(k, x, y); err != nil {
-			t.Fatal(err)
-		}
-		if err := actBackward(k, x, gt, d, false); err != nil {
-			t.Fatal(err)
-		}
-		ys, ds := y.Data().([]float32), d.Data().([]float32)
-		for i, v := range xs {
-			xv := float64(v)
-			var wantY, wantD float64
-			if k == actRelu {
-				wantY = math.Max(xv, 0)
-				if xv > 0 {
-					wantD = float64(gs[i])
-				}
-			} else {
-				s := 1 / (1 + math.Exp(-xv))
-				wantY = xv * s
-				wantD = float64(gs[i]) * s * (1 + xv*(1-s))
-			}
-			if math.Abs(float64(ys[i])-wantY) > 1e-6*(1+math.Abs(wantY)) {
-				t.Fatalf("%v(%v) = %v, want %v", k, v, ys[i], wantY)
-			}
-			if math.Abs(float64(ds[i])-wantD) > 1e-6*(1+math.Abs(wantD)) {
-				t.Fatalf("%v'(%v)·g = %v, want %v", k, v, ds[i], wantD)
-			}
-		}
-	}
-}
-
-// TestActivationsDoDiff checks the autodiff (LispMachine) path of the custom
-// ops against the naive float64 derivative.
-func TestActivationsDoDiff(t *testing.T) {
-	rng := rand.New(rand.NewSource(3))
-	const rows, cols = 3, 5
-	for _, act := range []string{"relu", "swish"} {
-		xv := gmRandAwayFromZero(rows*cols, rng)
-		bv := gmRandAwayFromZero(cols, rng)
-		g := G.NewGraph()
-		x := G.NewMatrix(g, G.Float64, G.WithShape(rows, cols), G.WithName("x"),
-			G.WithValue(tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(append([]float64(nil), xv...)))))
-		b := G.NewVector(g, G.Float64, G.WithShape(cols), G.WithName("b"),
-			G.WithValue(tensor.New(tensor.WithShape(cols), tensor.WithBacking(append([]float64(nil), bv...)))))
-		xb := G.Must(AddBias(x, b))
-		y := G.Must(Activate(act, xb))
-		cost := G.Must(G.Sum(y))
-		m := G.NewLispMachine(g)
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		m.Close()
-		xg, err := x.Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bg, err := b.Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = cost
-		wantB := make([]float64, cols)
-		for i := 0; i < rows; i++ {
-			for j := 0; j < cols; j++ {
-				z := xv[i*cols+j] + bv[j]
-				const h = 1e-6
-				fd := (gmNaiveAct(act, z+h) - gmNaiveAct(act, z-h)) / (2 * h)
-				wantB[j] += fd
-				if got := xg.Data().([]float64)[i*cols+j]; math.Abs(got-fd) > 1e-6 {
-					t.Errorf("%s dx[%d,%d] = %v, want %v", act, i, j, got, fd)
-				}
-			}
-		}
-		for j, w := range wantB {
-			if got := bg.Data().([]float64)[j]; math.Abs(got-w) > 1e-5 {
-				t.Errorf("%s db[%d] = %v, want %v", act, j, got, w)
-			}
-		}
-	}
-}
 
 // gmNaiveMLP is an independent float64 forward of an MLP on one row.
 func gmNaiveMLP(m *MLP, x []float64) []float64 {
@@ -215,7 +21,12 @@ func gmNaiveMLP(m *MLP, x []float64) []float64 {
 				s += h[i] * float64(l.W[i*l.Out+o])
 			}
 			if li+1 < len(m.Layers) {
-				s = gmNaiveAct(m.Activation, s)
+				switch m.Activation {
+				case "relu":
+					s = math.Max(s, 0)
+				case "swish":
+					s /= 1 + math.Exp(-s)
+				}
 			}
 			out[o] = s
 		}
@@ -252,7 +63,7 @@ func TestMLPNodesForwardGrad(t *testing.T) {
 			t.Fatal(err)
 		}
 		cost := G.Must(G.Sum(G.Must(G.HadamardProd(y, c))))
-		y = G.Must(KeepValue(y)) // y itself may be overwritten by the backward pass
+		y = G.Must(ops.KeepValue(y)) // y itself may be overwritten by the backward pass
 		params := nodes.Params()
 		if len(params) != 6 {
 			t.Fatalf("%d params, want 6", len(params))
@@ -275,15 +86,17 @@ func TestMLPNodesForwardGrad(t *testing.T) {
 		if err := m.RunAll(); err != nil {
 			t.Fatal(err)
 		}
+		naiveRow := func(r int) []float64 { // the naive forward of input row r
+			row := make([]float64, 4)
+			for i := range row {
+				row[i] = float64(xv[r*4+i])
+			}
+			return gmNaiveMLP(&mlp, row)
+		}
 		naiveCost := func() float64 {
 			s := 0.0
 			for r := 0; r < batch; r++ {
-				row := make([]float64, 4)
-				for i := range row {
-					row[i] = float64(xv[r*4+i])
-				}
-				out := gmNaiveMLP(&mlp, row)
-				for j, v := range out {
+				for j, v := range naiveRow(r) {
 					s += v * float64(cv[r*3+j])
 				}
 			}
@@ -291,155 +104,43 @@ func TestMLPNodesForwardGrad(t *testing.T) {
 		}
 		ys := y.Value().Data().([]float32)
 		for r := 0; r < batch; r++ {
-			row := make([]float64, 4)
-			for i := range row {
-				row[i] = float64(xv[r*4+i])
-			}
-			out := gmNaiveMLP(&mlp, row)
-			for j, v := range out {
+			for j, v := range naiveRow(r) {
 				if math.Abs(float64(ys[r*3+j])-v) > 1e-5*(1+math.Abs(v)) {
 					t.Fatalf("%s y[%d,%d] = %v, want %v", act, r, j, ys[r*3+j], v)
 				}
 			}
 		}
-		for i, p := range params {
-			gv, err := p.Grad()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := gv.Data().([]float32)
-			vals := p.Value().Data().([]float32)
-			for j := range vals {
-				old := vals[j]
-				const h = 1e-3
-				vals[j] = old + h
-				up := vals[j]
-				fp := naiveCost()
-				vals[j] = old - h
-				down := vals[j]
-				fm := naiveCost()
-				vals[j] = old
-				// old±h rounds in float32: divide by the realised step.
-				fd := (fp - fm) / (float64(up) - float64(down))
-				if math.Abs(float64(got[j])-fd) > 1e-4*(1+math.Abs(fd)) {
-					t.Errorf("%s param %d (%v) grad[%d] = %v, finite difference %v", act, i, p.Name(), j, got[j], fd)
-				}
+		checkNaiveGrads(t, act, params, naiveCost, 1e-3, 1e-4)
+	}
+}
+
+// checkNaiveGrads compares the gradient of every param, left by a graph run,
+// with central finite differences of naiveCost, which must read the params'
+// current values: each entry moves by ±h, and the difference is divided by
+// the step float32 realises. tol is relative to 1+|finite difference|.
+func checkNaiveGrads(t *testing.T, what string, params G.Nodes, naiveCost func() float64, h float32, tol float64) {
+	t.Helper()
+	for _, p := range params {
+		gv, err := p.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := gv.Data().([]float32)
+		vals := p.Value().Data().([]float32)
+		for j := range vals {
+			old := vals[j]
+			vals[j] = old + h
+			up := vals[j]
+			fp := naiveCost()
+			vals[j] = old - h
+			down := vals[j]
+			fm := naiveCost()
+			vals[j] = old
+			fd := (fp - fm) / (float64(up) - float64(down))
+			if math.Abs(float64(got[j])-fd) > tol*(1+math.Abs(fd)) {
+				t.Errorf("%s: d cost/d %v[%d] = %v, finite difference %v", what, p.Name(), j, got[j], fd)
 			}
 		}
-	}
-}
-
-// BenchmarkRelu256 compares the custom Relu op with G.Rectify, forward and
-// backward on a [256,256] float32 matrix.
-func BenchmarkRelu256(b *testing.B) {
-	for _, name := range []string{"custom", "G.Rectify"} {
-		b.Run(name, func(b *testing.B) {
-			g := G.NewGraph()
-			xs := make([]float32, 256*256)
-			rng := rand.New(rand.NewSource(1))
-			for i := range xs {
-				xs[i] = float32(rng.NormFloat64())
-			}
-			x := G.NewMatrix(g, G.Float32, G.WithShape(256, 256), G.WithName("x"),
-				G.WithValue(tensor.New(tensor.WithShape(256, 256), tensor.WithBacking(xs))))
-			var y *G.Node
-			if name == "custom" {
-				y = G.Must(Relu(x))
-			} else {
-				y = G.Must(G.Rectify(x))
-			}
-			cost := G.Must(G.Sum(y))
-			if _, err := G.Grad(cost, x); err != nil {
-				b.Fatal(err)
-			}
-			m := G.NewTapeMachine(g)
-			defer m.Close()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				m.Reset()
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkSwish256 compares the custom Swish op with x·G.Sigmoid(x).
-func BenchmarkSwish256(b *testing.B) {
-	for _, name := range []string{"custom", "G.Sigmoid"} {
-		b.Run(name, func(b *testing.B) {
-			g := G.NewGraph()
-			xs := make([]float32, 256*256)
-			rng := rand.New(rand.NewSource(1))
-			for i := range xs {
-				xs[i] = float32(rng.NormFloat64())
-			}
-			x := G.NewMatrix(g, G.Float32, G.WithShape(256, 256), G.WithName("x"),
-				G.WithValue(tensor.New(tensor.WithShape(256, 256), tensor.WithBacking(xs))))
-			var y *G.Node
-			if name == "custom" {
-				y = G.Must(Swish(x))
-			} else {
-				y = G.Must(G.HadamardProd(x, G.Must(G.Sigmoid(x))))
-			}
-			cost := G.Must(G.Sum(y))
-			if _, err := G.Grad(cost, x); err != nil {
-				b.Fatal(err)
-			}
-			m := G.NewTapeMachine(g)
-			defer m.Close()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				m.Reset()
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkActKernels times the float32 kernels alone on 65536 values.
-func BenchmarkActKernels(b *testing.B) {
-	n := 256 * 256
-	rng := rand.New(rand.NewSource(1))
-	xs, gs := make([]float32, n), make([]float32, n)
-	for i := range xs {
-		xs[i], gs[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
-	}
-	x := tensor.New(tensor.WithShape(n), tensor.WithBacking(xs))
-	gt := tensor.New(tensor.WithShape(n), tensor.WithBacking(gs))
-	y := tensor.New(tensor.WithShape(n), tensor.Of(tensor.Float32))
-	for _, k := range []actKind{actRelu, actSwish} {
-		b.Run(k.String()+"/fwd", func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				_ = actForward(k, x, y)
-			}
-		})
-		b.Run(k.String()+"/bwd", func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				_ = actBackward(k, x, gt, y, false)
-			}
-		})
-	}
-}
-
-// TestActExp32 checks the float32 exp against math.Exp over its range.
-func TestActExp32(t *testing.T) {
-	worst := 0.0
-	for x := -87.0; x <= 88.5; x += 0.00731 {
-		got := float64(actExp32(float32(x)))
-		want := math.Exp(float64(float32(x)))
-		if e := math.Abs(got-want) / want; e > worst {
-			worst = e
-		}
-	}
-	if worst > 5e-7 {
-		t.Fatalf("worst relative error %g > 5e-7", worst)
-	}
-	if actExp32(-100) != 0 || !math.IsInf(float64(actExp32(100)), 1) {
-		t.Fatalf("exp(-100) = %v, exp(100) = %v", actExp32(-100), actExp32(100))
 	}
 }
 
@@ -463,7 +164,7 @@ func TestLinearReuseFrozenViews(t *testing.T) {
 		}
 		y := G.Must(n.Apply(x.Node))
 		cost := G.Must(G.Sum(G.Must(G.Square(y))))
-		return g, x, G.Must(KeepValue(y)), n, cost
+		return g, x, G.Must(ops.KeepValue(y)), n, cost
 	}
 	g, x, y, n, cost := build(false)
 	if _, err := G.Grad(cost, n.Params()...); err != nil {
@@ -521,7 +222,7 @@ func TestLinearReuseFrozenViews(t *testing.T) {
 		in.Data[i] = float32(i) - 5.5
 	}
 	sl := G.Must(G.Slice(in.Node, nil, G.S(1, 3)))
-	r := G.Must(Relu(sl))
+	r := G.Must(ops.Relu(sl))
 	ms := G.NewTapeMachine(gs)
 	defer ms.Close()
 	if err := ms.RunAll(); err != nil {

@@ -3,15 +3,16 @@ package models
 import (
 	"fmt"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
 // Gorgonia node builders for the recurrent dynamics models: a GRU layer
-// unrolled over time, LayerNorm, ResBlock, the log-variance soft clamp and
-// the Gaussian negative log-likelihood. They are fused ops (graph_fused.go,
-// kernels in kernels_rnn.go): one node per layer instead of dozens of small
-// Gorgonia ops, which is what makes a multi-step GRU train step fast.
+// unrolled over time, LayerNorm, ResBlock and the learnable log-variance
+// bounds. They hold the weights as graph nodes and apply the fused ops of
+// package ops: one node per layer instead of dozens of small Gorgonia ops,
+// which is what makes a multi-step GRU train step fast.
 
 // paramNode adds a float32 node to g whose value is backed by data.
 func paramNode(g *G.ExprGraph, name string, data []float32, shape ...int) *G.Node {
@@ -47,8 +48,7 @@ func NewGRUNodes(g *G.ExprGraph, name string, l *GRULayer) GRUNodes {
 // output is the next layer's input. A gradient with respect to x is formed
 // only when x is computed by other nodes; a data input gets none.
 func (n GRUNodes) Apply(x *G.Node, steps int) (*G.Node, error) {
-	k := &gruKernel{steps: steps, needDX: x.Op() != nil}
-	y, err := applyFused(k, x, n.Wi, n.Bi, n.Wh, n.Bh)
+	y, err := ops.GRU(x, n.Wi, n.Bi, n.Wh, n.Bh, steps)
 	if err != nil {
 		return nil, fmt.Errorf("models: GRU layer %s: %w", n.Wi.Name(), err)
 	}
@@ -75,7 +75,7 @@ func NewLayerNormNodes(g *G.ExprGraph, name string, n *LayerNorm) LayerNormNodes
 
 // Apply normalises every row of x [R, Dim].
 func (n LayerNormNodes) Apply(x *G.Node) (*G.Node, error) {
-	y, err := applyFused(&layerNormKernel{eps: n.Eps}, x, n.Gamma, n.Beta)
+	y, err := ops.LayerNorm(x, n.Gamma, n.Beta, n.Eps)
 	if err != nil {
 		return nil, fmt.Errorf("models: layer norm %s: %w", n.Gamma.Name(), err)
 	}
@@ -107,11 +107,7 @@ func (n ResBlockNodes) Apply(x, mask *G.Node) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := []*G.Node{u, x, n.Norm.Gamma, n.Norm.Beta}
-	if mask != nil {
-		in = append(in, mask)
-	}
-	y, err := applyFused(&resTailKernel{eps: n.Norm.Eps, hasMask: mask != nil}, in...)
+	y, err := ops.ResBlockTail(u, x, n.Norm.Gamma, n.Norm.Beta, mask, n.Norm.Eps)
 	if err != nil {
 		return nil, fmt.Errorf("models: res block %s: %w", n.Lin.W.Name(), err)
 	}
@@ -137,16 +133,16 @@ func NewBoundsNodes(g *G.ExprGraph, name string, b *LogVarBounds) BoundsNodes {
 // Apply soft-clamps the raw log-variance lv [R, Dim]:
 // lv = Max - softplus(Max - lv); lv = Min + softplus(lv - Min).
 func (n BoundsNodes) Apply(lv *G.Node) (*G.Node, error) {
-	return SoftClamp(lv, n.Max, n.Min)
+	return ops.SoftClamp(lv, n.Max, n.Min)
 }
 
 // Penalty returns 0.01·Σ Max - 0.01·Σ Min, the term that keeps the bounds tight.
 func (n BoundsNodes) Penalty() (*G.Node, error) {
-	pmax, err := applyFused(linearSumKernel{coef: 0.01}, n.Max)
+	pmax, err := ops.ScaledSum(n.Max, 0.01)
 	if err != nil {
 		return nil, fmt.Errorf("models: bounds penalty: %w", err)
 	}
-	pmin, err := applyFused(linearSumKernel{coef: -0.01}, n.Min)
+	pmin, err := ops.ScaledSum(n.Min, -0.01)
 	if err != nil {
 		return nil, fmt.Errorf("models: bounds penalty: %w", err)
 	}
@@ -159,46 +155,3 @@ func (n BoundsNodes) Penalty() (*G.Node, error) {
 
 // Params returns Max and Min.
 func (n BoundsNodes) Params() G.Nodes { return G.Nodes{n.Max, n.Min} }
-
-// SoftClamp bounds lv [R,D] softly between max [D] and min [D]:
-// a = max - softplus(max - lv); result = min + softplus(a - min).
-func SoftClamp(lv, max, min *G.Node) (*G.Node, error) {
-	y, err := applyFused(softClampKernel{}, lv, max, min)
-	if err != nil {
-		return nil, fmt.Errorf("models: soft clamp: %w", err)
-	}
-	return y, nil
-}
-
-// Columns returns columns [from, to) of the matrix x.
-func Columns(x *G.Node, from, to int) (*G.Node, error) {
-	y, err := applyFused(splitColsKernel{from: from, to: to}, x)
-	if err != nil {
-		return nil, fmt.Errorf("models: columns: %w", err)
-	}
-	return y, nil
-}
-
-// GaussianNLL returns the Gaussian negative log-likelihood without constants,
-// averaged over the valid entries of the [R,D] predictions:
-//
-//	Σ_r w_r Σ_d [(mu-target)² e^{-logvar} + logvar] / (D · Σ_r w_r)
-//
-// weight [R] is 1 for rows that count and 0 for padding (any non-negative
-// weights work). The result is 0 when every weight is 0.
-func GaussianNLL(mu, logvar, target, weight *G.Node) (*G.Node, error) {
-	y, err := applyFused(gaussNLLKernel{}, mu, logvar, target, weight)
-	if err != nil {
-		return nil, fmt.Errorf("models: gaussian nll: %w", err)
-	}
-	return y, nil
-}
-
-// SumSquares returns coef·Σx², e.g. 0.5·wd·Σw² for weight decay.
-func SumSquares(x *G.Node, coef float32) (*G.Node, error) {
-	y, err := applyFused(sumSquaresKernel{coef: coef}, x)
-	if err != nil {
-		return nil, fmt.Errorf("models: sum of squares: %w", err)
-	}
-	return y, nil
-}

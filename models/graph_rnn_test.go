@@ -6,8 +6,8 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/models/ops"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Finite-difference checks of the fused ops' gradients and naive float64
@@ -46,7 +46,8 @@ type fdParam struct {
 }
 
 // checkGrads compares G.Grad's gradients of cost with central finite
-// differences on up to samples entries of every parameter.
+// differences on up to samples entries of every parameter, running g on a
+// TapeMachine.
 func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, samples int, eps, tol float64) {
 	t.Helper()
 	wrt := make(G.Nodes, len(params))
@@ -58,31 +59,41 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 	}
 	m := G.NewTapeMachine(g)
 	defer m.Close()
-	run := func() float64 {
+	run := func() error {
 		m.Reset()
-		if err := m.RunAll(); err != nil {
+		return m.RunAll()
+	}
+	checkGradsRun(t, run, cost, params, samples, eps, tol, 7)
+}
+
+// checkGradsRun is checkGrads for a graph that already holds its gradients
+// and runs through run; seed picks the sampled entries.
+func checkGradsRun(t *testing.T, run func() error, cost *G.Node, params []fdParam, samples int, eps, tol float64, seed int64) {
+	t.Helper()
+	value := func() float64 {
+		if err := run(); err != nil {
 			t.Fatalf("run: %v", err)
 		}
-		d, _, err := valueF32(cost.Value())
+		d, _, err := ops.ValueF32(cost.Value())
 		if err != nil {
 			t.Fatalf("cost: %v", err)
 		}
 		return float64(d[0])
 	}
-	run()
+	value()
 	analytic := make([][]float32, len(params))
 	for i, p := range params {
 		gv, err := p.node.Grad()
 		if err != nil {
 			t.Fatalf("%s: no gradient: %v", p.name, err)
 		}
-		d, _, err := valueF32(gv)
+		d, _, err := ops.ValueF32(gv)
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		analytic[i] = append([]float32(nil), d...)
 	}
-	rng := rand.New(rand.NewSource(7))
+	rng := rand.New(rand.NewSource(seed))
 	for i, p := range params {
 		idx := rng.Perm(len(p.data))
 		if len(idx) > samples {
@@ -92,9 +103,9 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		for _, j := range idx {
 			old := p.data[j]
 			p.data[j] = old + float32(eps)
-			up := run()
+			up := value()
 			p.data[j] = old - float32(eps)
-			down := run()
+			down := value()
 			p.data[j] = old
 			num := (up - down) / (2 * eps)
 			a := float64(analytic[i][j])
@@ -106,7 +117,7 @@ func checkGrads(t *testing.T, g *G.ExprGraph, cost *G.Node, params []fdParam, sa
 		}
 		t.Logf("%s: worst relative error %.2e over %d entries", p.name, worst, len(idx))
 	}
-	run() // leave the unperturbed values in the graph
+	value() // leave the unperturbed values in the graph
 }
 
 func TestGRUStackGradients(t *testing.T) {
@@ -368,15 +379,15 @@ func TestGaussianNLLAndColumns(t *testing.T) {
 	o := constNode(g, "o", od, rows, 2*dim)
 	y := constNode(g, "y", yd, rows, dim)
 	w := constNode(g, "w", wd, rows)
-	mu, err := Columns(o, 0, dim)
+	mu, err := ops.Columns(o, 0, dim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lv, err := Columns(o, dim, 2*dim)
+	lv, err := ops.Columns(o, dim, 2*dim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nll, err := GaussianNLL(mu, lv, y, w)
+	nll, err := ops.GaussianNLL(mu, lv, y, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +404,7 @@ func TestGaussianNLLAndColumns(t *testing.T) {
 		}
 	}
 	want /= 3 * dim
-	got, _, _ := valueF32(nll.Value())
+	got, _, _ := ops.ValueF32(nll.Value())
 	if math.Abs(float64(got[0])-want) > 1e-5*math.Max(1, math.Abs(want)) {
 		t.Fatalf("nll %v, want %v", got[0], want)
 	}
@@ -405,7 +416,7 @@ func TestSumSquaresAndPenalty(t *testing.T) {
 	bounds := NewLogVarBounds(4)
 	g := G.NewGraph()
 	x := constNode(g, "x", xd, 3, 4)
-	ss, err := SumSquares(x, 0.3)
+	ss, err := ops.SumSquares(x, 0.3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,32 +435,8 @@ func TestSumSquaresAndPenalty(t *testing.T) {
 		want += 0.3 * float64(v) * float64(v)
 	}
 	want += 0.01*4*0.5 - 0.01*4*(-10)
-	got, _, _ := valueF32(cost.Value())
+	got, _, _ := ops.ValueF32(cost.Value())
 	if math.Abs(float64(got[0])-want) > 1e-5 {
 		t.Fatalf("cost %v, want %v", got[0], want)
 	}
 }
-
-func TestKernelExp(t *testing.T) {
-	var xs []float32
-	for x := -87.0; x < 88; x += 0.0137 {
-		xs = append(xs, float32(x))
-	}
-	xs = append(xs, -100, 100, 0)
-	ys := make([]float32, len(xs))
-	expInto(xs, ys)
-	worst := 0.0
-	for i, x := range xs[:len(xs)-3] {
-		want := math.Exp(float64(x))
-		worst = math.Max(worst, math.Abs(float64(ys[i])-want)/want)
-	}
-	if worst > 5e-7 {
-		t.Fatalf("kernel exp relative error %.2e", worst)
-	}
-	n := len(xs)
-	if ys[n-3] > 1.3e-38 || ys[n-2] != float32(math.Exp(88)) && math.Abs(float64(ys[n-2])/math.Exp(88)-1) > 1e-6 || ys[n-1] != 1 {
-		t.Fatalf("kernel exp saturation/identity: %g %g %g", ys[n-3], ys[n-2], ys[n-1])
-	}
-}
-
-var _ = tensor.Float32

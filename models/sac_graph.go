@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/models/ops"
 )
 
 // This file builds SAC's Gorgonia graphs: the tanh-squashed Gaussian actor,
@@ -100,11 +101,11 @@ func (a ActorNodes) Sample(obs, eps *G.Node) (action, logProb *G.Node, err error
 	}
 	// Columns, not G.Slice: the latter drops every dimension of size 1 that it
 	// slices ([256,2] -> [256] and [1,2] -> a scalar for one action dimension).
-	u, err := Columns(out, 0, ad)
+	u, err := ops.Columns(out, 0, ad)
 	if err != nil {
 		return nil, nil, wrap(err)
 	}
-	rawStd, err := Columns(out, ad, 2*ad)
+	rawStd, err := ops.Columns(out, ad, 2*ad)
 	if err != nil {
 		return nil, nil, wrap(err)
 	}
@@ -139,7 +140,7 @@ func (a ActorNodes) Sample(obs, eps *G.Node) (action, logProb *G.Node, err error
 	biasN := G.NewVector(out.Graph(), G.Float32, G.WithShape(ad), G.WithName(a.name+".bias"),
 		G.WithValue(tensor.New(tensor.WithShape(ad), tensor.WithBacking(append([]float32(nil), act.Bias...)))))
 	if z, err = G.HadamardProd(y, scaleN); err == nil {
-		action, err = AddBias(z, biasN)
+		action, err = ops.AddBias(z, biasN)
 	}
 	if err != nil {
 		return nil, nil, wrap(err)
@@ -366,10 +367,10 @@ func NewSACCriticGraph(c1, c2 *Critic, batch int) (c *SACCriticGraph, err error)
 		return nil, fmt.Errorf("models: sac critic loss: %w", err)
 	}
 	// Q1 and Q2 are intermediate: keep copies for the caller.
-	if c.q1, err = KeepValue(c.q1); err != nil {
+	if c.q1, err = ops.KeepValue(c.q1); err != nil {
 		return nil, err
 	}
-	if c.q2, err = KeepValue(c.q2); err != nil {
+	if c.q2, err = ops.KeepValue(c.q2); err != nil {
 		return nil, err
 	}
 	c.Params = append(n1.Params(), n2.Params()...)
@@ -446,7 +447,7 @@ func NewSACActorGraph(actor *Actor, c1, c2 *Critic, batch int) (a *SACActorGraph
 	if err != nil {
 		return nil, fmt.Errorf("models: sac actor loss: %w", err)
 	}
-	if a.logp, err = KeepValue(logp); err != nil { // logp is intermediate
+	if a.logp, err = ops.KeepValue(logp); err != nil { // logp is intermediate
 		return nil, err
 	}
 	a.Params = an.Params()

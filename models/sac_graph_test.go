@@ -102,28 +102,7 @@ func TestActorSampleFiniteDiff(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range an.Params() {
-		gv, err := p.Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := gv.Data().([]float32)
-		vals := p.Value().Data().([]float32)
-		for j := range vals {
-			old := vals[j]
-			vals[j] = old + 1e-3
-			up := vals[j]
-			fp := naiveCost()
-			vals[j] = old - 1e-3
-			down := vals[j]
-			fm := naiveCost()
-			vals[j] = old
-			fd := (fp - fm) / (float64(up) - float64(down))
-			if math.Abs(float64(got[j])-fd) > 2e-4*(1+math.Abs(fd)) {
-				t.Errorf("d cost/d %v[%d] = %v, finite difference %v", p.Name(), j, got[j], fd)
-			}
-		}
-	}
+	checkNaiveGrads(t, "actor", an.Params(), naiveCost, 1e-3, 2e-4)
 }
 
 // TestSACGraphLosses checks the critic and actor graphs' losses and the

@@ -1,7 +1,3 @@
-// Package models defines admpo's neural networks: their weights as plain
-// float32 slices (this file), which the Gorgonia graphs in this package train
-// and which the onnx package exports. Every weight matrix is row-major with
-// shape [In, Out] and is applied as y = x·W + b.
 package models
 
 import (

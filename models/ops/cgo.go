@@ -1,4 +1,4 @@
-package models
+package ops
 
 // #cgo CFLAGS: -O3
 // #cgo LDFLAGS: -lm
@@ -17,9 +17,12 @@ func f32ptr(s []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&s[0]))
 }
 
-// gruCellRows is gruCell for rows consecutive rows (gi, gh, gates: 3h
-// columns; prev, ghn, out: h columns; prev nil for a zero state).
-func gruCellRows(rows, h int, gi, bi, gh, prev, gates, ghn, out []float32) {
+// GRUCellRows advances rows consecutive rows by one GRU step (PyTorch
+// equations, gate order r, z, n) given gi = x·Wi, its bias bi and
+// gh = h·Wh + Bh, writing the gates, the n-gate's h·Wh_n + Bh_n (ghn) and
+// the new state out (gi, gh, gates: 3h columns; prev, ghn, out: h columns;
+// prev nil for a zero state).
+func GRUCellRows(rows, h int, gi, bi, gh, prev, gates, ghn, out []float32) {
 	if rows == 0 || h == 0 {
 		return
 	}
@@ -78,8 +81,8 @@ func swishBack(u, sig, dw, mask, du []float32) {
 	C.adm_swish_bwd(C.int(n), f32ptr(u), f32ptr(sig), f32ptr(dw), f32ptr(mask), f32ptr(du))
 }
 
-// swishInPlace replaces y by y·σ(y).
-func swishInPlace(y []float32) {
+// SwishInPlace replaces y by y·σ(y).
+func SwishInPlace(y []float32) {
 	if len(y) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package models
+package ops
 
 import (
 	"math"
@@ -8,7 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/netlib/blas/netlib"
 
-	admblas "github.com/admpo/admpo/internal/blas"
+	// netlib calls OpenBLAS through cgo; this links it.
+	_ "github.com/admpo/admpo/internal/blas"
 )
 
 // Helpers shared by the fused graph ops and the plain-Go inference forward:
@@ -17,12 +18,9 @@ import (
 
 var netlibImpl netlib.Implementation
 
-// useOpenBLAS routes Gorgonia's own matrix products through OpenBLAS too.
-func useOpenBLAS() { admblas.Use() }
-
-// blasSgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices
 // through OpenBLAS, where op(A) is [m,k] and op(B) is [k,n].
-func blasSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -69,8 +67,8 @@ func parallelFor(n, grain int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// softplus64 is log(1+e^x), stable for large |x|.
-func softplus64(x float64) float64 {
+// Softplus returns log(1+e^x), stable for large |x|.
+func Softplus(x float64) float64 {
 	if x > 0 {
 		return x + math.Log1p(math.Exp(-x))
 	}

@@ -1,4 +1,4 @@
-package models
+package ops
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func Relu(x *G.Node) (n *G.Node, err error) {
 	defer recoverNode("relu", &n, &err)
 	n, err = G.ApplyOp(&actOp{kind: actRelu}, x)
 	if err != nil {
-		return nil, fmt.Errorf("models: relu: %w", err)
+		return nil, fmt.Errorf("ops: relu: %w", err)
 	}
 	return n, nil
 }
@@ -33,7 +33,7 @@ func Swish(x *G.Node) (n *G.Node, err error) {
 	defer recoverNode("swish", &n, &err)
 	n, err = G.ApplyOp(&actOp{kind: actSwish}, x)
 	if err != nil {
-		return nil, fmt.Errorf("models: swish: %w", err)
+		return nil, fmt.Errorf("ops: swish: %w", err)
 	}
 	return n, nil
 }
@@ -49,7 +49,7 @@ func Activate(name string, x *G.Node) (*G.Node, error) {
 	case "", "identity":
 		return x, nil
 	}
-	return nil, fmt.Errorf("models: unknown activation %q", name)
+	return nil, fmt.Errorf("ops: unknown activation %q", name)
 }
 
 // AddBias returns x + b with x of shape [batch, n] and b of shape [n],
@@ -57,11 +57,11 @@ func Activate(name string, x *G.Node) (*G.Node, error) {
 func AddBias(x, b *G.Node) (n *G.Node, err error) {
 	defer recoverNode("add bias", &n, &err)
 	if x.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != b.Shape()[0] {
-		return nil, fmt.Errorf("models: add bias: shapes %v and %v do not fit [batch,n] + [n]", x.Shape(), b.Shape())
+		return nil, fmt.Errorf("ops: add bias: shapes %v and %v do not fit [batch,n] + [n]", x.Shape(), b.Shape())
 	}
 	n, err = G.ApplyOp(&biasAddOp{}, x, b)
 	if err != nil {
-		return nil, fmt.Errorf("models: add bias: %w", err)
+		return nil, fmt.Errorf("ops: add bias: %w", err)
 	}
 	return n, nil
 }
@@ -203,7 +203,7 @@ func denseData(v G.Value) any {
 // an error in *err and clears *n.
 func recoverNode(what string, n **G.Node, err *error) {
 	if r := recover(); r != nil {
-		*n, *err = nil, fmt.Errorf("models: %s: graph construction panicked: %v", what, r)
+		*n, *err = nil, fmt.Errorf("ops: %s: graph construction panicked: %v", what, r)
 	}
 }
 
@@ -451,7 +451,7 @@ func KeepValue(x *G.Node) (n *G.Node, err error) {
 	defer recoverNode("keep value", &n, &err)
 	n, err = G.ApplyOp(&keepOp{}, x)
 	if err != nil {
-		return nil, fmt.Errorf("models: keep value of %s: %w", x.Name(), err)
+		return nil, fmt.Errorf("ops: keep value of %s: %w", x.Name(), err)
 	}
 	return n, nil
 }

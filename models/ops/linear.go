@@ -1,4 +1,4 @@
-package models
+package ops
 
 import (
 	"fmt"
@@ -11,11 +11,10 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// This file holds the fused dense-layer op y = x·W + b used by LinearNodes.
+// This file holds the fused dense-layer op y = x·W + b.
 // Compared with G.Mul plus a bias add it runs one OpenBLAS call forward and
 // one per gradient backward, keeps its output buffers between runs (no large
-// allocations per run), and forms no weight gradients for frozen layers (see
-// LinearNodes.Frozen). Like every Gorgonia op it forms the gradient with
+// allocations per run), and forms no weight gradients for frozen layers . Like every Gorgonia op it forms the gradient with
 // respect to x even when x is an input nobody differentiates by; for first
 // layers that costs little.
 
@@ -70,8 +69,11 @@ func sgemm32(transA, transB bool, m, n, k int, a, b []float32, beta float32, c [
 	linearBLAS.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, n)
 }
 
-// applyLinear adds the fused op on x, w, b.
-func applyLinear(x, w, b *G.Node, frozen bool) (*G.Node, error) {
+// Linear returns x·w + b for float32 x [batch, in], w [in, out] and
+// b [out] as one op. A frozen layer forms no gradients for w and b (the
+// gradient with respect to x still flows through it).
+func Linear(x, w, b *G.Node, frozen bool) (y *G.Node, err error) {
+	defer recoverNode("linear "+w.Name(), &y, &err)
 	if x.Dims() != 2 || w.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != w.Shape()[0] || w.Shape()[1] != b.Shape()[0] {
 		return nil, fmt.Errorf("shapes x %v, W %v, b %v do not fit [batch,in]·[in,out] + [out]", x.Shape(), w.Shape(), b.Shape())
 	}

@@ -1,4 +1,4 @@
-// Declarations of cell_kernels.c (see kernels_cgo.go).
+// Declarations of cell_kernels.c (see cgo.go).
 void adm_gru_cell_fwd(int rows, int h, const float *gi, const float *bi, const float *gh,
                       const float *prev, float *gates, float *ghn, float *out);
 void adm_gru_cell_bwd(int rows, int h, const float *gates, const float *ghn, const float *prev,

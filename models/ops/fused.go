@@ -1,4 +1,4 @@
-package models
+package ops
 
 import (
 	"fmt"
@@ -45,19 +45,19 @@ func applyFused(k fusedKernel, inputs ...*G.Node) (*G.Node, error) {
 	shapes := make([]tensor.Shape, len(inputs))
 	for i, n := range inputs {
 		if n.Dtype() != tensor.Float32 {
-			return nil, fmt.Errorf("models: %s input %d (%s) is %v, want float32", k.name(), i, n.Name(), n.Dtype())
+			return nil, fmt.Errorf("ops: %s input %d (%s) is %v, want float32", k.name(), i, n.Name(), n.Dtype())
 		}
 		dims[i] = n.Shape().Dims()
 		shapes[i] = n.Shape().Clone()
 	}
 	os, err := k.outShape(shapes)
 	if err != nil {
-		return nil, fmt.Errorf("models: %s: %w", k.name(), err)
+		return nil, fmt.Errorf("ops: %s: %w", k.name(), err)
 	}
 	op := &fusedOp{k: k, id: fusedIDs.Add(1), inDims: dims, outDims: os.Dims()}
 	out, err := G.ApplyOp(op, inputs...)
 	if err != nil {
-		return nil, fmt.Errorf("models: applying %s: %w", k.name(), err)
+		return nil, fmt.Errorf("ops: applying %s: %w", k.name(), err)
 	}
 	return out, nil
 }
@@ -69,8 +69,10 @@ func f32Type(dims int) hm.Type {
 	return G.TensorType{Dims: dims, Of: tensor.Float32}
 }
 
-// valueF32 returns the float32 data behind a Gorgonia value.
-func valueF32(v G.Value) ([]float32, tensor.Shape, error) {
+// ValueF32 returns the float32 data behind a Gorgonia value (a dense
+// tensor, copied to row-major order if it is a view, or an F32 scalar) and
+// its shape.
+func ValueF32(v G.Value) ([]float32, tensor.Shape, error) {
 	switch t := v.(type) {
 	case *tensor.Dense:
 		if t.Dtype() != tensor.Float32 {
@@ -95,7 +97,7 @@ func valuesF32(vs []G.Value) ([][]float32, []tensor.Shape, error) {
 	data := make([][]float32, len(vs))
 	shapes := make([]tensor.Shape, len(vs))
 	for i, v := range vs {
-		d, s, err := valueF32(v)
+		d, s, err := ValueF32(v)
 		if err != nil {
 			return nil, nil, fmt.Errorf("input %d: %w", i, err)
 		}
@@ -199,7 +201,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 	children := append(append(G.Nodes{}, inputs...), output, grad)
 	packed, err := G.ApplyOp(bop, children...)
 	if err != nil {
-		return nil, fmt.Errorf("models: %s backward: %w", op.k.name(), err)
+		return nil, fmt.Errorf("ops: %s backward: %w", op.k.name(), err)
 	}
 	out := make(G.Nodes, len(inputs))
 	for i, n := range inputs {
@@ -208,7 +210,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 		}
 		uop := &unpackOp{name: op.k.name(), id: op.id, index: i, off: offsets[i], shape: n.Shape().Clone()}
 		if out[i], err = G.ApplyOp(uop, packed); err != nil {
-			return nil, fmt.Errorf("models: %s gradient %d: %w", op.k.name(), i, err)
+			return nil, fmt.Errorf("ops: %s gradient %d: %w", op.k.name(), i, err)
 		}
 	}
 	return out, nil
@@ -295,7 +297,7 @@ func (op *unpackOp) Type() hm.Type {
 }
 func (op *unpackOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape.Clone(), nil }
 func (op *unpackOp) Do(vs ...G.Value) (G.Value, error) {
-	data, _, err := valueF32(vs[0])
+	data, _, err := ValueF32(vs[0])
 	if err != nil {
 		return nil, fmt.Errorf("unpack %s[%d]: %w", op.name, op.index, err)
 	}

@@ -1,4 +1,4 @@
-package models
+package ops
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 )
 
 // Hand-written kernels (forward and backward) for the fused ops of
-// graph_rnn.go: a GRU layer unrolled over time, LayerNorm, the tail of a
+// layers.go: a GRU layer unrolled over time, LayerNorm, the tail of a
 // ResBlock, the log-variance soft clamp, a column split and the Gaussian
-// negative log-likelihood. Gradients are checked against finite differences
-// in graph_rnn_test.go.
+// negative log-likelihood. Their gradients are checked against finite
+// differences through the layers that use them (models/graph_rnn_test.go).
 
 func growF32(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -90,7 +90,7 @@ func (k *gruKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) 
 	k.gates = growF32(k.gates, rows*h3)
 	k.ghn = growF32(k.ghn, rows*h)
 	k.gh = growF32(k.gh, b*h3)
-	blasSgemm(false, false, rows, h3, inDim, 1, x, inDim, wi, h3, 0, k.gi, h3)
+	Sgemm(false, false, rows, h3, inDim, 1, x, inDim, wi, h3, 0, k.gi, h3)
 	for t := 0; t < k.steps; t++ {
 		for r := 0; r < b; r++ {
 			copy(k.gh[r*h3:(r+1)*h3], bh)
@@ -98,7 +98,7 @@ func (k *gruKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) 
 		var prev []float32
 		if t > 0 {
 			prev = y[(t-1)*b*h : t*b*h]
-			blasSgemm(false, false, b, h3, h, 1, prev, h, wh, h3, 1, k.gh, h3)
+			Sgemm(false, false, b, h3, h, 1, prev, h, wh, h3, 1, k.gh, h3)
 		}
 		base := t * b
 		parallelFor(b, rowGrain, func(lo, hi int) {
@@ -108,7 +108,7 @@ func (k *gruKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) 
 			}
 			row := base + lo
 			n := hi - lo
-			gruCellRows(n, h, k.gi[row*h3:(row+n)*h3], bi, k.gh[lo*h3:hi*h3], pr,
+			GRUCellRows(n, h, k.gi[row*h3:(row+n)*h3], bi, k.gh[lo*h3:hi*h3], pr,
 				k.gates[row*h3:(row+n)*h3], k.ghn[row*h:(row+n)*h], y[row*h:(row+n)*h])
 		})
 	}
@@ -141,14 +141,14 @@ func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []floa
 				k.dh[lo*h:hi*h], k.dgi[row*h3:(row+n)*h3], k.dgh[row*h3:(row+n)*h3])
 		})
 		if t > 0 {
-			blasSgemm(false, true, b, h, h3, 1, k.dgh[t*b*h3:(t+1)*b*h3], h3, wh, h3, 1, k.dh, h)
+			Sgemm(false, true, b, h, h3, 1, k.dgh[t*b*h3:(t+1)*b*h3], h3, wh, h3, 1, k.dh, h)
 		}
 	}
 	if dx := gin[0]; dx != nil {
-		blasSgemm(false, true, rows, inDim, h3, 1, k.dgi, h3, wi, h3, 0, dx, inDim)
+		Sgemm(false, true, rows, inDim, h3, 1, k.dgi, h3, wi, h3, 0, dx, inDim)
 	}
 	if dwi := gin[1]; dwi != nil {
-		blasSgemm(true, false, inDim, h3, rows, 1, x, inDim, k.dgi, h3, 0, dwi, h3)
+		Sgemm(true, false, inDim, h3, rows, 1, x, inDim, k.dgi, h3, 0, dwi, h3)
 	}
 	k.ones = onesF32(k.ones, rows)
 	if dbi := gin[2]; dbi != nil {
@@ -156,7 +156,7 @@ func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []floa
 	}
 	if dwh := gin[3]; dwh != nil {
 		// Only steps t ≥ 1 see a non-zero previous state.
-		blasSgemm(true, false, h, h3, rows-b, 1, y, h, k.dgh[b*h3:], h3, 0, dwh, h3)
+		Sgemm(true, false, h, h3, rows-b, 1, y, h, k.dgh[b*h3:], h3, 0, dwh, h3)
 	}
 	if dbh := gin[4]; dbh != nil {
 		colSumBLAS(dbh, k.dgh, rows, h3, k.ones)
@@ -178,13 +178,13 @@ func onesF32(s []float32, n int) []float32 {
 
 // colSumBLAS writes the column sums of m [rows, n] into dst as onesᵀ·m.
 func colSumBLAS(dst, m []float32, rows, n int, ones []float32) {
-	blasSgemm(false, false, 1, n, rows, 1, ones, rows, m, n, 0, dst, n)
+	Sgemm(false, false, 1, n, rows, 1, ones, rows, m, n, 0, dst, n)
 }
 
-// layerNormRows normalises every row of w (c columns) into y with gamma and
+// LayerNormRows normalises every row of w (c columns) into y with gamma and
 // beta, keeping xhat and the inverse standard deviations for the backward
 // pass; y may alias w.
-func layerNormRows(w, gamma, beta, y, xhat, inv []float32, c int, eps float32) {
+func LayerNormRows(w, gamma, beta, y, xhat, inv []float32, c int, eps float32) {
 	parallelFor(len(w)/c, rowGrain, func(lo, hi int) {
 		layerNormChunk(hi-lo, c, w[lo*c:hi*c], gamma, beta, y[lo*c:hi*c], xhat[lo*c:hi*c], inv[lo:hi], eps)
 	})
@@ -242,7 +242,7 @@ func (k *layerNormKernel) forward(in [][]float32, shapes []tensor.Shape, y []flo
 	rows, c := shapes[0][0], shapes[0][1]
 	k.xhat = growF32(k.xhat, rows*c)
 	k.inv = growF32(k.inv, rows)
-	layerNormRows(in[0], in[1], in[2], y, k.xhat, k.inv, c, k.eps)
+	LayerNormRows(in[0], in[1], in[2], y, k.xhat, k.inv, c, k.eps)
 	return nil
 }
 func (k *layerNormKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
@@ -382,8 +382,8 @@ func (softClampKernel) forward(in [][]float32, shapes []tensor.Shape, y []float3
 	d := shapes[0][1]
 	for i, v := range lv {
 		j := i % d
-		a := float64(mx[j]) - softplus64(float64(mx[j])-float64(v))
-		y[i] = float32(float64(mn[j]) + softplus64(a-float64(mn[j])))
+		a := float64(mx[j]) - Softplus(float64(mx[j])-float64(v))
+		y[i] = float32(float64(mn[j]) + Softplus(a-float64(mn[j])))
 	}
 	return nil
 }
@@ -395,7 +395,7 @@ func (softClampKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []f
 	for i, v := range lv {
 		j := i % d
 		s1 := logistic64(float64(mx[j]) - float64(v))
-		a := float64(mx[j]) - softplus64(float64(mx[j])-float64(v))
+		a := float64(mx[j]) - Softplus(float64(mx[j])-float64(v))
 		s2 := logistic64(a - float64(mn[j]))
 		g := float64(gy[i])
 		if gin[0] != nil {

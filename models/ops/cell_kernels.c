@@ -1,5 +1,5 @@
 // Vectorisable float32 kernels for the GRU cell and the ResBlock's swish,
-// called from kernels_cgo.go. Every function is compiled for AVX-512, AVX2
+// called from cgo.go. Every function is compiled for AVX-512, AVX2
 // and baseline x86-64 (target_clones, chosen at load time). The exp below
 // clamps to to [-87.3, 88], x = n ln2 + r,
 // degree-7 Taylor polynomial, scale by 2^n through the exponent bits.
