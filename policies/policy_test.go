@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 func maxDiff(a []float32, b []float64) float64 {
@@ -122,11 +124,11 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(info.Inputs, []string{"obs", "noise"}) || !slices.Equal(info.Outputs, []string{"action", "mean_action"}) {
+	if sig := schema.Actor(); !slices.Equal(info.Inputs, sig.Inputs) || !slices.Equal(info.Outputs, sig.Outputs) {
 		t.Fatalf("io %v -> %v", info.Inputs, info.Outputs)
 	}
 	md := info.Metadata
-	if md["task"] != testTask || md["admpo_model"] != "actor" || md["obs_dim"] != "3" || md["act_dim"] != "2" {
+	if md[schema.MetaTask] != testTask || md[schema.MetaModel] != schema.KindActor || md[schema.MetaObsDim] != "3" || md[schema.MetaActDim] != "2" {
 		t.Fatalf("metadata %v", md)
 	}
 	// Garbage and truncations fail cleanly, never panic.
