@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/onnx/schema"
+	"github.com/admpo/admpo/policies/goruntime"
 )
 
 func maxDiff(a []float32, b []float64) float64 {
@@ -97,7 +98,7 @@ func TestExportedActorRunsOnGoRuntime(t *testing.T) {
 	if !slices.Equal(info.Ops, want) {
 		t.Fatalf("actor ops %v, want %v", info.Ops, want)
 	}
-	if bad := UnsupportedGoOps(info); len(bad) != 0 {
+	if bad := goruntime.Unsupported(info.Ops); len(bad) != 0 {
 		t.Fatalf("pure-Go runtime lacks %v", bad)
 	}
 	// The ADM uses ops onnx-go lacks; the Go runtime names them.
@@ -105,7 +106,7 @@ func TestExportedActorRunsOnGoRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := UnsupportedGoOps(ai)
+	bad := goruntime.Unsupported(ai.Ops)
 	if !slices.Contains(bad, "Gather") || slices.Contains(bad, "Gemm") {
 		t.Fatalf("ADM unsupported ops %v, want Gather among them and not Gemm (ops %v)", bad, ai.Ops)
 	}
