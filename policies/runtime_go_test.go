@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -52,7 +53,7 @@ func TestGoActorPoolSharesOneProgram(t *testing.T) {
 			t.Fatalf("actor %d is actor 0", i+1)
 		}
 	}
-	obs, out := randObs(rng, 2*a.ObsDim), make([]float32, 2*a.ActDim)
+	obs, out := testfix.RandNormal(rng, 2*a.ObsDim), make([]float32, 2*a.ActDim)
 	for i, x := range as {
 		if err := x.act(obs, nil, out); err != nil {
 			t.Fatalf("actor %d: %v", i, err)
@@ -70,7 +71,7 @@ func TestGoPolicyActIntoNoAllocs(t *testing.T) {
 	f := newHopperFixture(t)
 	p := openTestPolicy(t, f, false, Options{Runtime: RuntimeGo, Sessions: 1})
 	rng := rand.New(rand.NewSource(9))
-	obs, out := randObs(rng, 11), make([]float32, 3)
+	obs, out := testfix.RandNormal(rng, 11), make([]float32, 3)
 	if err := p.ActInto(out, obs, false); err != nil {
 		t.Fatal(err)
 	}

@@ -9,51 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
-
-// plainActor is an independent float64 forward pass of an actor, straight
-// from its weights (ReLU or swish hidden layers), for rows of obs: it
-// returns the mean actions and, with noise, the sampled ones.
-func plainActor(a *models.Actor, obs, noise []float32) (mean, sampled []float64) {
-	n := len(obs) / a.ObsDim
-	for r := 0; r < n; r++ {
-		x := make([]float64, a.ObsDim)
-		for i := range x {
-			x[i] = float64(obs[r*a.ObsDim+i])
-		}
-		for li, l := range a.Net.Layers {
-			y := make([]float64, l.Out)
-			for o := range y {
-				s := float64(l.B[o])
-				for i := 0; i < l.In; i++ {
-					s += x[i] * float64(l.W[i*l.Out+o])
-				}
-				if li+1 < len(a.Net.Layers) {
-					if a.Net.Activation == "swish" {
-						s /= 1 + math.Exp(-s)
-					} else {
-						s = math.Max(s, 0)
-					}
-				}
-				y[o] = s
-			}
-			x = y
-		}
-		lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
-		for j := 0; j < a.ActDim; j++ {
-			u := x[j]
-			mean = append(mean, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
-			if noise != nil {
-				logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
-				u += math.Exp(logstd) * float64(noise[r*a.ActDim+j])
-				sampled = append(sampled, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
-			}
-		}
-	}
-	return mean, sampled
-}
 
 // newTestActor exports a and compiles it into an Actor.
 func newTestActor(t testing.TB, a *models.Actor) *Actor {
@@ -93,22 +52,6 @@ func hopperActor() *models.Actor {
 	return models.NewActor(11, []float64{-1, -1, -1}, []float64{1, 1, 1}, []int{256, 256}, rng)
 }
 
-func randObs(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
-}
-
-func maxDiff(a []float32, b []float64) float64 {
-	d := 0.0
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i])-b[i]))
-	}
-	return d
-}
-
 // TestMatchesPlainMLP runs exported actors of several shapes (both
 // batch-1 kernels: the row sums for k <= n and the dot products for k > n;
 // a fused and an unfused activation) on the Go runtime and compares them
@@ -145,20 +88,20 @@ func TestMatchesPlainMLP(t *testing.T) {
 			g := newTestActor(t, a)
 			defer g.Close()
 			for _, n := range []int{1, c.act, 3, 64, 1, 257, 1, 1} {
-				obs := randObs(rng, n*c.obs)
-				noise := randObs(rng, n*c.act)
-				mean, sampled := plainActor(a, obs, noise)
+				obs := testfix.RandNormal(rng, n*c.obs)
+				noise := testfix.RandNormal(rng, n*c.act)
+				mean, sampled := testfix.RefActor(a, obs, nil), testfix.RefActor(a, obs, noise)
 				got := make([]float32, n*c.act)
 				if err := g.Act(obs, nil, got); err != nil {
 					t.Fatal(err)
 				}
-				if d := maxDiff(got, mean); d > 1e-5 {
+				if d := testfix.MaxDiff(got, mean); d > 1e-5 {
 					t.Fatalf("n=%d mean action differs from the plain MLP by %g", n, d)
 				}
 				if err := g.Act(obs, noise, got); err != nil {
 					t.Fatal(err)
 				}
-				if d := maxDiff(got, sampled); d > 1e-5 {
+				if d := testfix.MaxDiff(got, sampled); d > 1e-5 {
 					t.Fatalf("n=%d sampled action differs from the plain MLP by %g", n, d)
 				}
 				if n > 1 && got[0] == got[c.act] && got[1%c.act] == got[c.act+1%c.act] {
@@ -198,9 +141,9 @@ func TestPlans(t *testing.T) {
 // exporter does not emit, and returns it with a float64 reference.
 func opsModel(t *testing.T, rng *rand.Rand) ([]byte, func(obs, noise []float32) []float64) {
 	t.Helper()
-	bT := randObs(rng, 3*5) // Gemm B given transposed: [3, 5]
-	w2 := randObs(rng, 5*3)
-	row := randObs(rng, 3)
+	bT := testfix.RandNormal(rng, 3*5) // Gemm B given transposed: [3, 5]
+	w2 := testfix.RandNormal(rng, 5*3)
+	row := testfix.RandNormal(rng, 3)
 	const alpha, beta, c0, c1 = 0.5, 2.0, 0.25, -0.75
 	g := onnx.NewGraph("ops", "")
 	obs := g.Input("obs", onnx.Float, onnx.Batch, onnx.Fixed(5))
@@ -250,12 +193,12 @@ func TestOps(t *testing.T) {
 	}
 	r := prog.NewRunner()
 	for _, n := range []int{1, 3, 257, 1} {
-		obs, noise := randObs(rng, n*5), randObs(rng, n*3)
+		obs, noise := testfix.RandNormal(rng, n*5), testfix.RandNormal(rng, n*3)
 		out := make([]float32, n*3)
 		if err := r.Run(0, [][]float32{obs, noise}, out); err != nil {
 			t.Fatal(err)
 		}
-		if d := maxDiff(out, ref(obs, noise)); d > 1e-5 {
+		if d := testfix.MaxDiff(out, ref(obs, noise)); d > 1e-5 {
 			t.Fatalf("n=%d: differs from the reference by %g", n, d)
 		}
 		if err := r.Run(0, [][]float32{obs, noise[:len(noise)-3]}, out); err == nil || !strings.Contains(err.Error(), "rows") {
@@ -333,8 +276,8 @@ func TestErrors(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	g := newTestActor(t, hopperActor())
 	rng := rand.New(rand.NewSource(9))
-	obs, noise, out := randObs(rng, 11), randObs(rng, 3), make([]float32, 3)
-	big := randObs(rng, 200*11)
+	obs, noise, out := testfix.RandNormal(rng, 11), testfix.RandNormal(rng, 3), make([]float32, 3)
+	big := testfix.RandNormal(rng, 200*11)
 	if err := g.Act(big, nil, make([]float32, 200*3)); err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +303,7 @@ func TestConcurrent(t *testing.T) {
 	obs := make([][]float32, calls)
 	want := make([][]float32, calls)
 	for i := range obs {
-		obs[i] = randObs(rng, (1+i%5)*7)
+		obs[i] = testfix.RandNormal(rng, (1+i%5)*7)
 		want[i] = make([]float32, (1+i%5)*3)
 		if err := g.Act(obs[i], nil, want[i]); err != nil {
 			t.Fatal(err)
@@ -403,7 +346,7 @@ func BenchmarkActor(b *testing.B) {
 	rng := rand.New(rand.NewSource(1))
 	for _, n := range []int{1, 64, 256} {
 		b.Run(fmt.Sprint("batch", n), func(b *testing.B) {
-			obs, out := randObs(rng, n*11), make([]float32, n*3)
+			obs, out := testfix.RandNormal(rng, n*11), make([]float32, n*3)
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := g.Act(obs, nil, out); err != nil {
@@ -444,13 +387,13 @@ func TestSharedActorsShareOneProgram(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(100 + i)))
 			for it := 0; it < 200 && errs[i] == nil; it++ {
 				rows := 1 + r.Intn(9)
-				obs, noise := randObs(r, rows*a.ObsDim), randObs(r, rows*a.ActDim)
+				obs, noise := testfix.RandNormal(r, rows*a.ObsDim), testfix.RandNormal(r, rows*a.ActDim)
 				got := make([]float32, rows*a.ActDim)
 				if err := as[i].Act(obs, noise, got); err != nil {
 					errs[i] = err
 					return
 				}
-				_, want := plainActor(a, obs, noise)
+				want := testfix.RefActor(a, obs, noise)
 				for j, w := range want {
 					if d := math.Abs(float64(got[j]) - w); d > 1e-5 {
 						errs[i] = fmt.Errorf("actor %d iteration %d: value %d = %v, want %v", i, it, j, got[j], w)
