@@ -8,15 +8,16 @@ import (
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // TestGoActorChecksOpsFirst: a model with an op the pure-Go runtime lacks
 // fails before decoding, with an error naming the op and the other runtime.
 func TestGoActorChecksOpsFirst(t *testing.T) {
 	g := onnx.NewGraph("bad", "")
-	obs := g.Input("obs", onnx.Float, onnx.Batch, onnx.Fixed(4))
-	g.Input("noise", onnx.Float, onnx.Batch, onnx.Fixed(4))
-	g.Output(g.Op("Clip", []string{obs}), "action", onnx.Float, onnx.Batch, onnx.Fixed(4))
+	obs := g.Input(schema.Obs, onnx.Float, onnx.Batch, onnx.Fixed(4))
+	g.Input(schema.Noise, onnx.Float, onnx.Batch, onnx.Fixed(4))
+	g.Output(g.Op("Clip", []string{obs}), schema.Action, onnx.Float, onnx.Batch, onnx.Fixed(4))
 	model, err := g.Model(nil)
 	if err != nil {
 		t.Fatal(err)
