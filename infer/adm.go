@@ -5,18 +5,19 @@ import (
 	"math/rand"
 
 	"github.com/admpo/admpo/internal/window"
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
 // admDims reads the ADM metadata every admpo ADM graph carries.
 func admDims(meta map[string]string) (m, od, ad int, err error) {
-	if m, err = MetaInt(meta, "m"); err != nil {
+	if m, err = MetaInt(meta, schema.MetaM); err != nil {
 		return
 	}
-	if od, err = MetaInt(meta, "obs_dim"); err != nil {
+	if od, err = MetaInt(meta, schema.MetaObsDim); err != nil {
 		return
 	}
-	ad, err = MetaInt(meta, "act_dim")
+	ad, err = MetaInt(meta, schema.MetaActDim)
 	return
 }
 
@@ -48,7 +49,8 @@ type plan struct{ r, k int }
 // exported with dropout (metadata "dropout") rolls out with MC dropout:
 // see DropoutKeep.
 func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
-	s, err := openEngine(model, []string{"obs", "actions", "lengths"}, []string{"next_obs_mean", "reward_mean", "logvar"}, opts, dropoutMaskInput)
+	sig := schema.ADM()
+	s, err := openEngine(model, sig.Inputs, sig.Outputs, opts, schema.DropoutMask)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ADM)", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -94,7 +95,7 @@ func TestADMDirectDeterministicPolicy(t *testing.T) {
 	}
 	// The first step's actions are the actor's mean actions.
 	for i := 0; i < 10; i++ {
-		a := actorRef(f.actor, got.Obs[i*f.obsDim:(i+1)*f.obsDim], nil)
+		a := testfix.RefActor(f.actor, got.Obs[i*f.obsDim:(i+1)*f.obsDim], nil)
 		for j, v := range a {
 			if !closeTo(got.Act[i*f.actDim+j], float32(v), 1e-5) {
 				t.Fatalf("row %d action %d = %g, mean action %g", i, j, got.Act[i*f.actDim+j], v)

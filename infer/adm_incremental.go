@@ -5,6 +5,7 @@ import (
 	"math/rand"
 
 	"github.com/admpo/admpo/internal/window"
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -45,15 +46,16 @@ type incWorker struct{ hin, hout, mask []float32 }
 // onnx.ExportADMStep (or ExportADMStepWith: a graph with dropout rolls out
 // with MC dropout, the masks those of ADMDirect; see DropoutKeep).
 func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
-	s, err := openEngine(model, []string{"hidden", "obs", "act"}, []string{"hidden_out", "next_obs_mean", "reward_mean", "logvar"}, opts, dropoutMaskInput)
+	sig := schema.ADMStep()
+	s, err := openEngine(model, sig.Inputs, sig.Outputs, opts, schema.DropoutMask)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ADM step graph)", err)
 	}
 	m, od, ad, err := admDims(s.meta)
 	if err == nil {
 		var l, h int
-		if l, err = MetaInt(s.meta, "layers"); err == nil {
-			if h, err = MetaInt(s.meta, "hidden"); err == nil {
+		if l, err = MetaInt(s.meta, schema.MetaLayers); err == nil {
+			if h, err = MetaInt(s.meta, schema.MetaHidden); err == nil {
 				d, err := engineDropout(s)
 				if err != nil {
 					s.Close()
@@ -61,7 +63,7 @@ func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
 				}
 				sp := engineSplit(opts)
 				return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
-					wk: make([]incWorker, sp.workers), freshRows: s.meta["fresh_rows"] == "true", drop: d}, nil
+					wk: make([]incWorker, sp.workers), freshRows: s.meta[schema.MetaFreshRows] == "true", drop: d}, nil
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // MC dropout in the ADM-Roll engines. An ADM graph exported with dropout
@@ -17,9 +19,6 @@ import (
 // engine draw the same masks, and a roll-out is reproducible for a seed.
 // Rollout draws the seed with one rng.Int63() before any other draw (only
 // when the graph has dropout; without it the random stream is as before).
-
-// dropoutMaskInput is the ADM graphs' mask input (onnx.NameDropoutMask).
-const dropoutMaskInput = "dropout_mask"
 
 // DropoutKeep fills keep with the keep flags (1 keep, 0 drop, each dropped
 // with probability p to a 2⁻³² resolution) of the k-step plan of start row
@@ -108,11 +107,11 @@ func (d *dropout) ones(mask []float32, n, q int) {
 // engineDropout reads an ADM graph's dropout from its metadata and inputs:
 // p from "dropout" (absent: none), which needs the dropout_mask input.
 func engineDropout(s *Session) (dropout, error) {
-	v, ok := s.meta["dropout"]
-	has := slices.Contains(s.inputs, dropoutMaskInput)
+	v, ok := s.meta[schema.MetaDropout]
+	has := slices.Contains(s.inputs, schema.DropoutMask)
 	if !ok {
 		if has {
-			return dropout{}, fmt.Errorf("infer: the ADM has a %s input but no dropout metadata", dropoutMaskInput)
+			return dropout{}, fmt.Errorf("infer: the ADM has a %s input but no dropout metadata", schema.DropoutMask)
 		}
 		return dropout{}, nil
 	}
@@ -121,11 +120,11 @@ func engineDropout(s *Session) (dropout, error) {
 		return dropout{}, fmt.Errorf("infer: ADM metadata dropout=%q is not a probability in (0, 1)", v)
 	}
 	if !has {
-		return dropout{}, fmt.Errorf("infer: the ADM's metadata has dropout=%s but the graph has no %s input", v, dropoutMaskInput)
+		return dropout{}, fmt.Errorf("infer: the ADM's metadata has dropout=%s but the graph has no %s input", v, schema.DropoutMask)
 	}
 	d := dropout{p: p, thr: dropThreshold(p)}
-	if d.blocks, err = MetaInt(s.meta, "res_blocks"); err == nil {
-		d.hidden, err = MetaInt(s.meta, "hidden")
+	if d.blocks, err = MetaInt(s.meta, schema.MetaResBlocks); err == nil {
+		d.hidden, err = MetaInt(s.meta, schema.MetaHidden)
 	}
 	if err != nil {
 		return dropout{}, fmt.Errorf("infer: ADM metadata: %w", err)

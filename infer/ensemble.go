@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/admpo/admpo/internal/window"
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -24,24 +25,25 @@ type Ensemble struct {
 
 // OpenEnsemble loads an ensemble exported by onnx.ExportEnsemble.
 func OpenEnsemble(model []byte, opts Options) (*Ensemble, error) {
-	s, err := Open(model, []string{"obs", "act"}, []string{"mean", "logvar"}, opts)
+	sig := schema.Ensemble()
+	s, err := Open(model, sig.Inputs, sig.Outputs, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the ensemble)", err)
 	}
 	e := &Ensemble{sess: s}
-	od, err1 := MetaInt(s.meta, "obs_dim")
-	ad, err2 := MetaInt(s.meta, "act_dim")
-	mem, err3 := MetaInt(s.meta, "members")
+	od, err1 := MetaInt(s.meta, schema.MetaObsDim)
+	ad, err2 := MetaInt(s.meta, schema.MetaActDim)
+	mem, err3 := MetaInt(s.meta, schema.MetaMembers)
 	if err1 != nil || err2 != nil || err3 != nil {
 		s.Close()
 		return nil, fmt.Errorf("infer: ensemble metadata: %v %v %v", err1, err2, err3)
 	}
 	e.obsDim, e.act, e.members = od, ad, mem
-	for _, f := range strings.Split(s.meta["elites"], ",") {
+	for _, f := range strings.Split(s.meta[schema.MetaElites], ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 || i >= mem {
 			s.Close()
-			return nil, fmt.Errorf("infer: ensemble metadata: bad elites %q", s.meta["elites"])
+			return nil, fmt.Errorf("infer: ensemble metadata: bad elites %q", s.meta[schema.MetaElites])
 		}
 		e.elites = append(e.elites, i)
 	}

@@ -1,6 +1,7 @@
 package infer_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // wantErr fails unless err is non-nil and mentions every fragment.
@@ -125,7 +127,7 @@ func TestOpenRejectsBadModels(t *testing.T) {
 	}
 	bad["corrupt-header"] = corrupt
 	for name, b := range bad {
-		_, err := infer.Open(b, []string{"obs"}, []string{"next_obs_mean"}, testOpts)
+		_, err := infer.Open(b, []string{schema.Obs}, []string{schema.NextObsMean}, testOpts)
 		wantErr(t, "Open "+name, err, "infer:")
 		_, err = infer.OpenPolicy(b, testOpts)
 		wantErr(t, "OpenPolicy "+name, err, "policy")
@@ -144,15 +146,15 @@ func TestOpenRejectsBadModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = infer.OpenPolicy(cb, testOpts)
-	wantErr(t, "critic as policy", err, `no input "noise"`)
+	wantErr(t, "critic as policy", err, fmt.Sprintf("no input %q", schema.Noise))
 	_, err = infer.OpenADMDirect(f.stepONNX, testOpts)
-	wantErr(t, "step graph as direct ADM", err, `no input "actions"`)
+	wantErr(t, "step graph as direct ADM", err, fmt.Sprintf("no input %q", schema.Actions))
 	_, err = infer.OpenADMIncremental(f.admONNX, testOpts)
-	wantErr(t, "direct graph as step ADM", err, `no input "hidden"`)
+	wantErr(t, "direct graph as step ADM", err, fmt.Sprintf("no input %q", schema.Hidden))
 	_, err = infer.OpenEnsemble(f.actorONNX, testOpts)
-	wantErr(t, "actor as ensemble", err, `no input "act"`)
-	_, err = infer.Open(f.actorONNX, []string{"obs", "noise"}, []string{"q"}, testOpts)
-	wantErr(t, "missing output", err, `no output "q"`)
+	wantErr(t, "actor as ensemble", err, fmt.Sprintf("no input %q", schema.Act))
+	_, err = infer.Open(f.actorONNX, schema.Actor().Inputs, []string{schema.Q}, testOpts)
+	wantErr(t, "missing output", err, fmt.Sprintf("no output %q", schema.Q))
 }
 
 // TestProviders checks the execution-provider option: "cuda" on this

@@ -6,21 +6,59 @@ import (
 	"testing"
 )
 
+// deps returns the packages pkg links (go list -deps, without tests).
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// under reports whether pkg is root or a package below it.
+func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+
 // TestRuntimePackagesLinkNoTrainingCode enforces the import direction: a
-// service that only runs a policy must not link the training code (the
-// pure-Go runtime links Gorgonia through onnx-go, which is allowed).
+// service that only runs a policy must not link the training code (train,
+// models and their subpackages) nor Gorgonia's graph library. The pure-Go
+// runtime links gorgonia.org/tensor through onnx-go, which is allowed;
+// infer and the ONNX names package link no gorgonia.org package at all.
 func TestRuntimePackagesLinkNoTrainingCode(t *testing.T) {
-	for _, pkg := range []string{"github.com/admpo/admpo/infer", "github.com/admpo/admpo/infer/cudaep", "github.com/admpo/admpo/policies", "github.com/admpo/admpo/serve", "github.com/admpo/admpo/evaluate"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", pkg, err)
-		}
-		for _, dep := range strings.Fields(string(out)) {
-			for _, banned := range []string{"github.com/admpo/admpo/train", "github.com/admpo/admpo/models"} {
-				if dep == banned {
-					t.Errorf("%s depends on %s", pkg, banned)
+	const mod = "github.com/admpo/admpo/"
+	banned := []string{mod + "train", mod + "models", "gorgonia.org/gorgonia"}
+	for _, c := range []struct {
+		pkg        string
+		noGorgonia bool // no gorgonia.org package at all
+	}{
+		{"infer", true},
+		{"infer/cudaep", true},
+		{"onnx/schema", true},
+		{"policies", false},
+		{"policies/goruntime", false},
+		{"serve", false},
+		{"evaluate", false},
+	} {
+		for _, dep := range deps(t, mod+c.pkg) {
+			for _, b := range banned {
+				if under(dep, b) {
+					t.Errorf("%s depends on %s", c.pkg, dep)
 				}
 			}
+			if c.noGorgonia && strings.HasPrefix(dep, "gorgonia.org/") {
+				t.Errorf("%s depends on %s", c.pkg, dep)
+			}
+		}
+	}
+}
+
+// TestSchemaIsALeaf: onnx/schema, shared by the exporter and the runtimes,
+// links the standard library only.
+func TestSchemaIsALeaf(t *testing.T) {
+	const pkg = "github.com/admpo/admpo/onnx/schema"
+	for _, dep := range deps(t, pkg) {
+		if dep != pkg && strings.Contains(strings.Split(dep, "/")[0], ".") {
+			t.Errorf("onnx/schema depends on %s", dep)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -19,12 +20,13 @@ type Policy struct {
 
 // OpenPolicy loads an actor exported by admpo's onnx package.
 func OpenPolicy(model []byte, opts Options) (*Policy, error) {
-	s, err := Open(model, []string{"obs", "noise"}, []string{"action", "mean_action"}, opts)
+	sig := schema.Actor()
+	s, err := Open(model, sig.Inputs, sig.Outputs, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (opening the policy)", err)
 	}
-	od, err1 := MetaInt(s.meta, "obs_dim")
-	ad, err2 := MetaInt(s.meta, "act_dim")
+	od, err1 := MetaInt(s.meta, schema.MetaObsDim)
+	ad, err2 := MetaInt(s.meta, schema.MetaActDim)
 	if err1 != nil || err2 != nil {
 		s.Close()
 		return nil, fmt.Errorf("infer: policy metadata: obs_dim/act_dim missing or bad (%v, %v)", err1, err2)

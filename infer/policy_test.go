@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -51,7 +52,7 @@ func TestPolicyMatchesActor(t *testing.T) {
 				if !det {
 					rowNoise = noise[i*3 : (i+1)*3]
 				}
-				want := actorRef(actor, obs[i*od:(i+1)*od], rowNoise)
+				want := testfix.RefActor(actor, obs[i*od:(i+1)*od], rowNoise)
 				for j, w := range want {
 					if !closeTo(out[i*3+j], float32(w), 1e-5) {
 						t.Fatalf("n=%d det=%v row %d action %d = %g, want %g", n, det, i, j, out[i*3+j], w)

@@ -148,34 +148,6 @@ func admRefDrop(a *models.ADM, s []float32, acts [][]float32, mult [][]float64) 
 	return next, o[d-1], softClamp(&a.Bounds, o[d:])
 }
 
-// actorRef is the SAC actor's action for one observation; noise nil gives
-// the deterministic action.
-func actorRef(a *models.Actor, obs, noise []float32) []float64 {
-	x := make([]float64, len(obs))
-	for i, v := range obs {
-		x[i] = float64(v)
-	}
-	for i := range a.Net.Layers {
-		x = linear64(&a.Net.Layers[i], x)
-		if i+1 < len(a.Net.Layers) {
-			for j, v := range x {
-				x[j] = math.Max(v, 0)
-			}
-		}
-	}
-	out := make([]float64, a.ActDim)
-	lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
-	for j := range out {
-		u := x[j]
-		if noise != nil {
-			logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
-			u += math.Exp(logstd) * float64(noise[j])
-		}
-		out[j] = float64(a.Scale[j])*math.Tanh(u) + float64(a.Bias[j])
-	}
-	return out
-}
-
 // memberRef is ensemble member k's mean of [delta, reward] and its
 // soft-clamped log-variance.
 func memberRef(e *models.Ensemble, k int, obs, act []float32) (mean, lv []float64) {

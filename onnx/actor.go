@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // ExportActor writes a SAC actor as an ONNX model with inputs obs
@@ -22,8 +23,8 @@ func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("onnx: export actor: %w", err)
 	}
 	g := NewGraph("admpo_actor", "SAC tanh-squashed Gaussian policy")
-	obs := g.Input(NameObs, Float, Batch, Fixed(a.ObsDim))
-	noise := g.Input(NameNoise, Float, Batch, Fixed(a.ActDim))
+	obs := g.Input(schema.Obs, Float, Batch, Fixed(a.ObsDim))
+	noise := g.Input(schema.Noise, Float, Batch, Fixed(a.ActDim))
 
 	h := mlpHidden(g, obs, "actor", &a.Net)
 	last := &a.Net.Layers[len(a.Net.Layers)-1]
@@ -43,17 +44,17 @@ func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
 	squash := func(x string) string {
 		return g.Op("Add", []string{g.Op("Mul", []string{scale, g.Op("Tanh", []string{x})}), bias})
 	}
-	g.Output(squash(pre), NameAction, Float, Batch, Fixed(a.ActDim))
-	g.Output(squash(u), NameMeanAction, Float, Batch, Fixed(a.ActDim))
+	g.Output(squash(pre), schema.Action, Float, Batch, Fixed(a.ActDim))
+	g.Output(squash(u), schema.MeanAction, Float, Batch, Fixed(a.ActDim))
 
 	md, err := mergeMeta(meta, map[string]string{
-		MetaModel:     "actor",
-		MetaObsDim:    strconv.Itoa(a.ObsDim),
-		MetaActDim:    strconv.Itoa(a.ActDim),
-		MetaScale:     JoinFloats(a.Scale),
-		MetaBias:      JoinFloats(a.Bias),
-		MetaLogStdMin: JoinFloats([]float32{a.LogStdMin}),
-		MetaLogStdMax: JoinFloats([]float32{a.LogStdMax}),
+		schema.MetaModel:     schema.KindActor,
+		schema.MetaObsDim:    strconv.Itoa(a.ObsDim),
+		schema.MetaActDim:    strconv.Itoa(a.ActDim),
+		schema.MetaScale:     JoinFloats(a.Scale),
+		schema.MetaBias:      JoinFloats(a.Bias),
+		schema.MetaLogStdMin: JoinFloats([]float32{a.LogStdMin}),
+		schema.MetaLogStdMax: JoinFloats([]float32{a.LogStdMax}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export actor: %w", err)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // ADMForm selects how an exported ADM graph computes its GRU.
@@ -91,9 +92,9 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	}
 	c := m.Cfg
 	g := NewGraph("admpo_adm", "Any-step Dynamics Model ("+opts.Form.String()+" form)")
-	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
-	actions := g.Input(NameActions, Float, Fixed(c.M), Batch, Fixed(c.ActDim))
-	lengths := g.Input(NameLengths, Int32, Batch)
+	obs := g.Input(schema.Obs, Float, Batch, Fixed(c.ObsDim))
+	actions := g.Input(schema.Actions, Float, Fixed(c.M), Batch, Fixed(c.ActDim))
+	lengths := g.Input(schema.Lengths, Int32, Batch)
 	mask := dropoutMask(g, m, opts.Dropout, Batch) // "" without dropout
 	lc := clampLengths(g, lengths, c.M)
 
@@ -131,7 +132,7 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 		shape := int64s(g, "shape", int64(c.M), -1, d)
 		mean = g.Op("Reshape", []string{mean, shape})
 		lv = g.Op("Reshape", []string{lv, shape})
-		g.Output(mean, NameAllMean, Float, Fixed(c.M), Batch, Fixed(int(d)))
+		g.Output(mean, schema.AllMean, Float, Fixed(c.M), Batch, Fixed(int(d)))
 		mask := stepMask(g, lc, c.M)
 		mean = pickStep(g, mask, mean)
 		lv = pickStep(g, mask, lv)
@@ -139,13 +140,13 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	admOutputs(g, m, obs, mean, lv)
 
 	extra := map[string]string{
-		MetaADMForm:  opts.Form.String(),
-		MetaAllSteps: strconv.FormatBool(opts.AllSteps),
+		schema.MetaADMForm:  opts.Form.String(),
+		schema.MetaAllSteps: strconv.FormatBool(opts.AllSteps),
 	}
 	if opts.Dropout > 0 {
-		extra[MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
+		extra[schema.MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
 	}
-	md, err := mergeMeta(meta, admMeta(m, "adm", extra))
+	md, err := mergeMeta(meta, admMeta(m, schema.KindADM, extra))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export ADM: %w", err)
 	}
@@ -156,15 +157,15 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 func admMeta(m *models.ADM, kind string, extra map[string]string) map[string]string {
 	c := m.Cfg
 	md := map[string]string{
-		MetaModel:     kind,
-		MetaObsDim:    strconv.Itoa(c.ObsDim),
-		MetaActDim:    strconv.Itoa(c.ActDim),
-		MetaM:         strconv.Itoa(c.M),
-		MetaHidden:    strconv.Itoa(c.Hidden),
-		MetaLayers:    strconv.Itoa(c.Layers),
-		MetaResBlocks: strconv.Itoa(c.ResBlocks),
-		MetaNormMean:  JoinFloats(m.Norm.Mean),
-		MetaNormStd:   JoinFloats(m.Norm.Std),
+		schema.MetaModel:     kind,
+		schema.MetaObsDim:    strconv.Itoa(c.ObsDim),
+		schema.MetaActDim:    strconv.Itoa(c.ActDim),
+		schema.MetaM:         strconv.Itoa(c.M),
+		schema.MetaHidden:    strconv.Itoa(c.Hidden),
+		schema.MetaLayers:    strconv.Itoa(c.Layers),
+		schema.MetaResBlocks: strconv.Itoa(c.ResBlocks),
+		schema.MetaNormMean:  JoinFloats(m.Norm.Mean),
+		schema.MetaNormStd:   JoinFloats(m.Norm.Std),
 	}
 	for k, v := range extra {
 		md[k] = v
@@ -203,7 +204,7 @@ func dropoutMask(g *Graph, m *models.ADM, p float64, rows Dim) string {
 		return ""
 	}
 	c := m.Cfg
-	in := g.Input(NameDropoutMask, Float, Fixed(c.ResBlocks), rows, Fixed(c.Hidden))
+	in := g.Input(schema.DropoutMask, Float, Fixed(c.ResBlocks), rows, Fixed(c.Hidden))
 	return g.Op("Mul", []string{in, g.Scalar("dropout_scale", float32(1/(1-p)))})
 }
 
@@ -214,9 +215,9 @@ func admOutputs(g *Graph, m *models.ADM, obs, mean, lv string) {
 	parts := g.OpN("Split", []string{mean, int64s(g, "split", int64(c.ObsDim), 1)}, 2, AttrInt("axis", -1))
 	next := g.Op("Add", []string{obs, parts[0]})
 	lv = softClamp(g, lv, []int64{int64(c.ObsDim + 1)}, m.Bounds.Max, m.Bounds.Min)
-	g.Output(next, NameNextObsMean, Float, Batch, Fixed(c.ObsDim))
-	g.Output(parts[1], NameRewardMean, Float, Batch, Fixed(1))
-	g.Output(lv, NameLogVar, Float, Batch, Fixed(c.ObsDim+1))
+	g.Output(next, schema.NextObsMean, Float, Batch, Fixed(c.ObsDim))
+	g.Output(parts[1], schema.RewardMean, Float, Batch, Fixed(1))
+	g.Output(lv, schema.LogVar, Float, Batch, Fixed(c.ObsDim+1))
 }
 
 // clampLengths returns min(max(lengths, 1), m) as int32 [batch].

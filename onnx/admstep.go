@@ -6,11 +6,8 @@ import (
 	"strconv"
 
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx/schema"
 )
-
-// MetaFreshRows marks an ADM step graph whose hidden input may hold fewer
-// rows than obs and act (value "true"); see ExportADMStep.
-const MetaFreshRows = "fresh_rows"
 
 // ExportADMStep writes one GRU step of an ADM for incremental roll-outs:
 // inputs hidden [layers, batch0, H], obs [batch, obs_dim] (the start state,
@@ -48,9 +45,9 @@ func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]strin
 	g := NewGraph("admpo_adm_step", "Any-step Dynamics Model, one GRU step")
 	// hidden keeps the declared shape [layers, batch, H] of earlier versions;
 	// ONNX Runtime does not require equal sizes for equal symbolic names.
-	hidden := g.Input(NameHidden, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
-	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
-	act := g.Input(NameAct, Float, Batch, Fixed(c.ActDim))
+	hidden := g.Input(schema.Hidden, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
+	obs := g.Input(schema.Obs, Float, Batch, Fixed(c.ObsDim))
+	act := g.Input(schema.Act, Float, Batch, Fixed(c.ActDim))
 	// The mask's rows are obs's, but its dimension has its own name: hidden
 	// reuses "batch" for a possibly smaller size, and ONNX Runtime's buffer
 	// planner would take same-named shapes for equal ones.
@@ -90,18 +87,18 @@ func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]strin
 	if len(outs) > 1 {
 		hOut = g.Op("Concat", outs, AttrInt("axis", 0))
 	}
-	g.Output(hOut, NameHiddenOut, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
+	g.Output(hOut, schema.HiddenOut, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
 	top := g.Op("Concat", []string{xc, xf}, AttrInt("axis", 0))
 	out := admHead(g, m, top, mask)
 	d := int64(c.ObsDim + 1)
 	parts := g.OpN("Split", []string{out, int64s(g, "split", d, d)}, 2, AttrInt("axis", -1))
 	admOutputs(g, m, obs, parts[0], parts[1])
 
-	extra := map[string]string{MetaFreshRows: "true"}
+	extra := map[string]string{schema.MetaFreshRows: "true"}
 	if opts.Dropout > 0 {
-		extra[MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
+		extra[schema.MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
 	}
-	md, err := mergeMeta(meta, admMeta(m, "adm_step", extra))
+	md, err := mergeMeta(meta, admMeta(m, schema.KindADMStep, extra))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -65,10 +66,10 @@ func benchADM(b *testing.B, m *models.ADM, batch, threads int, opts onnx.ADMOpti
 		b.Fatal(err)
 	}
 	defer lt.Destroy()
-	names := []string{onnx.NameNextObsMean, onnx.NameRewardMean, onnx.NameLogVar}
+	names := []string{schema.NextObsMean, schema.RewardMean, schema.LogVar}
 	shapes := []ort.Shape{{B, int64(c.ObsDim)}, {B, 1}, {B, int64(c.ObsDim + 1)}}
 	if opts.AllSteps {
-		names = append(names, onnx.NameAllMean)
+		names = append(names, schema.AllMean)
 		shapes = append(shapes, ort.Shape{int64(c.M), B, int64(c.ObsDim + 1)})
 	}
 	outs := make([]ort.Value, len(names))
@@ -80,7 +81,7 @@ func benchADM(b *testing.B, m *models.ADM, batch, threads int, opts onnx.ADMOpti
 		defer o.Destroy()
 		outs[i] = o
 	}
-	s, err := newSession(model, []string{onnx.NameObs, onnx.NameActions, onnx.NameLengths}, names, threads)
+	s, err := newSession(model, []string{schema.Obs, schema.Actions, schema.Lengths}, names, threads)
 	if err != nil {
 		b.Fatal(err)
 	}

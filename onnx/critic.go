@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // ExportCritic writes a Q-network as an ONNX model with inputs obs
@@ -15,17 +16,17 @@ func ExportCritic(c *models.Critic, meta map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("onnx: export critic: %w", err)
 	}
 	g := NewGraph("admpo_critic", "SAC Q-network")
-	obs := g.Input(NameObs, Float, Batch, Fixed(c.ObsDim))
-	act := g.Input(NameAct, Float, Batch, Fixed(c.ActDim))
+	obs := g.Input(schema.Obs, Float, Batch, Fixed(c.ObsDim))
+	act := g.Input(schema.Act, Float, Batch, Fixed(c.ActDim))
 	x := g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
 	h := mlpHidden(g, x, "critic", &c.Net)
 	q := linear(g, h, "critic_out", &c.Net.Layers[len(c.Net.Layers)-1])
-	g.Output(q, NameQ, Float, Batch, Fixed(1))
+	g.Output(q, schema.Q, Float, Batch, Fixed(1))
 
 	md, err := mergeMeta(meta, map[string]string{
-		MetaModel:  "critic",
-		MetaObsDim: strconv.Itoa(c.ObsDim),
-		MetaActDim: strconv.Itoa(c.ActDim),
+		schema.MetaModel:  schema.KindCritic,
+		schema.MetaObsDim: strconv.Itoa(c.ObsDim),
+		schema.MetaActDim: strconv.Itoa(c.ActDim),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export critic: %w", err)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // ExportEnsemble writes all members of a probabilistic ensemble into one
@@ -18,8 +19,8 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 	n := len(e.Members)
 	d := e.ObsDim + 1
 	g := NewGraph("admpo_ensemble", "probabilistic dynamics ensemble (MBPO/MOPO)")
-	obs := g.Input(NameObs, Float, Batch, Fixed(e.ObsDim))
-	act := g.Input(NameAct, Float, Batch, Fixed(e.ActDim))
+	obs := g.Input(schema.Obs, Float, Batch, Fixed(e.ObsDim))
+	act := g.Input(schema.Act, Float, Batch, Fixed(e.ActDim))
 	x := g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
 	x = normalize(g, x, e.Norm.Mean, e.Norm.Std)
 
@@ -52,18 +53,18 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 		mins = append(mins, e.Bounds[i].Min...)
 	}
 	lv = softClamp(g, lv, []int64{int64(n), 1, int64(d)}, maxs, mins)
-	g.Output(mean, NameMean, Float, Fixed(n), Batch, Fixed(d))
-	g.Output(lv, NameLogVar, Float, Fixed(n), Batch, Fixed(d))
+	g.Output(mean, schema.Mean, Float, Fixed(n), Batch, Fixed(d))
+	g.Output(lv, schema.LogVar, Float, Fixed(n), Batch, Fixed(d))
 
 	md, err := mergeMeta(meta, map[string]string{
-		MetaModel:    "ensemble",
-		MetaObsDim:   strconv.Itoa(e.ObsDim),
-		MetaActDim:   strconv.Itoa(e.ActDim),
-		MetaMembers:  strconv.Itoa(n),
-		MetaElites:   joinInts(e.Elites),
-		MetaHidden:   joinInts(widths),
-		MetaNormMean: JoinFloats(e.Norm.Mean),
-		MetaNormStd:  JoinFloats(e.Norm.Std),
+		schema.MetaModel:    schema.KindEnsemble,
+		schema.MetaObsDim:   strconv.Itoa(e.ObsDim),
+		schema.MetaActDim:   strconv.Itoa(e.ActDim),
+		schema.MetaMembers:  strconv.Itoa(n),
+		schema.MetaElites:   joinInts(e.Elites),
+		schema.MetaHidden:   joinInts(widths),
+		schema.MetaNormMean: JoinFloats(e.Norm.Mean),
+		schema.MetaNormStd:  JoinFloats(e.Norm.Std),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export ensemble: %w", err)

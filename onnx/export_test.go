@@ -6,6 +6,7 @@ import (
 
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -26,19 +27,19 @@ func TestActorMatchesReference(t *testing.T) {
 		noise[i] = 0
 	}
 	outs := runORT(t, model, []input{
-		{name: onnx.NameObs, shape: []int64{batch, obsDim}, f32: obs},
-		{name: onnx.NameNoise, shape: []int64{batch, actDim}, f32: noise},
-	}, []string{onnx.NameAction, onnx.NameMeanAction})
+		{name: schema.Obs, shape: []int64{batch, obsDim}, f32: obs},
+		{name: schema.Noise, shape: []int64{batch, actDim}, f32: noise},
+	}, []string{schema.Action, schema.MeanAction})
 	var wantA, wantM []float64
 	for b := 0; b < batch; b++ {
 		act, mean := refActor(a, f64(obs[b*obsDim:(b+1)*obsDim]), f64(noise[b*actDim:(b+1)*actDim]))
 		wantA = append(wantA, act...)
 		wantM = append(wantM, mean...)
 	}
-	expect(t, outs, onnx.NameAction, []int64{batch, actDim}, wantA, tol)
-	expect(t, outs, onnx.NameMeanAction, []int64{batch, actDim}, wantM, tol)
+	expect(t, outs, schema.Action, []int64{batch, actDim}, wantA, tol)
+	expect(t, outs, schema.MeanAction, []int64{batch, actDim}, wantM, tol)
 	for i := 0; i < actDim; i++ {
-		if got, m := outs[onnx.NameAction].data[i], outs[onnx.NameMeanAction].data[i]; got != m {
+		if got, m := outs[schema.Action].data[i], outs[schema.MeanAction].data[i]; got != m {
 			t.Errorf("zero noise: action[%d] = %v, mean_action %v", i, got, m)
 		}
 	}
@@ -56,14 +57,14 @@ func TestCriticMatchesReference(t *testing.T) {
 	obs := randVec(rng, batch*obsDim, 2)
 	act := randVec(rng, batch*actDim, 1)
 	outs := runORT(t, model, []input{
-		{name: onnx.NameObs, shape: []int64{batch, obsDim}, f32: obs},
-		{name: onnx.NameAct, shape: []int64{batch, actDim}, f32: act},
-	}, []string{onnx.NameQ})
+		{name: schema.Obs, shape: []int64{batch, obsDim}, f32: obs},
+		{name: schema.Act, shape: []int64{batch, actDim}, f32: act},
+	}, []string{schema.Q})
 	var want []float64
 	for b := 0; b < batch; b++ {
 		want = append(want, refCritic(c, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim])))
 	}
-	expect(t, outs, onnx.NameQ, []int64{batch, 1}, want, tol)
+	expect(t, outs, schema.Q, []int64{batch, 1}, want, tol)
 }
 
 func TestEnsembleMatchesReference(t *testing.T) {
@@ -78,9 +79,9 @@ func TestEnsembleMatchesReference(t *testing.T) {
 	obs := randVec(rng, batch*obsDim, 2)
 	act := randVec(rng, batch*actDim, 1)
 	outs := runORT(t, model, []input{
-		{name: onnx.NameObs, shape: []int64{batch, obsDim}, f32: obs},
-		{name: onnx.NameAct, shape: []int64{batch, actDim}, f32: act},
-	}, []string{onnx.NameMean, onnx.NameLogVar})
+		{name: schema.Obs, shape: []int64{batch, obsDim}, f32: obs},
+		{name: schema.Act, shape: []int64{batch, actDim}, f32: act},
+	}, []string{schema.Mean, schema.LogVar})
 	d := obsDim + 1
 	wantM := make([]float64, members*batch*d)
 	wantL := make([]float64, members*batch*d)
@@ -91,9 +92,9 @@ func TestEnsembleMatchesReference(t *testing.T) {
 			copy(wantL[(i*batch+b)*d:], ls[i])
 		}
 	}
-	expect(t, outs, onnx.NameMean, []int64{members, batch, int64(d)}, wantM, tol)
-	expect(t, outs, onnx.NameLogVar, []int64{members, batch, int64(d)}, wantL, tol)
-	checkClampActive(t, outs[onnx.NameLogVar].data, wantL)
+	expect(t, outs, schema.Mean, []int64{members, batch, int64(d)}, wantM, tol)
+	expect(t, outs, schema.LogVar, []int64{members, batch, int64(d)}, wantL, tol)
+	checkClampActive(t, outs[schema.LogVar].data, wantL)
 }
 
 // checkClampActive makes sure the test data drive the soft clamp near both
@@ -183,22 +184,22 @@ func (tc *admCase) check(t *testing.T, opts onnx.ADMOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{onnx.NameNextObsMean, onnx.NameRewardMean, onnx.NameLogVar}
+	names := []string{schema.NextObsMean, schema.RewardMean, schema.LogVar}
 	if opts.AllSteps {
-		names = append(names, onnx.NameAllMean)
+		names = append(names, schema.AllMean)
 	}
 	B := int64(tc.batch)
 	outs := runORT(t, model, []input{
-		{name: onnx.NameObs, shape: []int64{B, int64(c.ObsDim)}, f32: tc.obs},
-		{name: onnx.NameActions, shape: []int64{int64(c.M), B, int64(c.ActDim)}, f32: tc.actions},
-		{name: onnx.NameLengths, shape: []int64{B}, i32: tc.lengths},
+		{name: schema.Obs, shape: []int64{B, int64(c.ObsDim)}, f32: tc.obs},
+		{name: schema.Actions, shape: []int64{int64(c.M), B, int64(c.ActDim)}, f32: tc.actions},
+		{name: schema.Lengths, shape: []int64{B}, i32: tc.lengths},
 	}, names)
-	expect(t, outs, onnx.NameNextObsMean, []int64{B, int64(c.ObsDim)}, tc.wantNext, tol)
-	expect(t, outs, onnx.NameRewardMean, []int64{B, 1}, tc.wantR, tol)
-	expect(t, outs, onnx.NameLogVar, []int64{B, int64(c.ObsDim + 1)}, tc.wantLV, tol)
-	checkClampActive(t, outs[onnx.NameLogVar].data, tc.wantLV)
+	expect(t, outs, schema.NextObsMean, []int64{B, int64(c.ObsDim)}, tc.wantNext, tol)
+	expect(t, outs, schema.RewardMean, []int64{B, 1}, tc.wantR, tol)
+	expect(t, outs, schema.LogVar, []int64{B, int64(c.ObsDim + 1)}, tc.wantLV, tol)
+	checkClampActive(t, outs[schema.LogVar].data, tc.wantLV)
 	if opts.AllSteps {
-		expect(t, outs, onnx.NameAllMean, []int64{int64(c.M), B, int64(c.ObsDim + 1)}, tc.wantAllM, tol)
+		expect(t, outs, schema.AllMean, []int64{int64(c.M), B, int64(c.ObsDim + 1)}, tc.wantAllM, tol)
 	}
 }
 
@@ -264,10 +265,10 @@ func TestADMStepMatchesReference(t *testing.T) {
 	for step := 0; step < cfg.M; step++ {
 		act := randVec(rng, batch*cfg.ActDim, 1)
 		outs := runORT(t, model, []input{
-			{name: onnx.NameHidden, shape: []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, f32: hidden},
-			{name: onnx.NameObs, shape: []int64{batch, int64(cfg.ObsDim)}, f32: obs},
-			{name: onnx.NameAct, shape: []int64{batch, int64(cfg.ActDim)}, f32: act},
-		}, []string{onnx.NameHiddenOut, onnx.NameNextObsMean, onnx.NameRewardMean, onnx.NameLogVar})
+			{name: schema.Hidden, shape: []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, f32: hidden},
+			{name: schema.Obs, shape: []int64{batch, int64(cfg.ObsDim)}, f32: obs},
+			{name: schema.Act, shape: []int64{batch, int64(cfg.ActDim)}, f32: act},
+		}, []string{schema.HiddenOut, schema.NextObsMean, schema.RewardMean, schema.LogVar})
 		var wantH, wantN, wantR, wantL []float64
 		wantH = make([]float64, cfg.Layers*batch*cfg.Hidden)
 		for b := 0; b < batch; b++ {
@@ -285,11 +286,11 @@ func TestADMStepMatchesReference(t *testing.T) {
 			wantR = append(wantR, mu[cfg.ObsDim])
 			wantL = append(wantL, lv...)
 		}
-		expect(t, outs, onnx.NameHiddenOut, []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, wantH, tol)
-		expect(t, outs, onnx.NameNextObsMean, []int64{batch, int64(cfg.ObsDim)}, wantN, tol)
-		expect(t, outs, onnx.NameRewardMean, []int64{batch, 1}, wantR, tol)
-		expect(t, outs, onnx.NameLogVar, []int64{batch, int64(cfg.ObsDim + 1)}, wantL, tol)
-		hidden = outs[onnx.NameHiddenOut].data
+		expect(t, outs, schema.HiddenOut, []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, wantH, tol)
+		expect(t, outs, schema.NextObsMean, []int64{batch, int64(cfg.ObsDim)}, wantN, tol)
+		expect(t, outs, schema.RewardMean, []int64{batch, 1}, wantR, tol)
+		expect(t, outs, schema.LogVar, []int64{batch, int64(cfg.ObsDim + 1)}, wantL, tol)
+		hidden = outs[schema.HiddenOut].data
 	}
 }
 

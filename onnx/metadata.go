@@ -4,31 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// Metadata keys written by the exporters. Caller-supplied metadata may add
-// any other key (e.g. "task"); it may repeat one of these only with the same
-// value.
-const (
-	MetaModel     = "admpo_model"   // "actor", "critic", "adm", "adm_step" or "ensemble"
-	MetaVersion   = "admpo_version" // Version
-	MetaObsDim    = "obs_dim"
-	MetaActDim    = "act_dim"
-	MetaM         = "m"            // ADM: maximum backtracking length
-	MetaHidden    = "hidden"       // ADM: GRU width; ensemble: hidden widths
-	MetaLayers    = "layers"       // ADM: GRU layers
-	MetaResBlocks = "res_blocks"   // ADM: head ResBlocks
-	MetaADMForm   = "adm_form"     // ADM: "gru" or "unrolled"
-	MetaAllSteps  = "all_steps"    // ADM: "true" when all_mean is an output
-	MetaDropout   = "dropout"      // ADM, ADM step: MC dropout probability (absent: none)
-	MetaNormMean  = "norm_mean"    // ADM, ensemble: input normaliser mean over [obs, act]
-	MetaNormStd   = "norm_std"     // ADM, ensemble: input normaliser std
-	MetaMembers   = "members"      // ensemble: member count
-	MetaElites    = "elites"       // ensemble: elite member indices
-	MetaScale     = "action_scale" // actor
-	MetaBias      = "action_bias"  // actor
-	MetaLogStdMin = "log_std_min"  // actor
-	MetaLogStdMax = "log_std_max"  // actor
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // JoinFloats writes v as comma-separated shortest float32 decimals, the
@@ -75,7 +52,7 @@ func mergeMeta(user, own map[string]string) (map[string]string, error) {
 		}
 		out[k] = v
 	}
-	own[MetaVersion] = Version
+	own[schema.MetaVersion] = Version
 	for k, v := range own {
 		if u, ok := user[k]; ok && u != v {
 			return nil, fmt.Errorf("metadata key %q: caller gives %q but the model has %q", k, u, v)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -32,10 +33,10 @@ func TestADMStepFreshRows(t *testing.T) {
 			act := randVec(rng, batch*cfg.ActDim, 1)
 			hidden := randVec(rng, cfg.Layers*n0*cfg.Hidden, 0.5)
 			outs := runORT(t, model, []input{
-				{name: onnx.NameHidden, shape: []int64{int64(cfg.Layers), int64(n0), int64(cfg.Hidden)}, f32: hidden},
-				{name: onnx.NameObs, shape: []int64{batch, int64(cfg.ObsDim)}, f32: obs},
-				{name: onnx.NameAct, shape: []int64{batch, int64(cfg.ActDim)}, f32: act},
-			}, []string{onnx.NameHiddenOut, onnx.NameNextObsMean, onnx.NameRewardMean, onnx.NameLogVar})
+				{name: schema.Hidden, shape: []int64{int64(cfg.Layers), int64(n0), int64(cfg.Hidden)}, f32: hidden},
+				{name: schema.Obs, shape: []int64{batch, int64(cfg.ObsDim)}, f32: obs},
+				{name: schema.Act, shape: []int64{batch, int64(cfg.ActDim)}, f32: act},
+			}, []string{schema.HiddenOut, schema.NextObsMean, schema.RewardMean, schema.LogVar})
 			wantH := make([]float64, cfg.Layers*batch*cfg.Hidden)
 			var wantN, wantR, wantL []float64
 			for b := 0; b < batch; b++ {
@@ -56,15 +57,15 @@ func TestADMStepFreshRows(t *testing.T) {
 				wantR = append(wantR, mu[cfg.ObsDim])
 				wantL = append(wantL, lv...)
 			}
-			expect(t, outs, onnx.NameHiddenOut, []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, wantH, tol)
-			expect(t, outs, onnx.NameNextObsMean, []int64{batch, int64(cfg.ObsDim)}, wantN, tol)
-			expect(t, outs, onnx.NameRewardMean, []int64{batch, 1}, wantR, tol)
-			expect(t, outs, onnx.NameLogVar, []int64{batch, int64(cfg.ObsDim + 1)}, wantL, tol)
+			expect(t, outs, schema.HiddenOut, []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, wantH, tol)
+			expect(t, outs, schema.NextObsMean, []int64{batch, int64(cfg.ObsDim)}, wantN, tol)
+			expect(t, outs, schema.RewardMean, []int64{batch, 1}, wantR, tol)
+			expect(t, outs, schema.LogVar, []int64{batch, int64(cfg.ObsDim + 1)}, wantL, tol)
 		})
 	}
 	meta := readMeta(t, model)
-	if meta[onnx.MetaFreshRows] != "true" {
-		t.Fatalf("metadata %s = %q, want true", onnx.MetaFreshRows, meta[onnx.MetaFreshRows])
+	if meta[schema.MetaFreshRows] != "true" {
+		t.Fatalf("metadata %s = %q, want true", schema.MetaFreshRows, meta[schema.MetaFreshRows])
 	}
 }
 

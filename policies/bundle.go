@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // maxFileBytes bounds every file a bundle may hold (models of the paper's
@@ -139,10 +140,10 @@ func completeManifest(b Bundle) (*Manifest, error) {
 		return nil, fmt.Errorf("policies: %s: %w", PolicyFile, err)
 	}
 	if m.ObsDim == 0 {
-		m.ObsDim, _ = infer.MetaInt(pi.Metadata, "obs_dim")
+		m.ObsDim, _ = infer.MetaInt(pi.Metadata, schema.MetaObsDim)
 	}
 	if m.ActDim == 0 {
-		m.ActDim, _ = infer.MetaInt(pi.Metadata, "act_dim")
+		m.ActDim, _ = infer.MetaInt(pi.Metadata, schema.MetaActDim)
 	}
 	m.Files = map[string]FileSum{PolicyFile: sum(b.Policy)}
 	var ai *ModelInfo
@@ -151,11 +152,11 @@ func completeManifest(b Bundle) (*Manifest, error) {
 			return nil, fmt.Errorf("policies: %s: %w", ADMFile, err)
 		}
 		if m.M == 0 {
-			m.M, _ = infer.MetaInt(ai.Metadata, "m")
+			m.M, _ = infer.MetaInt(ai.Metadata, schema.MetaM)
 		}
 		if _, ok := m.Normalizers["adm"]; !ok {
-			mean, err1 := metaFloats(ai.Metadata, "norm_mean")
-			std, err2 := metaFloats(ai.Metadata, "norm_std")
+			mean, err1 := metaFloats(ai.Metadata, schema.MetaNormMean)
+			std, err2 := metaFloats(ai.Metadata, schema.MetaNormStd)
 			if err1 == nil && err2 == nil && len(mean) > 0 {
 				if m.Normalizers == nil {
 					m.Normalizers = map[string]Normalizer{}

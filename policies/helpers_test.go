@@ -100,40 +100,6 @@ func infs(n int, sign int) Floats {
 	return v
 }
 
-// refActor is an independent float64 forward pass of a models.Actor:
-// action = scale·tanh(u + exp(logstd)·noise) + bias (noise nil: zero).
-func refActor(a *models.Actor, obs, noise []float32) []float64 {
-	x := make([]float64, len(obs))
-	for i, v := range obs {
-		x[i] = float64(v)
-	}
-	for li, l := range a.Net.Layers {
-		y := make([]float64, l.Out)
-		for o := 0; o < l.Out; o++ {
-			s := float64(l.B[o])
-			for i := 0; i < l.In; i++ {
-				s += x[i] * float64(l.W[i*l.Out+o])
-			}
-			if li+1 < len(a.Net.Layers) && s < 0 {
-				s = 0
-			}
-			y[o] = s
-		}
-		x = y
-	}
-	out := make([]float64, a.ActDim)
-	lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
-	for j := range out {
-		u := x[j]
-		if noise != nil {
-			logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
-			u += math.Exp(logstd) * float64(noise[j])
-		}
-		out[j] = float64(a.Scale[j])*math.Tanh(u) + float64(a.Bias[j])
-	}
-	return out
-}
-
 // needORT skips the test when ONNX Runtime cannot be loaded.
 func needORT(t testing.TB) {
 	t.Helper()
@@ -148,14 +114,6 @@ func needNumpy(t testing.TB) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import numpy").Run(); err != nil {
 		t.Skipf("/usr/bin/python3 with numpy unavailable: %v", err)
 	}
-}
-
-func randObs(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
 }
 
 // newActor opens a single actor of the runtime (a pool of one).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 )
 
@@ -71,8 +72,8 @@ func TestMonitorMatchesReference(t *testing.T) {
 		}
 		rng := rand.New(rand.NewSource(3))
 		for l := 1; l <= m+2; l++ {
-			obs := randObs(rng, l*od)
-			acts := randObs(rng, l*ad)
+			obs := testfix.RandNormal(rng, l*od)
+			acts := testfix.RandNormal(rng, l*ad)
 			r, err := mon.Uncertainty(obs, acts)
 			if err != nil {
 				t.Fatal(err)
@@ -104,16 +105,16 @@ func TestMonitorMatchesReference(t *testing.T) {
 				t.Fatalf("percentile %v for U=%v, want %v", r.Percentile, r.U, wp)
 			}
 		}
-		if _, err := mon.Uncertainty(randObs(rng, 2*od), randObs(rng, ad)); err == nil || !strings.Contains(err.Error(), "not l rows") {
+		if _, err := mon.Uncertainty(testfix.RandNormal(rng, 2*od), testfix.RandNormal(rng, ad)); err == nil || !strings.Contains(err.Error(), "not l rows") {
 			t.Fatalf("mismatched history: %v", err)
 		}
-		bad := randObs(rng, 2*od)
+		bad := testfix.RandNormal(rng, 2*od)
 		bad[3] = float32(math.Inf(1))
-		if _, err := mon.Uncertainty(bad, randObs(rng, 2*ad)); err == nil {
+		if _, err := mon.Uncertainty(bad, testfix.RandNormal(rng, 2*ad)); err == nil {
 			t.Fatal("Inf history accepted")
 		}
 		p.Close()
-		if _, err := mon.Uncertainty(randObs(rng, 2*od), randObs(rng, 2*ad)); err == nil {
+		if _, err := mon.Uncertainty(testfix.RandNormal(rng, 2*od), testfix.RandNormal(rng, 2*ad)); err == nil {
 			t.Fatal("monitor works after Close")
 		}
 	}

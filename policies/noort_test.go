@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 )
 
 // TestGoRuntimeWithoutORT re-runs this test binary with ADMPO_ORT_LIB
@@ -43,12 +44,12 @@ func noORTChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	obs := randObs(rand.New(rand.NewSource(1)), 4)
+	obs := testfix.RandNormal(rand.New(rand.NewSource(1)), 4)
 	a, err := p.Act(obs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := maxDiff(a, refActor(f.actor, obs, nil)); d > 1e-5 {
+	if d := testfix.MaxDiff(a, testfix.RefActor(f.actor, obs, nil)); d > 1e-5 {
 		t.Fatalf("action differs by %g", d)
 	}
 	if _, err := p.Monitor(); err == nil || !strings.Contains(err.Error(), "needs ONNX Runtime") {

@@ -9,15 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-func maxDiff(a []float32, b []float64) float64 {
-	d := 0.0
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i])-b[i]))
-	}
-	return d
-}
+	"github.com/admpo/admpo/internal/testfix"
+	"github.com/admpo/admpo/onnx/schema"
+	"github.com/admpo/admpo/policies/goruntime"
+)
 
 // TestActorBackendsMatchReference runs the exported actor on both runtimes
 // with explicit noise and compares each with the float64 reference and
@@ -43,14 +39,14 @@ func TestActorBackendsMatchReference(t *testing.T) {
 	defer gort.close()
 	rng := rand.New(rand.NewSource(5))
 	for _, n := range []int{1, 1, 1, 2, 3, ad, 5, 64, 1, 70, ad, 1} {
-		obs := randObs(rng, n*od)
+		obs := testfix.RandNormal(rng, n*od)
 		for i := range obs {
 			obs[i] *= 2
 		}
 		for _, stochastic := range []bool{false, true} {
 			var noise []float32
 			if stochastic {
-				noise = randObs(rng, n*ad)
+				noise = testfix.RandNormal(rng, n*ad)
 			}
 			a1 := make([]float32, n*ad)
 			a2 := make([]float32, n*ad)
@@ -66,9 +62,9 @@ func TestActorBackendsMatchReference(t *testing.T) {
 				if noise != nil {
 					nz = noise[r*ad : (r+1)*ad]
 				}
-				ref = append(ref, refActor(f.actor, obs[r*od:(r+1)*od], nz)...)
+				ref = append(ref, testfix.RefActor(f.actor, obs[r*od:(r+1)*od], nz)...)
 			}
-			dOrt, dGo := maxDiff(a1, ref), maxDiff(a2, ref)
+			dOrt, dGo := testfix.MaxDiff(a1, ref), testfix.MaxDiff(a2, ref)
 			var dBoth float64
 			for i := range a1 {
 				dBoth = math.Max(dBoth, math.Abs(float64(a1[i]-a2[i])))
@@ -95,7 +91,7 @@ func TestExportedActorRunsOnGoRuntime(t *testing.T) {
 	if !slices.Equal(info.Ops, want) {
 		t.Fatalf("actor ops %v, want %v", info.Ops, want)
 	}
-	if bad := UnsupportedGoOps(info); len(bad) != 0 {
+	if bad := goruntime.Unsupported(info.Ops); len(bad) != 0 {
 		t.Fatalf("pure-Go runtime lacks %v", bad)
 	}
 	// The ADM uses ops onnx-go lacks; the Go runtime names them.
@@ -103,7 +99,7 @@ func TestExportedActorRunsOnGoRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := UnsupportedGoOps(ai)
+	bad := goruntime.Unsupported(ai.Ops)
 	if !slices.Contains(bad, "Gather") || slices.Contains(bad, "Gemm") {
 		t.Fatalf("ADM unsupported ops %v, want Gather among them and not Gemm (ops %v)", bad, ai.Ops)
 	}
@@ -122,11 +118,11 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(info.Inputs, []string{"obs", "noise"}) || !slices.Equal(info.Outputs, []string{"action", "mean_action"}) {
+	if sig := schema.Actor(); !slices.Equal(info.Inputs, sig.Inputs) || !slices.Equal(info.Outputs, sig.Outputs) {
 		t.Fatalf("io %v -> %v", info.Inputs, info.Outputs)
 	}
 	md := info.Metadata
-	if md["task"] != testTask || md["admpo_model"] != "actor" || md["obs_dim"] != "3" || md["act_dim"] != "2" {
+	if md[schema.MetaTask] != testTask || md[schema.MetaModel] != schema.KindActor || md[schema.MetaObsDim] != "3" || md[schema.MetaActDim] != "2" {
 		t.Fatalf("metadata %v", md)
 	}
 	// Garbage and truncations fail cleanly, never panic.
@@ -170,21 +166,21 @@ func TestPolicyAct(t *testing.T) {
 		if p.Runtime() != rt {
 			t.Fatalf("runtime %q", p.Runtime())
 		}
-		obs := randObs(rng, od)
+		obs := testfix.RandNormal(rng, od)
 		a, err := p.Act(obs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxDiff(a, refActor(f.actor, obs, nil)); d > 1e-5 {
+		if d := testfix.MaxDiff(a, testfix.RefActor(f.actor, obs, nil)); d > 1e-5 {
 			t.Fatalf("%s Act: diff %g", rt, d)
 		}
-		batch := [][]float32{randObs(rng, od), randObs(rng, od), obs}
+		batch := [][]float32{testfix.RandNormal(rng, od), testfix.RandNormal(rng, od), obs}
 		acts, err := p.ActBatch(batch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, o := range batch {
-			if d := maxDiff(acts[i], refActor(f.actor, o, nil)); d > 1e-5 {
+			if d := testfix.MaxDiff(acts[i], testfix.RefActor(f.actor, o, nil)); d > 1e-5 {
 				t.Fatalf("%s ActBatch row %d: diff %g", rt, i, d)
 			}
 		}
@@ -200,7 +196,7 @@ func TestPolicyAct(t *testing.T) {
 			for i := range noise {
 				noise[i] = float32(nr.NormFloat64())
 			}
-			if d := maxDiff(a, refActor(f.actor, obs, noise)); d > 1e-5 {
+			if d := testfix.MaxDiff(a, testfix.RefActor(f.actor, obs, noise)); d > 1e-5 {
 				t.Fatalf("%s stochastic step %d: diff %g", rt, step, d)
 			}
 		}
@@ -260,7 +256,7 @@ func TestPolicyConcurrent(t *testing.T) {
 					n := 1 + rng.Intn(4)
 					obs := make([][]float32, n)
 					for r := range obs {
-						obs[r] = randObs(rng, od)
+						obs[r] = testfix.RandNormal(rng, od)
 					}
 					acts, err := p.ActBatch(obs)
 					if err != nil {
@@ -268,7 +264,7 @@ func TestPolicyConcurrent(t *testing.T) {
 						return
 					}
 					for r := range obs {
-						if d := maxDiff(acts[r], refActor(f.actor, obs[r], nil)); d > 1e-5 {
+						if d := testfix.MaxDiff(acts[r], testfix.RefActor(f.actor, obs[r], nil)); d > 1e-5 {
 							errs <- errors.New(rt + ": concurrent result differs from the reference")
 							return
 						}

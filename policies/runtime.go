@@ -10,7 +10,7 @@ import (
 // Runtime names accepted by Options.Runtime.
 const (
 	RuntimeORT = "ort" // ONNX Runtime through admpo's infer package
-	RuntimeGo  = "go"  // pure Go: onnx-go v0.5.0 decoding into admpo's own float32 kernels (gobackend.go)
+	RuntimeGo  = "go"  // pure Go: package goruntime (onnx-go decoding into admpo's own float32 kernels)
 )
 
 // actor runs the policy network on one backend. It is not safe for

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -35,17 +36,6 @@ func jsonVec(v []float32) string {
 	return string(b)
 }
 
-func maxDiff(a []float32, b []float64) float64 {
-	d := math.Inf(1)
-	if len(a) == len(b) {
-		d = 0
-		for i := range a {
-			d = math.Max(d, math.Abs(float64(a[i])-b[i]))
-		}
-	}
-	return d
-}
-
 // TestActResponses checks successful answers against the float64 reference
 // actor and the plain-Go ADM.
 func TestActResponses(t *testing.T) {
@@ -56,20 +46,20 @@ func TestActResponses(t *testing.T) {
 	h := New(p, Options{})
 	rng := rand.New(rand.NewSource(1))
 
-	obs := randVec(rng, testObs)
+	obs := testfix.RandNormal(rng, testObs)
 	rec := do(t, h, "POST", "/v1/act", "application/json", `{"obs":`+jsonVec(obs)+`}`)
 	var one struct{ Action []float32 }
 	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &one) != nil {
 		t.Fatalf("single: %d %s", rec.Code, rec.Body)
 	}
-	if d := maxDiff(one.Action, refActor(f.actor, obs, nil)); d > 1e-5 {
+	if d := testfix.MaxDiff(one.Action, testfix.RefActor(f.actor, obs, nil)); d > 1e-5 {
 		t.Fatalf("single action differs from the reference by %g", d)
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("content type %q", ct)
 	}
 
-	batch := [][]float32{randVec(rng, testObs), randVec(rng, testObs), obs}
+	batch := [][]float32{testfix.RandNormal(rng, testObs), testfix.RandNormal(rng, testObs), obs}
 	bb, _ := json.Marshal(map[string]any{"obs": batch, "deterministic": true})
 	rec = do(t, h, "POST", "/v1/act", "application/json; charset=utf-8", string(bb))
 	var many struct{ Actions [][]float32 }
@@ -77,7 +67,7 @@ func TestActResponses(t *testing.T) {
 		t.Fatalf("batch: %d %s", rec.Code, rec.Body)
 	}
 	for i := range batch {
-		if d := maxDiff(many.Actions[i], refActor(f.actor, batch[i], nil)); d > 1e-5 {
+		if d := testfix.MaxDiff(many.Actions[i], testfix.RefActor(f.actor, batch[i], nil)); d > 1e-5 {
 			t.Fatalf("batch row %d differs by %g", i, d)
 		}
 	}
@@ -89,8 +79,8 @@ func TestActResponses(t *testing.T) {
 		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &one) != nil {
 			t.Fatalf("stochastic: %d %s", rec.Code, rec.Body)
 		}
-		noise := randVec(nr, testAct)
-		if d := maxDiff(one.Action, refActor(f.actor, obs, noise)); d > 1e-5 {
+		noise := testfix.RandNormal(nr, testAct)
+		if d := testfix.MaxDiff(one.Action, testfix.RefActor(f.actor, obs, noise)); d > 1e-5 {
 			t.Fatalf("stochastic action %d differs from the reference by %g", i, d)
 		}
 	}
@@ -102,11 +92,11 @@ func TestActResponses(t *testing.T) {
 	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &one) != nil {
 		t.Fatalf("default stochastic: %d %s", rec.Code, rec.Body)
 	}
-	if d := maxDiff(one.Action, refActor(f.actor, obs, randVec(nr, testAct))); d > 1e-5 {
+	if d := testfix.MaxDiff(one.Action, testfix.RefActor(f.actor, obs, testfix.RandNormal(nr, testAct))); d > 1e-5 {
 		t.Fatalf("default-stochastic action differs from the reference by %g", d)
 	}
 	rec = do(t, hs, "POST", "/v1/act", "", `{"obs":`+jsonVec(obs)+`,"deterministic":true}`)
-	if json.Unmarshal(rec.Body.Bytes(), &one) != nil || maxDiff(one.Action, refActor(f.actor, obs, nil)) > 1e-5 {
+	if json.Unmarshal(rec.Body.Bytes(), &one) != nil || testfix.MaxDiff(one.Action, testfix.RefActor(f.actor, obs, nil)) > 1e-5 {
 		t.Fatalf("deterministic override: %s", rec.Body)
 	}
 
@@ -116,7 +106,7 @@ func TestActResponses(t *testing.T) {
 		hAct := make([][]float32, steps)
 		var flatObs, flatAct []float32
 		for i := range hObs {
-			hObs[i], hAct[i] = randVec(rng, testObs), randVec(rng, testAct)
+			hObs[i], hAct[i] = testfix.RandNormal(rng, testObs), testfix.RandNormal(rng, testAct)
 			flatObs = append(flatObs, hObs[i]...)
 			flatAct = append(flatAct, hAct[i]...)
 		}
@@ -288,10 +278,10 @@ func TestConcurrentRequests(t *testing.T) {
 				defer wg.Done()
 				rng := rand.New(rand.NewSource(int64(g)))
 				for i := 0; i < 25; i++ {
-					obs := randVec(rng, testObs)
+					obs := testfix.RandNormal(rng, testObs)
 					body := `{"obs":` + jsonVec(obs) + `}`
 					if i%5 == 0 {
-						body = `{"obs":` + jsonVec(obs) + `,"history":{"obs":[` + jsonVec(randVec(rng, testObs)) + `],"act":[` + jsonVec(randVec(rng, testAct)) + `]}}`
+						body = `{"obs":` + jsonVec(obs) + `,"history":{"obs":[` + jsonVec(testfix.RandNormal(rng, testObs)) + `],"act":[` + jsonVec(testfix.RandNormal(rng, testAct)) + `]}}`
 					}
 					resp, err := http.Post(srv.URL+"/v1/act", "application/json", strings.NewReader(body))
 					if err != nil {
@@ -305,7 +295,7 @@ func TestConcurrentRequests(t *testing.T) {
 						errs <- fmt.Errorf("status %d, %v", resp.StatusCode, err)
 						return
 					}
-					if d := maxDiff(r.Action, refActor(f.actor, obs, nil)); d > 1e-5 {
+					if d := testfix.MaxDiff(r.Action, testfix.RefActor(f.actor, obs, nil)); d > 1e-5 {
 						errs <- fmt.Errorf("%s: action differs by %g", rt, d)
 						return
 					}

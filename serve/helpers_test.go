@@ -91,38 +91,6 @@ func (f *fixture) open(t testing.TB, opts policies.Options) *policies.Policy {
 	return p
 }
 
-// refActor is an independent float64 forward pass of the actor.
-func refActor(a *models.Actor, obs, noise []float32) []float64 {
-	x := make([]float64, len(obs))
-	for i, v := range obs {
-		x[i] = float64(v)
-	}
-	for li, l := range a.Net.Layers {
-		y := make([]float64, l.Out)
-		for o := range y {
-			s := float64(l.B[o])
-			for i := 0; i < l.In; i++ {
-				s += x[i] * float64(l.W[i*l.Out+o])
-			}
-			if li+1 < len(a.Net.Layers) {
-				s = math.Max(s, 0)
-			}
-			y[o] = s
-		}
-		x = y
-	}
-	out := make([]float64, a.ActDim)
-	lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
-	for j := range out {
-		u := x[j]
-		if noise != nil {
-			u += math.Exp(lo+0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)) * float64(noise[j])
-		}
-		out[j] = float64(a.Scale[j])*math.Tanh(u) + float64(a.Bias[j])
-	}
-	return out
-}
-
 // refUADM recomputes U^ADM with models.ADM.PredictAll, one plan at a time.
 func refUADM(t testing.TB, adm *models.ADM, obs, acts []float32) float64 {
 	t.Helper()
@@ -160,12 +128,4 @@ func refUADM(t testing.TB, adm *models.ADM, obs, acts []float32) float64 {
 		}
 	}
 	return math.Sqrt(total / float64(od))
-}
-
-func randVec(rng *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-	}
-	return v
 }

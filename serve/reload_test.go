@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
@@ -145,7 +146,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	if sha, kind := getInfo(t, srv.URL); sha != wantSHA || kind != policies.RunOnline {
 		t.Fatalf("info after the reloads: %s %s, want %s online", sha, kind, wantSHA)
 	}
-	obs := randVec(rand.New(rand.NewSource(2)), testObs)
+	obs := testfix.RandNormal(rand.New(rand.NewSource(2)), testObs)
 	resp, err := http.Post(srv.URL+"/v1/act", "application/json", strings.NewReader(`{"obs":`+jsonVec(obs)+`}`))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	var got struct{ Action []float32 }
 	json.NewDecoder(resp.Body).Decode(&got)
 	resp.Body.Close()
-	if d := maxDiff(got.Action, refActor(ref, obs, nil)); d > 1e-5 {
+	if d := testfix.MaxDiff(got.Action, testfix.RefActor(ref, obs, nil)); d > 1e-5 {
 		t.Fatalf("after the reloads the action differs from the last bundle's by %g", d)
 	}
 	// Every replaced policy is closed; the current one is not.

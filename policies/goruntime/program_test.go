@@ -1,6 +1,7 @@
-package policies
+package goruntime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -8,83 +9,56 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
 
-// plainActor is an independent float64 forward pass of an actor, straight
-// from its weights (ReLU or swish hidden layers), for rows of obs: it
-// returns the mean actions and, with noise, the sampled ones.
-func plainActor(a *models.Actor, obs, noise []float32) (mean, sampled []float64) {
-	n := len(obs) / a.ObsDim
-	for r := 0; r < n; r++ {
-		x := make([]float64, a.ObsDim)
-		for i := range x {
-			x[i] = float64(obs[r*a.ObsDim+i])
-		}
-		for li, l := range a.Net.Layers {
-			y := make([]float64, l.Out)
-			for o := range y {
-				s := float64(l.B[o])
-				for i := 0; i < l.In; i++ {
-					s += x[i] * float64(l.W[i*l.Out+o])
-				}
-				if li+1 < len(a.Net.Layers) {
-					if a.Net.Activation == "swish" {
-						s /= 1 + math.Exp(-s)
-					} else {
-						s = math.Max(s, 0)
-					}
-				}
-				y[o] = s
-			}
-			x = y
-		}
-		lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
-		for j := 0; j < a.ActDim; j++ {
-			u := x[j]
-			mean = append(mean, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
-			if noise != nil {
-				logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
-				u += math.Exp(logstd) * float64(noise[r*a.ActDim+j])
-				sampled = append(sampled, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
-			}
-		}
-	}
-	return mean, sampled
-}
-
-// exportActor exports an actor to ONNX and inspects the model.
-func exportActor(t testing.TB, a *models.Actor) ([]byte, *ModelInfo) {
+// newTestActor exports a and compiles it into an Actor.
+func newTestActor(t testing.TB, a *models.Actor) *Actor {
 	t.Helper()
 	model, err := onnx.ExportActor(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := Inspect(model)
+	g, err := NewActor(model, a.ObsDim, a.ActDim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model, info
+	return g
 }
 
-func newGoTestActor(t testing.TB, a *models.Actor) (*goActor, []byte) {
-	t.Helper()
-	model, info := exportActor(t, a)
-	g, err := newGoActor(model, info, a.ObsDim, a.ActDim)
-	if err != nil {
-		t.Fatal(err)
+// randomActor is an actor of random bounds and weights larger than the
+// default initialisation, so that the outputs spread.
+func randomActor(seed int64, obsDim, actDim int, hidden []int) *models.Actor {
+	rng := rand.New(rand.NewSource(seed))
+	low, high := make([]float64, actDim), make([]float64, actDim)
+	for i := range low {
+		low[i] = -1 - rng.Float64()
+		high[i] = low[i] + 0.5 + 2*rng.Float64()
 	}
-	return g, model
+	a := models.NewActor(obsDim, low, high, hidden, rng)
+	for i := range a.Net.Layers {
+		for j := range a.Net.Layers[i].W {
+			a.Net.Layers[i].W[j] *= 2
+		}
+	}
+	return a
 }
 
-// TestGoBackendMatchesPlainMLP runs exported actors of several shapes (both
+// hopperActor is a Hopper-sized actor (11 -> 3, 256x256).
+func hopperActor() *models.Actor {
+	rng := rand.New(rand.NewSource(1))
+	return models.NewActor(11, []float64{-1, -1, -1}, []float64{1, 1, 1}, []int{256, 256}, rng)
+}
+
+// TestMatchesPlainMLP runs exported actors of several shapes (both
 // batch-1 kernels: the row sums for k <= n and the dot products for k > n;
 // a fused and an unfused activation) on the Go runtime and compares them
 // with plainActor over batch sizes 1, act_dim, 3, 64 and 257 (more than
 // two chunks), deterministic and sampled, repeating batch 1 to catch state
 // left over from a previous run.
-func TestGoBackendMatchesPlainMLP(t *testing.T) {
+func TestMatchesPlainMLP(t *testing.T) {
 	cases := []struct {
 		obs, act   int
 		hidden     []int
@@ -111,23 +85,23 @@ func TestGoBackendMatchesPlainMLP(t *testing.T) {
 					a.Net.Layers[i].W[j] *= 2
 				}
 			}
-			g, _ := newGoTestActor(t, a)
-			defer g.close()
+			g := newTestActor(t, a)
+			defer g.Close()
 			for _, n := range []int{1, c.act, 3, 64, 1, 257, 1, 1} {
-				obs := randObs(rng, n*c.obs)
-				noise := randObs(rng, n*c.act)
-				mean, sampled := plainActor(a, obs, noise)
+				obs := testfix.RandNormal(rng, n*c.obs)
+				noise := testfix.RandNormal(rng, n*c.act)
+				mean, sampled := testfix.RefActor(a, obs, nil), testfix.RefActor(a, obs, noise)
 				got := make([]float32, n*c.act)
-				if err := g.act(obs, nil, got); err != nil {
+				if err := g.Act(obs, nil, got); err != nil {
 					t.Fatal(err)
 				}
-				if d := maxDiff(got, mean); d > 1e-5 {
+				if d := testfix.MaxDiff(got, mean); d > 1e-5 {
 					t.Fatalf("n=%d mean action differs from the plain MLP by %g", n, d)
 				}
-				if err := g.act(obs, noise, got); err != nil {
+				if err := g.Act(obs, noise, got); err != nil {
 					t.Fatal(err)
 				}
-				if d := maxDiff(got, sampled); d > 1e-5 {
+				if d := testfix.MaxDiff(got, sampled); d > 1e-5 {
 					t.Fatalf("n=%d sampled action differs from the plain MLP by %g", n, d)
 				}
 				if n > 1 && got[0] == got[c.act] && got[1%c.act] == got[c.act+1%c.act] {
@@ -138,23 +112,22 @@ func TestGoBackendMatchesPlainMLP(t *testing.T) {
 	}
 }
 
-// TestGoBackendPlans checks that the deterministic plan does not read the
+// TestPlans checks that the deterministic plan does not read the
 // noise and that the Relu after each hidden Gemm was fused.
-func TestGoBackendPlans(t *testing.T) {
-	f := newFixture(t, 21, 5, 2, 2)
-	g, _ := newGoTestActor(t, f.actor)
+func TestPlans(t *testing.T) {
+	g := newTestActor(t, randomActor(21, 5, 2, []int{32, 32}))
 	if !g.prog.plans[0].needs[1] || g.prog.plans[1].needs[1] || !g.prog.plans[1].needs[0] {
 		t.Fatalf("plans need %v and %v", g.prog.plans[0].needs, g.prog.plans[1].needs)
 	}
 	var gemms, fused, relus int
 	for _, s := range g.prog.steps {
 		switch {
-		case s.kind == goGemm && s.relu:
+		case s.kind == kernelGemm && s.relu:
 			gemms++
 			fused++
-		case s.kind == goGemm:
+		case s.kind == kernelGemm:
 			gemms++
-		case s.kind == goRelu:
+		case s.kind == kernelRelu:
 			relus++
 		}
 	}
@@ -168,9 +141,9 @@ func TestGoBackendPlans(t *testing.T) {
 // exporter does not emit, and returns it with a float64 reference.
 func opsModel(t *testing.T, rng *rand.Rand) ([]byte, func(obs, noise []float32) []float64) {
 	t.Helper()
-	bT := randObs(rng, 3*5) // Gemm B given transposed: [3, 5]
-	w2 := randObs(rng, 5*3)
-	row := randObs(rng, 3)
+	bT := testfix.RandNormal(rng, 3*5) // Gemm B given transposed: [3, 5]
+	w2 := testfix.RandNormal(rng, 5*3)
+	row := testfix.RandNormal(rng, 3)
 	const alpha, beta, c0, c1 = 0.5, 2.0, 0.25, -0.75
 	g := onnx.NewGraph("ops", "")
 	obs := g.Input("obs", onnx.Float, onnx.Batch, onnx.Fixed(5))
@@ -209,36 +182,34 @@ func opsModel(t *testing.T, rng *rand.Rand) ([]byte, func(obs, noise []float32) 
 	return model, ref
 }
 
-// TestGoBackendOps checks each supported op and broadcast against a float64
+// TestOps checks each supported op and broadcast against a float64
 // reference on a hand-made model.
-func TestGoBackendOps(t *testing.T) {
+func TestOps(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	model, ref := opsModel(t, rng)
-	prog, err := compileGoModel(model, []goInput{{"obs", 5}, {"noise", 3}}, []string{"y"})
+	prog, err := Compile(model, []Input{{"obs", 5}, {"noise", 3}}, []string{"y"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := prog.newScratch()
+	r := prog.NewRunner()
 	for _, n := range []int{1, 3, 257, 1} {
-		obs, noise := randObs(rng, n*5), randObs(rng, n*3)
+		obs, noise := testfix.RandNormal(rng, n*5), testfix.RandNormal(rng, n*3)
 		out := make([]float32, n*3)
-		s.in[0], s.in[1] = obs, noise
-		if err := prog.run(s, &prog.plans[0], out); err != nil {
+		if err := r.Run(0, [][]float32{obs, noise}, out); err != nil {
 			t.Fatal(err)
 		}
-		if d := maxDiff(out, ref(obs, noise)); d > 1e-5 {
+		if d := testfix.MaxDiff(out, ref(obs, noise)); d > 1e-5 {
 			t.Fatalf("n=%d: differs from the reference by %g", n, d)
 		}
-		s.in[1] = noise[:len(noise)-3]
-		if err := prog.run(s, &prog.plans[0], out); err == nil || !strings.Contains(err.Error(), "rows") {
+		if err := r.Run(0, [][]float32{obs, noise[:len(noise)-3]}, out); err == nil || !strings.Contains(err.Error(), "rows") {
 			t.Fatalf("n=%d: a short noise input gave %v", n, err)
 		}
 	}
 }
 
-// TestGoBackendErrors checks that models outside the supported set fail
+// TestErrors checks that models outside the supported set fail
 // at compile time with errors naming the problem.
-func TestGoBackendErrors(t *testing.T) {
+func TestErrors(t *testing.T) {
 	build := func(f func(g *onnx.Graph, obs string) string) []byte {
 		g := onnx.NewGraph("bad", "")
 		obs := g.Input("obs", onnx.Float, onnx.Batch, onnx.Fixed(4))
@@ -278,7 +249,7 @@ func TestGoBackendErrors(t *testing.T) {
 		}), []string{"MatMul", "A is [batch, 4] but B is 3×4"}},
 	}
 	for _, c := range cases {
-		_, err := compileGoModel(c.model, []goInput{{"obs", 4}}, []string{"y"})
+		_, err := Compile(c.model, []Input{{"obs", 4}}, []string{"y"})
 		if err == nil {
 			t.Fatalf("%s: compiled", c.name)
 		}
@@ -289,40 +260,31 @@ func TestGoBackendErrors(t *testing.T) {
 			}
 		}
 	}
-	if _, err := compileGoModel([]byte("not a model"), []goInput{{"obs", 4}}, []string{"y"}); err == nil ||
+	if _, err := Compile([]byte("not a model"), []Input{{"obs", 4}}, []string{"y"}); err == nil ||
 		!strings.Contains(err.Error(), "decoding the model with onnx-go") {
 		t.Fatalf("garbage: %v", err)
 	}
 	relu := build(func(g *onnx.Graph, x string) string { return g.Op("Relu", []string{x}) })
-	if _, err := compileGoModel(relu, []goInput{{"state", 4}}, []string{"y"}); err == nil ||
+	if _, err := Compile(relu, []Input{{"state", 4}}, []string{"y"}); err == nil ||
 		!strings.Contains(err.Error(), `no input "state"`) {
 		t.Fatalf("wrong input name: %v", err)
 	}
-	// Through the actor: the op list is checked before decoding.
-	info, err := Inspect(cases[1].model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newGoActor(cases[1].model, info, 4, 4); err == nil || !strings.Contains(err.Error(), "cannot run op(s) Clip") {
-		t.Fatalf("actor with Clip: %v", err)
-	}
 }
 
-// TestGoBackendNoAllocs checks that batch-1 calls allocate nothing once the
-// actor has run, also after a larger batch and through Policy.ActInto.
-func TestGoBackendNoAllocs(t *testing.T) {
-	f := newHopperFixture(t)
-	g, _ := newGoTestActor(t, f.actor)
+// TestNoAllocs checks that batch-1 calls allocate nothing once the
+// actor has run, also after a larger batch.
+func TestNoAllocs(t *testing.T) {
+	g := newTestActor(t, hopperActor())
 	rng := rand.New(rand.NewSource(9))
-	obs, noise, out := randObs(rng, 11), randObs(rng, 3), make([]float32, 3)
-	big := randObs(rng, 200*11)
-	if err := g.act(big, nil, make([]float32, 200*3)); err != nil {
+	obs, noise, out := testfix.RandNormal(rng, 11), testfix.RandNormal(rng, 3), make([]float32, 3)
+	big := testfix.RandNormal(rng, 200*11)
+	if err := g.Act(big, nil, make([]float32, 200*3)); err != nil {
 		t.Fatal(err)
 	}
 	for _, nz := range [][]float32{nil, noise} {
 		var err error
 		allocs := testing.AllocsPerRun(200, func() {
-			if e := g.act(obs, nz, out); e != nil {
+			if e := g.Act(obs, nz, out); e != nil {
 				err = e
 			}
 		})
@@ -330,26 +292,20 @@ func TestGoBackendNoAllocs(t *testing.T) {
 			t.Fatalf("noise=%v: %v allocations per call (%v)", nz != nil, allocs, err)
 		}
 	}
-	p := openTestPolicy(t, f, false, Options{Runtime: RuntimeGo, Sessions: 1})
-	var err error
-	if allocs := testing.AllocsPerRun(200, func() { err = p.ActInto(out, obs, false) }); err != nil || allocs != 0 {
-		t.Fatalf("Policy.ActInto: %v allocations per call (%v)", allocs, err)
-	}
 }
 
-// TestGoBackendConcurrent shares one actor between goroutines (its mutex
+// TestConcurrent shares one actor between goroutines (its mutex
 // serialises them) and checks every result against a sequential run.
-func TestGoBackendConcurrent(t *testing.T) {
-	f := newFixture(t, 23, 7, 3, 2)
-	g, _ := newGoTestActor(t, f.actor)
+func TestConcurrent(t *testing.T) {
+	g := newTestActor(t, randomActor(23, 7, 3, []int{32, 32}))
 	rng := rand.New(rand.NewSource(4))
 	const calls = 64
 	obs := make([][]float32, calls)
 	want := make([][]float32, calls)
 	for i := range obs {
-		obs[i] = randObs(rng, (1+i%5)*7)
+		obs[i] = testfix.RandNormal(rng, (1+i%5)*7)
 		want[i] = make([]float32, (1+i%5)*3)
-		if err := g.act(obs[i], nil, want[i]); err != nil {
+		if err := g.Act(obs[i], nil, want[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -360,7 +316,7 @@ func TestGoBackendConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			got := make([]float32, len(want[i]))
-			if err := g.act(obs[i], nil, got); err != nil {
+			if err := g.Act(obs[i], nil, got); err != nil {
 				errs <- err
 				return
 			}
@@ -377,24 +333,23 @@ func TestGoBackendConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	g.close()
-	if err := g.act(obs[0], nil, want[0]); err != ErrClosed {
+	g.Close()
+	if err := g.Act(obs[0], nil, want[0]); !errors.Is(err, ErrClosed) {
 		t.Fatalf("act after close: %v", err)
 	}
 }
 
-// BenchmarkGoBackend measures the Go runtime's actor alone (no Policy) on
+// BenchmarkActor measures the actor alone (no Policy) on
 // a Hopper-sized actor at a few batch sizes.
-func BenchmarkGoBackend(b *testing.B) {
-	f := newHopperFixture(b)
-	g, _ := newGoTestActor(b, f.actor)
+func BenchmarkActor(b *testing.B) {
+	g := newTestActor(b, hopperActor())
 	rng := rand.New(rand.NewSource(1))
 	for _, n := range []int{1, 64, 256} {
 		b.Run(fmt.Sprint("batch", n), func(b *testing.B) {
-			obs, out := randObs(rng, n*11), make([]float32, n*3)
+			obs, out := testfix.RandNormal(rng, n*11), make([]float32, n*3)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := g.act(obs, nil, out); err != nil {
+				if err := g.Act(obs, nil, out); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -402,27 +357,25 @@ func BenchmarkGoBackend(b *testing.B) {
 	}
 }
 
-// TestGoActorsShareOneProgram checks that a pool of pure-Go actors holds
-// one compiled program (one copy of the weights) with a scratch per actor,
-// and that actors running at once on different batches each return what the
+// TestSharedActorsShareOneProgram checks that shared actors hold one
+// compiled program (one copy of the weights) with buffers of their own, and
+// that actors running at once on different batches each return what the
 // plain float64 MLP computes for their own batch.
-func TestGoActorsShareOneProgram(t *testing.T) {
+func TestSharedActorsShareOneProgram(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	a := models.NewActor(5, []float64{-1, -2, 0}, []float64{1, 0.5, 2}, []int{16, 16}, rng)
-	model, info := exportActor(t, a)
 	const n = 4
-	as, err := newActors(RuntimeGo, model, info, a.ObsDim, a.ActDim, n, Options{})
-	if err != nil {
-		t.Fatal(err)
+	first := newTestActor(t, a)
+	as := []*Actor{first}
+	for len(as) < n {
+		as = append(as, first.Share())
 	}
-	first := as[0].(*goActor)
-	for i, x := range as {
-		g := x.(*goActor)
+	for i, g := range as {
 		if g.prog != first.prog {
 			t.Fatalf("actor %d compiled its own program", i)
 		}
-		if i > 0 && g.s == first.s {
-			t.Fatalf("actor %d shares actor 0's scratch", i)
+		if i > 0 && g.r.s == first.r.s {
+			t.Fatalf("actor %d shares actor 0's buffers", i)
 		}
 	}
 	var wg sync.WaitGroup
@@ -434,13 +387,13 @@ func TestGoActorsShareOneProgram(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(100 + i)))
 			for it := 0; it < 200 && errs[i] == nil; it++ {
 				rows := 1 + r.Intn(9)
-				obs, noise := randObs(r, rows*a.ObsDim), randObs(r, rows*a.ActDim)
+				obs, noise := testfix.RandNormal(r, rows*a.ObsDim), testfix.RandNormal(r, rows*a.ActDim)
 				got := make([]float32, rows*a.ActDim)
-				if err := as[i].act(obs, noise, got); err != nil {
+				if err := as[i].Act(obs, noise, got); err != nil {
 					errs[i] = err
 					return
 				}
-				_, want := plainActor(a, obs, noise)
+				want := testfix.RefActor(a, obs, noise)
 				for j, w := range want {
 					if d := math.Abs(float64(got[j]) - w); d > 1e-5 {
 						errs[i] = fmt.Errorf("actor %d iteration %d: value %d = %v, want %v", i, it, j, got[j], w)
