@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/models"
@@ -98,7 +99,7 @@ func (out *Models) save(w, path string) error {
 }
 
 // fit trains model w on the replay buffer with the budget's caps.
-func (out *Models) fit(w string, replay *train.Replay, b FitBudget, log io.Writer) error {
+func (out *Models) fit(w string, replay *buffer.Replay, b FitBudget, log io.Writer) error {
 	t0 := time.Now()
 	od, ad := replay.ObsDim, replay.ActDim
 	if w == "ensemble" {
@@ -152,7 +153,7 @@ func FitModels(data *datasets.Dataset, b FitBudget, want []string, dir string, l
 			return nil, err
 		}
 	}
-	var replay *train.Replay
+	var replay *buffer.Replay
 	for _, w := range want {
 		file, ok := modelFiles[w]
 		if !ok {
@@ -171,7 +172,7 @@ func FitModels(data *datasets.Dataset, b FitBudget, want []string, dir string, l
 		}
 		if replay == nil {
 			var err error
-			if replay, err = train.ReplayFromDataset(data, b.Seed+1); err != nil {
+			if replay, err = buffer.FromDataset(data, b.Seed+1); err != nil {
 				return nil, err
 			}
 		}

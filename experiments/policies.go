@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
@@ -126,7 +127,7 @@ func LoadPolicyONNX(path string) ([]byte, string, error) {
 // steps Adam updates of batch rows. It returns the actor and the mean loss
 // of the last 100 updates.
 func TrainBC(d *datasets.Dataset, low, high []float64, steps, batch int, lr float64, seed int64) (*models.Actor, float64, error) {
-	replay, err := train.ReplayFromDataset(d, seed+11)
+	replay, err := buffer.FromDataset(d, seed+11)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -136,7 +137,7 @@ func TrainBC(d *datasets.Dataset, low, high []float64, steps, batch int, lr floa
 		return nil, 0, err
 	}
 	defer bc.Close()
-	b := train.NewBatch(batch, d.ObsDim, d.ActDim)
+	b := buffer.NewBatch(batch, d.ObsDim, d.ActDim)
 	var tail float64
 	var nTail int
 	for i := 0; i < steps; i++ {

@@ -6,6 +6,27 @@ import (
 	"testing"
 )
 
+// trainingPackages are the training code: the networks and their graphs,
+// the parts of training and the training loops.
+var trainingPackages = []string{"github.com/admpo/admpo/models", "github.com/admpo/admpo/buffer", "github.com/admpo/admpo/train"}
+
+// TestTrainingPartsImportNoLoop: the parts of training (buffers, the
+// policy updates, the dynamics models) sit below the training loops and
+// never import them.
+func TestTrainingPartsImportNoLoop(t *testing.T) {
+	for _, pkg := range []string{"github.com/admpo/admpo/buffer"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == "github.com/admpo/admpo/train" {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}
+
 // TestRuntimePackagesLinkNoTrainingCode enforces the import direction: a
 // service that only runs a policy must not link the training code (the
 // pure-Go runtime links Gorgonia through onnx-go, which is allowed).
@@ -16,7 +37,7 @@ func TestRuntimePackagesLinkNoTrainingCode(t *testing.T) {
 			t.Fatalf("go list %s: %v", pkg, err)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			for _, banned := range []string{"github.com/admpo/admpo/train", "github.com/admpo/admpo/models"} {
+			for _, banned := range trainingPackages {
 				if dep == banned {
 					t.Errorf("%s depends on %s", pkg, banned)
 				}

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
@@ -31,7 +32,7 @@ func NewBC(actor *models.Actor, batch int, lr float64) (*BC, error) {
 }
 
 // Update does one Adam step on a batch and returns the loss before the step.
-func (b *BC) Update(batch *Batch) (float64, error) {
+func (b *BC) Update(batch *buffer.Batch) (float64, error) {
 	loss, err := b.Loss(batch)
 	if err != nil {
 		return 0, err
@@ -45,7 +46,7 @@ func (b *BC) Update(batch *Batch) (float64, error) {
 
 // Loss evaluates the loss on a batch without a step (its gradients are
 // computed and discarded).
-func (b *BC) Loss(batch *Batch) (float64, error) {
+func (b *BC) Loss(batch *buffer.Batch) (float64, error) {
 	if err := b.g.Obs.Set(batch.Obs); err != nil {
 		return 0, fmt.Errorf("train: bc: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -66,7 +67,7 @@ type budgetRecorder struct {
 	budgets []int
 }
 
-func (d *budgetRecorder) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *budgetRecorder) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	d.budgets = append(d.budgets, maxSteps)
 	return d.Dynamics.Fit(ctx, real, maxSteps, rng)
 }

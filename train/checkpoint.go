@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
@@ -109,74 +110,6 @@ func (s *SAC) load(f *ckpt.File) error {
 	return nil
 }
 
-// replayState is the JSON part of a saved replay buffer.
-type replayState struct {
-	ObsDim, ActDim, Cap, N, Pos int
-}
-
-func boolsToF32(b []bool) []float32 {
-	v := make([]float32, len(b))
-	for i, x := range b {
-		if x {
-			v[i] = 1
-		}
-	}
-	return v
-}
-
-func (r *Replay) save(f *ckpt.File, prefix string) error {
-	st, _ := json.Marshal(replayState{r.ObsDim, r.ActDim, r.Cap, r.n, r.pos})
-	f.PutBytes(prefix+"/state", st)
-	f.PutF32(prefix+"/obs", r.obs)
-	f.PutF32(prefix+"/act", r.act)
-	f.PutF32(prefix+"/next", r.next)
-	f.PutF32(prefix+"/rew", r.rew)
-	f.PutF32(prefix+"/terminal", boolsToF32(r.terminal))
-	f.PutF32(prefix+"/end", boolsToF32(r.end))
-	return nil
-}
-
-// loadReplay rebuilds a buffer saved by save.
-func loadReplay(f *ckpt.File, prefix string) (*Replay, error) {
-	b, err := f.Bytes(prefix + "/state")
-	if err != nil {
-		return nil, err
-	}
-	var st replayState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: %w", prefix, err)
-	}
-	r, err := NewReplay(st.ObsDim, st.ActDim, st.Cap, 0)
-	if err != nil {
-		return nil, err
-	}
-	if st.N < 0 || st.N > st.Cap || st.Pos < 0 || st.Pos >= st.Cap {
-		return nil, fmt.Errorf("train: checkpoint %s: bad counters n=%d pos=%d cap=%d", prefix, st.N, st.Pos, st.Cap)
-	}
-	r.n, r.pos = st.N, st.Pos
-	for _, x := range []struct {
-		n string
-		d []float32
-	}{{"obs", r.obs}, {"act", r.act}, {"next", r.next}, {"rew", r.rew}} {
-		if err := f.CopyF32(prefix+"/"+x.n, x.d); err != nil {
-			return nil, err
-		}
-	}
-	for _, x := range []struct {
-		n string
-		d []bool
-	}{{"terminal", r.terminal}, {"end", r.end}} {
-		v, err := f.F32(prefix+"/"+x.n, len(x.d))
-		if err != nil {
-			return nil, err
-		}
-		for i := range v {
-			x.d[i] = v[i] != 0
-		}
-	}
-	return r, nil
-}
-
 // onlineState is the JSON part of an online checkpoint.
 type onlineState struct {
 	Step       int
@@ -246,7 +179,7 @@ func (o *Online) Checkpoint() error {
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
 		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
-	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.save(f, "real") })
+	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.Save(f, "real") })
 }
 
 // writeCheckpoint writes DIR/checkpoint.ckpt atomically, in this order: the
@@ -270,7 +203,7 @@ func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(
 		}
 	}
 	if l.model != nil {
-		if err := l.model.save(f, "model"); err != nil {
+		if err := l.model.Save(f, "model"); err != nil {
 			return err
 		}
 	}
@@ -311,7 +244,7 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 	}
 	if hasModel {
 		var err error
-		if l.model, err = loadReplay(f, "model"); err != nil {
+		if l.model, err = buffer.Load(f, "model"); err != nil {
 			return err
 		}
 	}
@@ -358,7 +291,7 @@ func (o *Online) restore(f *ckpt.File) error {
 		return err
 	}
 	return o.restoreNets(f, st.HasModel, func() (err error) {
-		o.real, err = loadReplay(f, "real")
+		o.real, err = buffer.Load(f, "real")
 		return err
 	})
 }
@@ -402,9 +335,9 @@ func (l *loop) loadRNGs(f *ckpt.File) error {
 			return err
 		}
 	}
-	l.real.rng = rand.New(l.srcs.real)
+	l.real.SetRand(rand.New(l.srcs.real))
 	if l.model != nil {
-		l.model.rng = rand.New(l.srcs.model)
+		l.model.SetRand(rand.New(l.srcs.model))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -152,7 +153,7 @@ func TestHoldoutValidationWithDropout(t *testing.T) {
 	}
 	defer eng.Close()
 	n, od, ad, H, B := len(starts), cfg.ObsDim, cfg.ActDim, cfg.Hidden, cfg.ResBlocks
-	sb := NewSeqBatch(n, M, od, ad)
+	sb := buffer.NewSeqBatch(n, M, od, ad)
 	if err := split.fill(sb, starts, false); err != nil {
 		t.Fatal(err)
 	}

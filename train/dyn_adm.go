@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
@@ -53,7 +54,7 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 func (d *ADMDynamics) M() int { return d.Model.Cfg.M }
 
 // Fit re-initialises and trains the ADM on the real data.
-func (d *ADMDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *ADMDynamics) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	fc := d.FitCfg
 	fc.MaxTotalSteps = maxSteps
 	rep, err := FitADM(ctx, d.Model, real, fc, rng)

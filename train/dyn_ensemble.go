@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
@@ -36,7 +37,7 @@ func NewEnsembleDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error)
 func (d *EnsembleDynamics) M() int { return 1 }
 
 // Fit trains the ensemble on the real data and re-selects the elites.
-func (d *EnsembleDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *EnsembleDynamics) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	fc := d.FitCfg
 	fc.MaxTotalSteps = maxSteps
 	rep, err := FitEnsemble(ctx, d.Model, real, fc, rng)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 )
@@ -25,7 +26,7 @@ type Dynamics interface {
 	// Fit re-fits the model on the real data, in at most maxSteps Adam
 	// steps (0: no cap); a cancelled ctx stops it early with ctx's error
 	// (the model is then left part-trained).
-	Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error)
+	Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error)
 	// Roller exports the current weights and opens a roll-out engine.
 	Roller(opts infer.Options) (infer.Roller, error)
 	// ExportONNX is the model's ONNX file for the run directory.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/models"
 )
@@ -80,7 +81,7 @@ func TestActorEveryUpdatesActorOnEveryNthCriticUpdate(t *testing.T) {
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewSource(2))
-	b := NewBatch(8, 3, 2)
+	b := buffer.NewBatch(8, 3, 2)
 	for i := range b.Obs {
 		b.Obs[i], b.NextObs[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 	}
@@ -340,7 +341,7 @@ func TestOfflinePaperPresetAsAuthorsConfigs(t *testing.T) {
 // predictions from the first step on).
 func TestFullHistoryStartsAsAuthors(t *testing.T) {
 	const m = 3
-	r, err := NewReplay(1, 1, 100, 0)
+	r, err := buffer.New(1, 1, 100, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"sort"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -58,11 +59,11 @@ type transitions struct {
 	rew            []float32
 }
 
-func loadTransitions(data *Replay) (*transitions, error) {
+func loadTransitions(data *buffer.Replay) (*transitions, error) {
 	n, od, ad := data.Len(), data.ObsDim, data.ActDim
 	tr := &transitions{n: n, od: od, ad: ad, obs: make([]float32, n*od), act: make([]float32, n*ad),
 		next: make([]float32, n*od), rew: make([]float32, n)}
-	sb := NewSeqBatch(1, 1, od, ad)
+	sb := buffer.NewSeqBatch(1, 1, od, ad)
 	for k := 0; k < n; k++ {
 		if err := data.SequenceAt(k, sb, 0); err != nil {
 			return nil, err
@@ -178,7 +179,7 @@ func (tr *transitions) memberMSE(e *models.Ensemble, i int, rows []int, s *model
 //
 // A cancelled ctx stops the fit within one Adam step and returns ctx's
 // error; e is then left part-trained.
-func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
+func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
 	var rep EnsembleFitReport
 	if data.ObsDim != e.ObsDim || data.ActDim != e.ActDim {
 		return rep, fmt.Errorf("train: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)

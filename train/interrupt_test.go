@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 )
 
@@ -49,7 +50,7 @@ type armingDynamics struct {
 	armedInStage bool
 }
 
-func (d *armingDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *armingDynamics) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	d.fits++
 	if d.fits == d.round && d.stage == "fit" {
 		d.ctx.arm(1)
@@ -103,7 +104,7 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 				}
 				defer c.Close()
 				firstRound := cfg.RolloutBatch * cfg.Rollout.At(0) // H = 1: one transition per start
-				if c.step != second || c.model == nil || c.model.n != firstRound {
+				if c.step != second || c.model == nil || c.model.Len() != firstRound {
 					t.Fatalf("resumed at step %d with %v model rows, want step %d and the first round's rows", c.step, c.model, second)
 				}
 				if err := c.Run(context.Background()); err != nil {

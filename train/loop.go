@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
@@ -25,8 +26,8 @@ type loop struct {
 	task  *envs.Task
 	eval  *envs.Env // deterministic evaluation episodes
 	sac   *SAC
-	real  *Replay
-	model *Replay // nil before the first roll-out and without a model
+	real  *buffer.Replay
+	model *buffer.Replay // nil before the first roll-out and without a model
 	dyn   Dynamics
 	rng   *rand.Rand
 	srcs  rngSources
@@ -41,7 +42,7 @@ type loop struct {
 	started    time.Time
 	progress   *Progress
 	tb         tbLog // TensorBoard event file
-	batch      *Batch
+	batch      *buffer.Batch
 	onStatus   func(Status)
 	// realFloor takes floor(realRatio·Batch) real rows as the authors'
 	// int(batch_size*real_ratio) (version 2 configs); else the nearest
@@ -103,7 +104,9 @@ func resumeRun(r runLoop, dir string, f *ckpt.File) error {
 // base+2 .. base+5.
 func (l *loop) seedRNGs(base int64) {
 	l.rng, l.srcs.loop = rng.New(base + 2)
-	l.real.rng, l.srcs.real = rng.New(base + 3)
+	var realRNG *rand.Rand
+	realRNG, l.srcs.real = rng.New(base + 3)
+	l.real.SetRand(realRNG)
 	l.sac.rng, l.srcs.sac = rng.New(base + 4)
 	l.srcs.model = rng.NewSource(base + 5)
 }
@@ -255,10 +258,10 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 func (l *loop) addModel(tr *infer.Transitions, capacity int) error {
 	var err error
 	if l.model == nil {
-		if l.model, err = NewReplay(l.task.ObsDim, l.task.ActDim, capacity, 0); err != nil {
+		if l.model, err = buffer.New(l.task.ObsDim, l.task.ActDim, capacity, 0); err != nil {
 			return err
 		}
-		l.model.rng = rand.New(l.srcs.model)
+		l.model.SetRand(rand.New(l.srcs.model))
 	} else if l.model, err = l.model.Resized(capacity); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
@@ -174,7 +175,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	o.task = &envs.Task{Name: name, ObsDim: c.ObsDim, ActDim: c.ActDim, Done: done}
 	od, ad := c.ObsDim, c.ActDim
 	o.dataSum = datasetSum(data)
-	if o.real, err = ReplayFromDataset(data, cfg.Seed+1); err != nil {
+	if o.real, err = buffer.FromDataset(data, cfg.Seed+1); err != nil {
 		o.Close()
 		return nil, err
 	}
@@ -191,7 +192,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	}
 	o.seedRNGs(cfg.Seed * 11)
 	o.realFloor = cfg.Version >= 2
-	o.batch = NewBatch(cfg.Batch, od, ad)
+	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
 		o.dyn, err = NewADMDynamics(cfg.onlineView(), od, ad)

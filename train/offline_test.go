@@ -226,8 +226,8 @@ func offCapture(o *Offline) offState {
 		s.updates, s.adamT = o.bc.Updates, o.bc.Opt.T
 	}
 	if o.model != nil {
-		s.modelN = o.model.n
-		s.model = append(append(append([]float32(nil), o.model.obs...), o.model.rew...), o.model.next...)
+		s.modelN = o.model.Len()
+		_, s.model = ring(o.model, "obs", "rew", "next")
 	}
 	for _, l := range o.sac.Actor.Net.Layers {
 		s.actor = append(s.actor, l.W...)

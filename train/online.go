@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -84,12 +85,12 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if o.sac, err = NewSAC(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
 		return nil, err
 	}
-	if o.real, err = NewReplay(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
+	if o.real, err = buffer.New(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
 		return nil, err
 	}
 	o.seedRNGs(cfg.Seed * 7)
 	o.realFloor = cfg.Version >= 2
-	o.batch = NewBatch(cfg.Batch, od, ad)
+	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
 		o.dyn, err = NewADMDynamics(cfg, od, ad)
@@ -299,3 +300,13 @@ func (o *Online) exportFinal() error {
 
 // Step is the number of env steps taken so far.
 func (o *Online) Step() int { return o.step }
+
+// f32 converts an env's float64 values to the float32 the buffers and
+// networks use.
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}

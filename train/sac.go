@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -156,7 +157,7 @@ func (s *SAC) Close() error {
 func (s *SAC) Alpha() float32 { return float32(math.Exp(float64(s.LogAlpha[0]))) }
 
 // Update does one SAC update on a batch of Cfg.BatchSize transitions.
-func (s *SAC) Update(b *Batch) (SACStats, error) {
+func (s *SAC) Update(b *buffer.Batch) (SACStats, error) {
 	epsNext, eps := s.targetG.Eps.Data, s.actorG.Eps.Data
 	fillNormal(epsNext, s.rng)
 	fillNormal(eps, s.rng)
@@ -164,7 +165,7 @@ func (s *SAC) Update(b *Batch) (SACStats, error) {
 }
 
 // update runs an update with the noise already in the graphs' Eps inputs.
-func (s *SAC) update(b *Batch) (SACStats, error) {
+func (s *SAC) update(b *buffer.Batch) (SACStats, error) {
 	var st SACStats
 	if b.N != s.Cfg.BatchSize || b.ObsDim != s.Actor.ObsDim || b.ActDim != s.Actor.ActDim {
 		return st, fmt.Errorf("train: sac: batch of %d×%d/%d, want %d×%d/%d", b.N, b.ObsDim, b.ActDim,
@@ -194,7 +195,7 @@ func (s *SAC) update(b *Batch) (SACStats, error) {
 }
 
 // computeTarget fills s.y with r + γ(1-d)(min Q'(s',a') - α logπ(a'|s')).
-func (s *SAC) computeTarget(b *Batch, alpha float32) error {
+func (s *SAC) computeTarget(b *buffer.Batch, alpha float32) error {
 	copy(s.targetG.NextObs.Data, b.NextObs)
 	logp, q1, q2, err := s.targetG.Run()
 	if err != nil {
@@ -208,7 +209,7 @@ func (s *SAC) computeTarget(b *Batch, alpha float32) error {
 	return nil
 }
 
-func (s *SAC) updateCritic(b *Batch, st *SACStats) error {
+func (s *SAC) updateCritic(b *buffer.Batch, st *SACStats) error {
 	copy(s.criticG.Obs.Data, b.Obs)
 	copy(s.criticG.Act.Data, b.Act)
 	copy(s.criticG.Target.Data, s.y)
@@ -245,7 +246,7 @@ func (c SACConfig) actorLR(u int) float64 {
 	return c.ActorLR * 0.5 * (1 + math.Cos(math.Pi*t/float64(n)))
 }
 
-func (s *SAC) updateActor(b *Batch, alpha float32, st *SACStats) ([]float32, error) {
+func (s *SAC) updateActor(b *buffer.Batch, alpha float32, st *SACStats) ([]float32, error) {
 	s.ActorOpt.LR = s.Cfg.actorLR(s.Updates)
 	st.ActorLR = s.ActorOpt.LR
 	copy(s.actorG.Obs.Data, b.Obs)

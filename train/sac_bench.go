@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"sort"
 	"time"
+
+	"github.com/admpo/admpo/buffer"
 )
 
 // SACTiming is the median time of each phase of a SAC update, in ms.
@@ -29,7 +31,7 @@ func BenchSACUpdate(iters int) (SACTiming, error) {
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewSource(7))
-	b := NewBatch(cfg.BatchSize, obsDim, actDim)
+	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
 	for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew} {
 		fillNormal(v, rng)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 )
 
@@ -87,11 +88,11 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 		return res, err
 	}
 	defer s.Close()
-	replay, err := NewReplay(obsDim, actDim, p.MaxSteps, p.Seed)
+	replay, err := buffer.New(obsDim, actDim, p.MaxSteps, p.Seed)
 	if err != nil {
 		return res, err
 	}
-	batch := NewBatch(p.Batch, obsDim, actDim)
+	batch := buffer.NewBatch(p.Batch, obsDim, actDim)
 	rng := rand.New(rand.NewSource(p.Seed + 1000))
 	obs := env.Reset(p.Seed)
 	act := make([]float64, actDim)
@@ -115,7 +116,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := replay.AddF64(obs, act, st.Reward, st.Obs, st.Terminated, st.Truncated); err != nil {
+		if err := replay.Add(f32(obs), f32(act), float32(st.Reward), f32(st.Obs), st.Terminated, st.Truncated); err != nil {
 			return res, err
 		}
 		obs = st.Obs

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -141,7 +142,7 @@ func TestSACUpdateVsTorch(t *testing.T) {
 	var updates []map[string]any
 	var got [][3]float64
 	for u := 0; u < 2; u++ {
-		b := NewBatch(batch, obsDim, 2)
+		b := buffer.NewBatch(batch, obsDim, 2)
 		copy(b.Obs, sacRand(batch*obsDim, rng))
 		copy(b.NextObs, sacRand(batch*obsDim, rng))
 		copy(b.Rew, sacRand(batch, rng))
@@ -310,7 +311,7 @@ func TestSACActAndSchedules(t *testing.T) {
 		}
 	}
 
-	b := NewBatch(cfg.BatchSize, obsDim, 3)
+	b := buffer.NewBatch(cfg.BatchSize, obsDim, 3)
 	copy(b.Obs, sacRand(len(b.Obs), rng))
 	copy(b.NextObs, sacRand(len(b.NextObs), rng))
 	alpha0 := s.Alpha()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
@@ -46,7 +47,7 @@ func TestMeasureUADMDropout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := ReplayFromDataset(d, 0)
+	data, err := buffer.FromDataset(d, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
