@@ -13,102 +13,11 @@ import (
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
-	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/sac"
 )
 
 // CheckpointName is the run directory's checkpoint file.
 const CheckpointName = "checkpoint.ckpt"
-
-// putMLP stores every layer of m under prefix.
-func putMLP(f *ckpt.File, prefix string, m *models.MLP) {
-	for i := range m.Layers {
-		f.PutF32(fmt.Sprintf("%s/%d/w", prefix, i), m.Layers[i].W)
-		f.PutF32(fmt.Sprintf("%s/%d/b", prefix, i), m.Layers[i].B)
-	}
-}
-
-// loadMLP copies the layers stored under prefix into m's existing slices
-// (which Gorgonia graphs may be backed by), checking every size.
-func loadMLP(f *ckpt.File, prefix string, m *models.MLP) error {
-	for i := range m.Layers {
-		if err := f.CopyF32(fmt.Sprintf("%s/%d/w", prefix, i), m.Layers[i].W); err != nil {
-			return err
-		}
-		if err := f.CopyF32(fmt.Sprintf("%s/%d/b", prefix, i), m.Layers[i].B); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// putAdam stores an optimiser's moments and step count.
-func putAdam(f *ckpt.File, prefix string, a *models.Adam) {
-	f.PutF32(prefix+"/t", []float32{float32(a.T)})
-	for i := range a.M {
-		f.PutF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i])
-		f.PutF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i])
-	}
-}
-
-func loadAdam(f *ckpt.File, prefix string, a *models.Adam) error {
-	t, err := f.F32(prefix+"/t", 1)
-	if err != nil {
-		return err
-	}
-	a.T = int(t[0])
-	for i := range a.M {
-		if err := f.CopyF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i]); err != nil {
-			return err
-		}
-		if err := f.CopyF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// saveSAC stores the networks, targets, entropy coefficient and optimisers.
-func (s *SAC) save(f *ckpt.File) {
-	putMLP(f, "sac/actor", &s.Actor.Net)
-	putMLP(f, "sac/critic1", &s.Critic1.Net)
-	putMLP(f, "sac/critic2", &s.Critic2.Net)
-	putMLP(f, "sac/target1", &s.Target1.Net)
-	putMLP(f, "sac/target2", &s.Target2.Net)
-	f.PutF32("sac/log_alpha", s.LogAlpha)
-	putAdam(f, "sac/opt/actor", s.ActorOpt)
-	putAdam(f, "sac/opt/critic", s.CriticOpt)
-	putAdam(f, "sac/opt/alpha", s.AlphaOpt)
-	f.PutF32("sac/updates", []float32{float32(s.Updates)})
-}
-
-func (s *SAC) load(f *ckpt.File) error {
-	for _, x := range []struct {
-		p string
-		m *models.MLP
-	}{{"sac/actor", &s.Actor.Net}, {"sac/critic1", &s.Critic1.Net}, {"sac/critic2", &s.Critic2.Net},
-		{"sac/target1", &s.Target1.Net}, {"sac/target2", &s.Target2.Net}} {
-		if err := loadMLP(f, x.p, x.m); err != nil {
-			return err
-		}
-	}
-	if err := f.CopyF32("sac/log_alpha", s.LogAlpha); err != nil {
-		return err
-	}
-	for _, x := range []struct {
-		p string
-		a *models.Adam
-	}{{"sac/opt/actor", s.ActorOpt}, {"sac/opt/critic", s.CriticOpt}, {"sac/opt/alpha", s.AlphaOpt}} {
-		if err := loadAdam(f, x.p, x.a); err != nil {
-			return err
-		}
-	}
-	u, err := f.F32("sac/updates", 1)
-	if err != nil {
-		return err
-	}
-	s.Updates = int(u[0])
-	return nil
-}
 
 // onlineState is the JSON part of an online checkpoint.
 type onlineState struct {
@@ -123,7 +32,7 @@ type onlineState struct {
 	Time       Timing
 	LastFit    FitReport
 	FitAt      int // env step of the last model fit (absent in older checkpoints: 0)
-	LastSAC    SACStats
+	LastSAC    sac.Stats
 	Env        envs.Snapshot
 	HasModel   bool
 }
@@ -196,7 +105,7 @@ func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(
 	if err := l.saveRNGs(f); err != nil {
 		return err
 	}
-	l.sac.save(f)
+	l.sac.Save(f)
 	if extra != nil {
 		if err := extra(f); err != nil {
 			return err
@@ -234,7 +143,7 @@ func readState(f *ckpt.File, st any) error {
 // buffer (when the checkpoint has one), the dynamics model and the random
 // sources from a checkpoint written by writeCheckpoint.
 func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) error {
-	if err := l.sac.load(f); err != nil {
+	if err := l.sac.Load(f); err != nil {
 		return err
 	}
 	if extra != nil {

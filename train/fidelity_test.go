@@ -13,6 +13,7 @@ import (
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/sac"
 )
 
 // The tests of this file check admpo's paper presets and loops against the
@@ -73,9 +74,9 @@ func TestStepsCountAfterWarmUpAndScheduleReadsLearningStep(t *testing.T) {
 // critic update (the authors' critic_cnt % actor_freq == 0), the critics and
 // targets on every one.
 func TestActorEveryUpdatesActorOnEveryNthCriticUpdate(t *testing.T) {
-	cfg := DefaultSACConfig(2)
+	cfg := sac.DefaultConfig(2)
 	cfg.Hidden, cfg.BatchSize, cfg.ActorEvery, cfg.InitAlpha = []int{16, 16}, 8, 3, 1
-	s, err := NewSAC(3, []float64{-1, -1}, []float64{1, 1}, cfg)
+	s, err := sac.New(3, []float64{-1, -1}, []float64{1, 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestOfflinePaperPresetAsAuthorsConfigs(t *testing.T) {
 	for _, u := range []int{0, 999, 1000, 1500, 2_499_999, 4_999_000, 4_999_999, 5_000_000} {
 		e := float64(u / 1000)
 		want := 1e-4 * (1 + math.Cos(math.Pi*e/5000)) / 2
-		if got := sc.actorLR(u); math.Abs(got-want) > 1e-12 {
+		if got := sc.ActorLRAt(u); math.Abs(got-want) > 1e-12 {
 			t.Errorf("actor lr at update %d: %v, authors %v", u, got, want)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
+	"github.com/admpo/admpo/sac"
 )
 
 // loop is the state and the steps that the online loop (Online) and the
@@ -25,7 +26,7 @@ import (
 type loop struct {
 	task  *envs.Task
 	eval  *envs.Env // deterministic evaluation episodes
-	sac   *SAC
+	sac   *sac.Agent
 	real  *buffer.Replay
 	model *buffer.Replay // nil before the first roll-out and without a model
 	dyn   Dynamics
@@ -35,7 +36,7 @@ type loop struct {
 	step       int
 	lastFit    FitReport
 	fitAt      int // env step of the last completed model fit (0: none yet)
-	lastSAC    SACStats
+	lastSAC    sac.Stats
 	evals      int
 	wallBefore float64 // seconds spent before a resume
 	time       Timing  // cumulative time by phase, resumes included
@@ -107,7 +108,9 @@ func (l *loop) seedRNGs(base int64) {
 	var realRNG *rand.Rand
 	realRNG, l.srcs.real = rng.New(base + 3)
 	l.real.SetRand(realRNG)
-	l.sac.rng, l.srcs.sac = rng.New(base + 4)
+	var sacRNG *rand.Rand
+	sacRNG, l.srcs.sac = rng.New(base + 4)
+	l.sac.SetRand(sacRNG)
 	l.srcs.model = rng.NewSource(base + 5)
 }
 

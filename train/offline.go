@@ -17,6 +17,7 @@ import (
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/sac"
 )
 
 // Offline is one offline run on a fixed data set: MOPO's loop with an ADM
@@ -33,7 +34,7 @@ type Offline struct {
 
 	loop // real holds the data set; the model buffer stays nil for bc
 
-	bc        *BC
+	bc        *sac.BC
 	dataSum   uint32
 	fitted    bool
 	lastBC    float64
@@ -180,12 +181,12 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 		return nil, err
 	}
 	sc := cfg.sacConfig(low, high)
-	if o.sac, err = NewSAC(od, low, high, sc); err != nil {
+	if o.sac, err = sac.New(od, low, high, sc); err != nil {
 		o.Close()
 		return nil, err
 	}
 	if cfg.Algo == "bc" {
-		if o.bc, err = NewBC(o.sac.Actor, cfg.Batch, cfg.ActorLR); err != nil {
+		if o.bc, err = sac.NewBC(o.sac.Actor, cfg.Batch, cfg.ActorLR); err != nil {
 			o.Close()
 			return nil, err
 		}

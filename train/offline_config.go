@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/admpo/admpo/sac"
 )
 
 // OfflineConfig is everything an offline run (ADMPO-OFF, MOPO or BC) needs.
@@ -102,8 +104,8 @@ func (c *OfflineConfig) UnmarshalJSON(b []byte) error {
 func (c OfflineConfig) FullHistoryStarts() bool { return c.Version >= 2 }
 
 // sacConfig maps the policy settings onto SAC's for a task's action bounds.
-func (c OfflineConfig) sacConfig(low, high []float64) SACConfig {
-	sc := DefaultSACConfig(len(low))
+func (c OfflineConfig) sacConfig(low, high []float64) sac.Config {
+	sc := sac.DefaultConfig(len(low))
 	sc.Hidden, sc.BatchSize, sc.Gamma, sc.Seed = c.Hidden, c.Batch, c.Gamma, c.Seed
 	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.ActorLR, c.CriticLR, c.AlphaLR
 	sc.AutoAlpha, sc.InitAlpha = c.AutoAlpha, c.InitAlpha

@@ -14,6 +14,7 @@ import (
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/sac"
 )
 
 // ErrInterrupted is returned by Online.Run when its context is cancelled; a
@@ -77,12 +78,8 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	}
 	o.task = o.env.Task
 	od, ad := o.task.ObsDim, o.task.ActDim
-	sc := DefaultSACConfig(ad)
-	sc.Hidden, sc.BatchSize, sc.Seed, sc.Tau = cfg.Hidden, cfg.Batch, cfg.Seed, cfg.Tau
-	sc.TargetEntropy = cfg.SACTargetEntropy(o.env.ActionLow(), o.env.ActionHigh())
-	sc.InitAlpha, sc.AutoAlpha, sc.ActorEvery = cfg.Alpha, cfg.AutoAlpha, cfg.ActorEvery
-	sc.ActorLR, sc.CriticLR, sc.AlphaLR = cfg.LR, cfg.LR, cfg.LR
-	if o.sac, err = NewSAC(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
+	sc := cfg.sacConfig(o.env.ActionLow(), o.env.ActionHigh())
+	if o.sac, err = sac.New(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
 		return nil, err
 	}
 	if o.real, err = buffer.New(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {

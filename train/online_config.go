@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/admpo/admpo/sac"
 )
 
 // ConfigVersion is the config.json format that this code writes. Version 1
@@ -134,6 +136,16 @@ func (c OnlineConfig) FullHistoryStarts() bool { return c.Version >= 2 }
 // (version 2; version 1 passes TargetEntropy through).
 func (c OnlineConfig) SACTargetEntropy(low, high []float64) float64 {
 	return sacTargetEntropy(c.Version, c.TargetEntropy, low, high)
+}
+
+// sacConfig maps the policy settings onto SAC's for a task's action bounds.
+func (c OnlineConfig) sacConfig(low, high []float64) sac.Config {
+	sc := sac.DefaultConfig(len(low))
+	sc.Hidden, sc.BatchSize, sc.Seed, sc.Tau = c.Hidden, c.Batch, c.Seed, c.Tau
+	sc.TargetEntropy = c.SACTargetEntropy(low, high)
+	sc.InitAlpha, sc.AutoAlpha, sc.ActorEvery = c.Alpha, c.AutoAlpha, c.ActorEvery
+	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.LR, c.LR, c.LR
+	return sc
 }
 
 // sacTargetEntropy is target t (in the config's version's units) in the

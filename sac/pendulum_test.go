@@ -1,4 +1,4 @@
-package train
+package sac
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ type pendulumResult struct {
 }
 
 // pendulumEvaluate returns the mean and minimum return of deterministic episodes.
-func pendulumEvaluate(s *SAC, env *envs.Env, episodes int, seed int64) (mean, minRet float64, err error) {
+func pendulumEvaluate(s *Agent, env *envs.Env, episodes int, seed int64) (mean, minRet float64, err error) {
 	minRet = 1e9
 	for e := 0; e < episodes; e++ {
 		obs, ret := env.Reset(seed+int64(e)), 0.0
@@ -80,10 +80,10 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 	defer evalEnv.Close()
 	low, high := env.ActionLow(), env.ActionHigh()
 	obsDim, actDim := env.Task.ObsDim, env.Task.ActDim
-	cfg := DefaultSACConfig(actDim)
+	cfg := DefaultConfig(actDim)
 	cfg.Hidden, cfg.BatchSize, cfg.Seed = p.Hidden, p.Batch, p.Seed
 	cfg.ActorLR, cfg.CriticLR, cfg.AlphaLR, cfg.Tau = p.LR, p.LR, p.LR, p.Tau
-	s, err := NewSAC(obsDim, low, high, cfg)
+	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
 		return res, err
 	}
@@ -96,7 +96,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 	rng := rand.New(rand.NewSource(p.Seed + 1000))
 	obs := env.Reset(p.Seed)
 	act := make([]float64, actDim)
-	var last SACStats
+	var last Stats
 	epRet, epSum, epN := 0.0, 0.0, 0
 	for step := 1; step <= p.MaxSteps; step++ {
 		if step <= p.WarmUp {
@@ -196,4 +196,12 @@ func TestSACSolvesInvertedPendulum(t *testing.T) {
 			t.Errorf("seed %d: no evaluation reached 1000 within %d env steps; evaluation means %v", seed, budget, r.Evals)
 		}
 	}
+}
+
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package train
+package sac
 
 import (
 	"math"
@@ -71,9 +71,9 @@ func TestBCImitatesALinearPolicy(t *testing.T) {
 	if !(last < first/20) {
 		t.Fatalf("BC loss %.5f -> %.5f: want a 20x drop", first, last)
 	}
-	sc := DefaultSACConfig(ad)
+	sc := DefaultConfig(ad)
 	sc.Hidden, sc.BatchSize = []int{64, 64}, 64
-	sac, err := NewSAC(od, []float64{-1, -1}, []float64{1, 1}, sc)
+	sac, err := New(od, []float64{-1, -1}, []float64{1, 1}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
