@@ -252,7 +252,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 500, 5, 1000
 		if env == "inverted-pendulum" {
 			// Small networks, a faster learning rate and target (the settings
-			// with which SAC solves it in ~6k steps, train/sac_pendulum_test.go).
+			// with which SAC solves it in ~6k steps, sac/pendulum_test.go).
 			c.Steps, c.WarmUp, c.EvalEvery = 5000, 1000, 500
 			c.Hidden, c.Batch, c.LR, c.Tau = []int{64, 64}, 128, 1e-3, 0.02
 			c.Rollout = Schedule{0, 5000, 1, 5}

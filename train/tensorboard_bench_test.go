@@ -12,7 +12,7 @@ import (
 // BenchmarkTensorBoardVsSACUpdate times one logged step of the TensorBoard
 // writer (building an online admpo row's scalars, m = 5 per-k errors
 // included, and writing its event) against one SAC update at Hopper's
-// sizes (256x256, batch 256; BenchSACUpdate's median) measured in the same
+// sizes (256x256, batch 256; sac.BenchUpdate's median) measured in the same
 // process, and prints the ratio. A run logs once per evaluation (every 500
 // to 1000 env steps, each one or more updates), so the writer's share of
 // training time is this ratio divided by the steps between evaluations.
