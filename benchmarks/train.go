@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/sac"
-	"github.com/admpo/admpo/train"
 )
 
 //go:embed torch_train.py
@@ -65,7 +65,7 @@ func Train(iters int, torch bool, torchThreads int) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := train.BenchADMTrainStep(iters)
+	adm, err := dynamics.BenchADMTrainStep(iters)
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/models"
-	"github.com/admpo/admpo/train"
 )
 
 // FitBudget sizes the three dynamics models and caps their fits. The
@@ -105,9 +105,9 @@ func (out *Models) fit(w string, replay *buffer.Replay, b FitBudget, log io.Writ
 	if w == "ensemble" {
 		rng := rand.New(rand.NewSource(b.Seed*7 + 3))
 		e := models.NewEnsemble(od, ad, b.Members, b.EnsHidden, rng)
-		fc := train.DefaultEnsembleFitConfig()
+		fc := dynamics.DefaultEnsembleFitConfig()
 		fc.Elites, fc.MaxEpochs, fc.MaxSteps, fc.Patience, fc.MaxHoldout = b.Elites, b.EnsEpochs, b.EnsSteps, b.EnsPatience, 1000
-		rep, err := train.FitEnsemble(context.Background(), e, replay, fc, rng)
+		rep, err := dynamics.FitEnsemble(context.Background(), e, replay, fc, rng)
 		if err != nil {
 			return fmt.Errorf("experiments: fitting the ensemble: %w", err)
 		}
@@ -126,9 +126,9 @@ func (out *Models) fit(w string, replay *buffer.Replay, b FitBudget, log io.Writ
 	if err != nil {
 		return err
 	}
-	fc := train.DefaultADMFitConfig()
+	fc := dynamics.DefaultADMFitConfig()
 	fc.LR, fc.MaxEpochs, fc.MaxSteps, fc.Patience, fc.Bootstrap = float32(b.ADMLR), b.ADMEpochs, b.ADMSteps, b.ADMPatience, w == "rnn"
-	rep, err := train.FitADM(context.Background(), m, replay, fc, rng)
+	rep, err := dynamics.FitADM(context.Background(), m, replay, fc, rng)
 	if err != nil {
 		return fmt.Errorf("experiments: fitting the %s: %w", w, err)
 	}

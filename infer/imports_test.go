@@ -8,13 +8,13 @@ import (
 
 // trainingPackages are the training code: the networks and their graphs,
 // the parts of training and the training loops.
-var trainingPackages = []string{"github.com/admpo/admpo/models", "github.com/admpo/admpo/buffer", "github.com/admpo/admpo/sac", "github.com/admpo/admpo/train"}
+var trainingPackages = []string{"github.com/admpo/admpo/models", "github.com/admpo/admpo/buffer", "github.com/admpo/admpo/sac", "github.com/admpo/admpo/dynamics", "github.com/admpo/admpo/train"}
 
 // TestTrainingPartsImportNoLoop: the parts of training (buffers, the
 // policy updates, the dynamics models) sit below the training loops and
 // never import them.
 func TestTrainingPartsImportNoLoop(t *testing.T) {
-	for _, pkg := range []string{"github.com/admpo/admpo/buffer", "github.com/admpo/admpo/sac"} {
+	for _, pkg := range []string{"github.com/admpo/admpo/buffer", "github.com/admpo/admpo/sac", "github.com/admpo/admpo/dynamics"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list %s: %v", pkg, err)

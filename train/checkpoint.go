@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
@@ -30,7 +31,7 @@ type onlineState struct {
 	RolloutLen int
 	Wall       float64
 	Time       Timing
-	LastFit    FitReport
+	LastFit    dynamics.FitReport
 	FitAt      int // env step of the last model fit (absent in older checkpoints: 0)
 	LastSAC    sac.Stats
 	Env        envs.Snapshot
@@ -54,7 +55,7 @@ func fromPtr(p *float64) float64 {
 // fitToJSON returns a copy of r that JSON can encode: a NaN holdout or
 // training loss becomes 0, a NaN per-k holdout MSE (a k with no holdout
 // sequences) -1; fitFromJSON turns the -1s back into NaN.
-func fitToJSON(r FitReport) FitReport {
+func fitToJSON(r dynamics.FitReport) dynamics.FitReport {
 	if math.IsNaN(r.HoldoutLoss) {
 		r.HoldoutLoss = 0
 	}
@@ -70,7 +71,7 @@ func fitToJSON(r FitReport) FitReport {
 	return r
 }
 
-func fitFromJSON(r FitReport) FitReport {
+func fitFromJSON(r dynamics.FitReport) dynamics.FitReport {
 	for i, v := range r.HoldoutPerK {
 		if v < 0 {
 			r.HoldoutPerK[i] = math.NaN()

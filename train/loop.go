@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
@@ -29,12 +30,12 @@ type loop struct {
 	sac   *sac.Agent
 	real  *buffer.Replay
 	model *buffer.Replay // nil before the first roll-out and without a model
-	dyn   Dynamics
+	dyn   dynamics.Model
 	rng   *rand.Rand
 	srcs  rngSources
 
 	step       int
-	lastFit    FitReport
+	lastFit    dynamics.FitReport
 	fitAt      int // env step of the last completed model fit (0: none yet)
 	lastSAC    sac.Stats
 	evals      int
@@ -343,7 +344,7 @@ func (l *loop) writeFinal(dir string, actor []byte, fitted bool) error {
 		return err
 	}
 	name := "adm.onnx"
-	if _, ok := l.dyn.(*EnsembleDynamics); ok {
+	if _, ok := l.dyn.(*dynamics.Ensemble); ok {
 		name = "ensemble.onnx"
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -196,9 +197,9 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
-		o.dyn, err = NewADMDynamics(cfg.onlineView(), od, ad)
+		o.dyn, err = dynamics.NewADM(cfg.dynamicsConfig(), od, ad)
 	case "mopo":
-		o.dyn, err = NewEnsembleDynamics(cfg.onlineView(), od, ad)
+		o.dyn, err = dynamics.NewEnsemble(cfg.dynamicsConfig(), od, ad)
 	}
 	if err != nil {
 		o.Close()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/sac"
@@ -13,7 +14,7 @@ import (
 type offlineState struct {
 	Step      int
 	Fitted    bool
-	LastFit   FitReport
+	LastFit   dynamics.FitReport
 	LastSAC   sac.Stats
 	LastBC    *float64 // nil for NaN
 	LastRoll  RollStats

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -346,11 +347,13 @@ func (c OfflineConfig) TotalSteps() int { return c.Epochs * c.StepsPerEpoch }
 // RolloutBatch starts and Horizon steps.
 func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutBatch * c.Horizon }
 
-// onlineView maps the model settings onto an OnlineConfig so the online
-// loop's Dynamics constructors can build the ADM or the ensemble.
-func (c OfflineConfig) onlineView() OnlineConfig {
-	return OnlineConfig{Env: c.Env, Seed: c.Seed, LR: c.ModelLR, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
-		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, ModelMaxEpochs: c.ModelMaxEpochs,
-		ModelPatience: c.ModelPatience, ModelEpochPasses: c.ModelEpochPasses, ModelImprove: c.ModelImprove,
-		ModelMaxHold: c.ModelMaxHold, Engine: c.Engine, RolloutDropout: c.RolloutDropout}
+// dynamicsConfig maps the model settings onto the dynamics model's. It
+// passes no learning rate, as the offline loop has done since model_lr was
+// added: the ADM fits at dynamics.DefaultADMFitConfig's 3e-4 whatever model_lr says
+// (the presets' value), and passing it would change runs that set another.
+func (c OfflineConfig) dynamicsConfig() dynamics.Config {
+	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
+		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, MaxEpochs: c.ModelMaxEpochs,
+		Patience: c.ModelPatience, EpochPasses: c.ModelEpochPasses, Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold,
+		Engine: c.Engine, RolloutDropout: c.RolloutDropout}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
 )
 
@@ -111,7 +112,7 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	adm := o.dyn.(*ADMDynamics).Model
+	adm := o.dyn.(*dynamics.ADM).Model
 	clear(adm.Out.W)
 	delta := []float32{0.01, 0, 0.02, -0.03, 0, 0, 0.05, 0, 0, 0.01, 0}
 	copy(adm.Out.B, delta)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -90,9 +91,9 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
-		o.dyn, err = NewADMDynamics(cfg, od, ad)
+		o.dyn, err = dynamics.NewADM(cfg.dynamicsConfig(), od, ad)
 	case "mbpo":
-		o.dyn, err = NewEnsembleDynamics(cfg, od, ad)
+		o.dyn, err = dynamics.NewEnsemble(cfg.dynamicsConfig(), od, ad)
 	}
 	if err != nil {
 		return nil, err

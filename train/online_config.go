@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -146,6 +147,14 @@ func (c OnlineConfig) sacConfig(low, high []float64) sac.Config {
 	sc.InitAlpha, sc.AutoAlpha, sc.ActorEvery = c.Alpha, c.AutoAlpha, c.ActorEvery
 	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.LR, c.LR, c.LR
 	return sc
+}
+
+// dynamicsConfig maps the model settings onto the dynamics model's.
+func (c OnlineConfig) dynamicsConfig() dynamics.Config {
+	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
+		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, LR: c.ModelLR, WarmStart: c.ModelWarmStart,
+		MaxEpochs: c.ModelMaxEpochs, Patience: c.ModelPatience, EpochSteps: c.ModelEpochSteps, EpochPasses: c.ModelEpochPasses,
+		Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold, Engine: c.Engine, RolloutDropout: c.RolloutDropout}
 }
 
 // sacTargetEntropy is target t (in the config's version's units) in the

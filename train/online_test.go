@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/ckpt"
 )
 
@@ -330,7 +331,7 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	o.lastFit = FitReport{Epochs: 2, TrainLoss: math.NaN(), HoldoutLoss: math.NaN(), HoldoutPerK: []float64{0.5, math.NaN(), 0.25}}
+	o.lastFit = dynamics.FitReport{Epochs: 2, TrainLoss: math.NaN(), HoldoutLoss: math.NaN(), HoldoutPerK: []float64{0.5, math.NaN(), 0.25}}
 	if err := o.Checkpoint(); err != nil {
 		t.Fatalf("checkpoint with NaN losses: %v", err)
 	}

@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -69,4 +69,12 @@ func TestFitADMLearnsSmallDimensions(t *testing.T) {
 		}
 	}
 	t.Logf("per-dim MSE model %v, no change %v (sums over 6000)", model, ident)
+}
+
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

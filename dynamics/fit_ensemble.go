@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -182,11 +182,11 @@ func (tr *transitions) memberMSE(e *models.Ensemble, i int, rows []int, s *model
 func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
 	var rep EnsembleFitReport
 	if data.ObsDim != e.ObsDim || data.ActDim != e.ActDim {
-		return rep, fmt.Errorf("train: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)
+		return rep, fmt.Errorf("dynamics: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)
 	}
 	nm := len(e.Members)
 	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.Elites <= 0 || fc.Elites > nm {
-		return rep, fmt.Errorf("train: invalid ensemble fit config %+v for %d members", fc, nm)
+		return rep, fmt.Errorf("dynamics: invalid ensemble fit config %+v for %d members", fc, nm)
 	}
 	tr, err := loadTransitions(data)
 	if err != nil {
@@ -197,7 +197,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 		hold = 1
 	}
 	if tr.n-hold < 1 || hold < 1 {
-		return rep, fmt.Errorf("train: ensemble fit needs train and holdout data, have %d transitions", tr.n)
+		return rep, fmt.Errorf("dynamics: ensemble fit needs train and holdout data, have %d transitions", tr.n)
 	}
 	perm := rng.Perm(tr.n)
 	holdRows, trainRows := perm[:hold], perm[hold:]
@@ -244,7 +244,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm)}
 		for s := 0; s < steps; s++ {
 			if err := ctx.Err(); err != nil {
-				return rep, fmt.Errorf("train: ensemble fit stopped in epoch %d: %w", epoch, err)
+				return rep, fmt.Errorf("dynamics: ensemble fit stopped in epoch %d: %w", epoch, err)
 			}
 			for i := range orders {
 				rows := orders[i][s*fc.Batch : min((s+1)*fc.Batch, len(orders[i]))]
@@ -271,7 +271,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 				return rep, err
 			}
 			if math.IsNaN(mse) {
-				return rep, fmt.Errorf("train: ensemble member %d diverged at epoch %d", i, epoch)
+				return rep, fmt.Errorf("dynamics: ensemble member %d diverged at epoch %d", i, epoch)
 			}
 			ep.HoldoutMSE[i] = mse
 			if math.IsInf(bestMSE[i], 1) || (bestMSE[i]-mse)/bestMSE[i] > fc.MinRelGain {

@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -18,9 +18,9 @@ type FitReport struct {
 	HoldoutCount int
 }
 
-// Dynamics is a learned model that the model-based loops fit, export to
-// ONNX and roll out through the infer engine.
-type Dynamics interface {
+// Model is a learned dynamics model that the model-based loops fit, export
+// to ONNX and roll out through the infer engine.
+type Model interface {
 	// M is the history length the roll-out starts need (1 for one-step models).
 	M() int
 	// Fit re-fits the model on the real data, in at most maxSteps Adam

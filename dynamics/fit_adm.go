@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func newADMSplit(data *buffer.Replay, m int, frac float64, maxHold int) (admSpli
 		hold = 1
 	}
 	if n-hold < 1 || hold < 1 {
-		return admSplit{}, fmt.Errorf("train: ADM fit needs train and holdout data, have %d transitions (holdout %d)", n, hold)
+		return admSplit{}, fmt.Errorf("dynamics: ADM fit needs train and holdout data, have %d transitions (holdout %d)", n, hold)
 	}
 	return admSplit{data: data, m: m, nTrain: n - hold, nHold: hold}, nil
 }
@@ -143,7 +143,7 @@ func fitNormalizer(data *buffer.Replay, n *models.Normalizer) error {
 	sb := buffer.NewSeqBatch(1, 1, od, ad)
 	cnt := data.Len()
 	if cnt == 0 || len(n.Mean) != in || len(n.Std) != in {
-		return fmt.Errorf("train: normaliser of dim %d over %d transitions of dim %d", len(n.Mean), cnt, in)
+		return fmt.Errorf("dynamics: normaliser of dim %d over %d transitions of dim %d", len(n.Mean), cnt, in)
 	}
 	row := make([]float64, in)
 	for k := 0; k < cnt; k++ {
@@ -439,10 +439,10 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	var rep ADMFitReport
 	c := m.Cfg
 	if data.ObsDim != c.ObsDim || data.ActDim != c.ActDim {
-		return rep, fmt.Errorf("train: ADM dims %d/%d, buffer %d/%d", c.ObsDim, c.ActDim, data.ObsDim, data.ActDim)
+		return rep, fmt.Errorf("dynamics: ADM dims %d/%d, buffer %d/%d", c.ObsDim, c.ActDim, data.ObsDim, data.ActDim)
 	}
 	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.EvalRows <= 0 {
-		return rep, fmt.Errorf("train: invalid ADM fit config %+v", fc)
+		return rep, fmt.Errorf("dynamics: invalid ADM fit config %+v", fc)
 	}
 	split, err := newADMSplit(data, c.M, fc.HoldoutFrac, fc.MaxHoldout)
 	if err != nil {
@@ -489,7 +489,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		steps := 0
 		for lo := 0; lo < len(perm); lo += fc.Batch {
 			if err := ctx.Err(); err != nil {
-				return rep, fmt.Errorf("train: ADM fit stopped in epoch %d: %w", epoch, err)
+				return rep, fmt.Errorf("dynamics: ADM fit stopped in epoch %d: %w", epoch, err)
 			}
 			chunk := perm[lo:min(lo+fc.Batch, len(perm))]
 			if err := split.fill(sb, chunk, true); err != nil {
@@ -531,7 +531,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		e.HoldoutScaledMSE = ev.scaledMSE()
 		rep.History = append(rep.History, e)
 		if math.IsNaN(e.HoldoutMSE) || math.IsNaN(e.TrainNLL) {
-			return rep, fmt.Errorf("train: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
+			return rep, fmt.Errorf("dynamics: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
 		}
 		improved := e.HoldoutScaledMSE < bestMSE*(1-fc.MinRelGain)
 		if fc.AuthorsImprove && !math.IsInf(bestMSE, 1) {
