@@ -149,18 +149,9 @@ func NewSeqBatch(n, m, obsDim, actDim int) *SeqBatch {
 		Mask: make([]float32, n*m), Len: make([]int, n)}
 }
 
-// SampleSequences draws batch start transitions uniformly and returns their
-// sequences of at most m steps, never crossing an episode end.
-func (r *Replay) SampleSequences(m, batch int) (*SeqBatch, error) {
-	b := NewSeqBatch(batch, m, r.ObsDim, r.ActDim)
-	if err := r.SampleSequencesInto(b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// SampleSequencesInto fills every row of a preallocated b (see
-// SampleSequences).
+// SampleSequencesInto fills every row of a preallocated b with the
+// sequences of uniformly drawn start transitions, of at most b.M steps
+// each, never crossing an episode end.
 func (r *Replay) SampleSequencesInto(b *SeqBatch) error {
 	if r.n == 0 {
 		return fmt.Errorf("buffer: replay: sampling sequences from an empty buffer")
