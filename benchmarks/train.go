@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/admpo/admpo/train"
+	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/sac"
 )
 
 //go:embed torch_train.py
@@ -60,11 +61,11 @@ func RunTorchTrain(iters, threads int) (*TorchTrain, error) {
 // Train measures admpo's SAC update and ADM train step and, when torch is
 // true, the same computations in PyTorch, and returns the table of ratios.
 func Train(iters int, torch bool, torchThreads int) (*Table, error) {
-	sac, err := train.BenchSACUpdate(iters)
+	upd, err := sac.BenchUpdate(iters)
 	if err != nil {
 		return nil, err
 	}
-	adm, err := train.BenchADMTrainStep(iters)
+	adm, err := dynamics.BenchADMTrainStep(iters)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +89,9 @@ func Train(iters int, torch bool, torchThreads int) (*Table, error) {
 		v := theirs(pt)
 		t.Rows = append(t.Rows, []any{name, ours, v, ours / v})
 	}
-	row("SAC critic update (batch 256, 256x256, obs 11, act 3)", sac.Target+sac.Critic, func(p *TorchTrain) float64 { return p.CriticMS })
-	row("SAC actor + alpha + Polyak", sac.Actor+sac.Other, func(p *TorchTrain) float64 { return p.ActorMS })
-	row("SAC update total", sac.Total, func(p *TorchTrain) float64 { return p.CriticMS + p.ActorMS })
+	row("SAC critic update (batch 256, 256x256, obs 11, act 3)", upd.Target+upd.Critic, func(p *TorchTrain) float64 { return p.CriticMS })
+	row("SAC actor + alpha + Polyak", upd.Actor+upd.Other, func(p *TorchTrain) float64 { return p.ActorMS })
+	row("SAC update total", upd.Total, func(p *TorchTrain) float64 { return p.CriticMS + p.ActorMS })
 	row("ADM train step (m 5, batch 256, 3x200 GRU, 4 ResBlocks)", adm, func(p *TorchTrain) float64 { return p.ADMStepMS })
 	t.Notes = append(t.Notes, fmt.Sprintf("%d timed iterations each, medians", iters))
 	return t, nil

@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/models"
-	"github.com/admpo/admpo/train"
 )
 
 // FitBudget sizes the three dynamics models and caps their fits. The
@@ -98,15 +99,15 @@ func (out *Models) save(w, path string) error {
 }
 
 // fit trains model w on the replay buffer with the budget's caps.
-func (out *Models) fit(w string, replay *train.Replay, b FitBudget, log io.Writer) error {
+func (out *Models) fit(w string, replay *buffer.Replay, b FitBudget, log io.Writer) error {
 	t0 := time.Now()
 	od, ad := replay.ObsDim, replay.ActDim
 	if w == "ensemble" {
 		rng := rand.New(rand.NewSource(b.Seed*7 + 3))
 		e := models.NewEnsemble(od, ad, b.Members, b.EnsHidden, rng)
-		fc := train.DefaultEnsembleFitConfig()
+		fc := dynamics.DefaultEnsembleFitConfig()
 		fc.Elites, fc.MaxEpochs, fc.MaxSteps, fc.Patience, fc.MaxHoldout = b.Elites, b.EnsEpochs, b.EnsSteps, b.EnsPatience, 1000
-		rep, err := train.FitEnsemble(context.Background(), e, replay, fc, rng)
+		rep, err := dynamics.FitEnsemble(context.Background(), e, replay, fc, rng)
 		if err != nil {
 			return fmt.Errorf("experiments: fitting the ensemble: %w", err)
 		}
@@ -125,9 +126,9 @@ func (out *Models) fit(w string, replay *train.Replay, b FitBudget, log io.Write
 	if err != nil {
 		return err
 	}
-	fc := train.DefaultADMFitConfig()
+	fc := dynamics.DefaultADMFitConfig()
 	fc.LR, fc.MaxEpochs, fc.MaxSteps, fc.Patience, fc.Bootstrap = float32(b.ADMLR), b.ADMEpochs, b.ADMSteps, b.ADMPatience, w == "rnn"
-	rep, err := train.FitADM(context.Background(), m, replay, fc, rng)
+	rep, err := dynamics.FitADM(context.Background(), m, replay, fc, rng)
 	if err != nil {
 		return fmt.Errorf("experiments: fitting the %s: %w", w, err)
 	}
@@ -152,7 +153,7 @@ func FitModels(data *datasets.Dataset, b FitBudget, want []string, dir string, l
 			return nil, err
 		}
 	}
-	var replay *train.Replay
+	var replay *buffer.Replay
 	for _, w := range want {
 		file, ok := modelFiles[w]
 		if !ok {
@@ -171,7 +172,7 @@ func FitModels(data *datasets.Dataset, b FitBudget, want []string, dir string, l
 		}
 		if replay == nil {
 			var err error
-			if replay, err = train.ReplayFromDataset(data, b.Seed+1); err != nil {
+			if replay, err = buffer.FromDataset(data, b.Seed+1); err != nil {
 				return nil, err
 			}
 		}

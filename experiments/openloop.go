@@ -110,7 +110,7 @@ func (r *ADMRoll) next(h *window.Window, rows []int, rng *rand.Rand, out []float
 }
 
 // BootstrapRNN is the bootstrapping RNN baseline (the ADM's network trained
-// with train.ADMFitConfig.Bootstrap): every step it reads the last up to m
+// with dynamics.ADMFitConfig.Bootstrap): every step it reads the last up to m
 // states of the window (real history, then its own predictions) with their
 // actions and predicts the next state from the current one.
 type BootstrapRNN struct {

@@ -7,12 +7,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/rundir"
-	"github.com/admpo/admpo/train"
+	"github.com/admpo/admpo/sac"
 )
 
 // BatchActor chooses actions for a batch of observations in model
@@ -126,21 +127,21 @@ func LoadPolicyONNX(path string) ([]byte, string, error) {
 }
 
 // TrainBC clones the data set's behaviour: a 256x256 SAC actor trained with
-// train.BC (MSE between its deterministic action and the data set's) for
+// sac.BC (MSE between its deterministic action and the data set's) for
 // steps Adam updates of batch rows. It returns the actor and the mean loss
 // of the last 100 updates.
 func TrainBC(d *datasets.Dataset, low, high []float64, steps, batch int, lr float64, seed int64) (*models.Actor, float64, error) {
-	replay, err := train.ReplayFromDataset(d, seed+11)
+	replay, err := buffer.FromDataset(d, seed+11)
 	if err != nil {
 		return nil, 0, err
 	}
 	actor := models.NewActor(d.ObsDim, low, high, []int{256, 256}, rand.New(rand.NewSource(seed+12)))
-	bc, err := train.NewBC(actor, batch, lr)
+	bc, err := sac.NewBC(actor, batch, lr)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer bc.Close()
-	b := train.NewBatch(batch, d.ObsDim, d.ActDim)
+	b := buffer.NewBatch(batch, d.ObsDim, d.ActDim)
 	var tail float64
 	var nTail int
 	for i := 0; i < steps; i++ {

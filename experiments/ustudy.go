@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/stats"
-	"github.com/admpo/admpo/train"
 )
 
 // UncertaintyConfig configures the uncertainty study.
@@ -97,7 +97,7 @@ func RunUncertainty(cfg UncertaintyConfig, log io.Writer) (*UncertaintyResult, e
 	fmt.Fprintf(log, "behaviour cloning: %d updates, final MSE %.4f\n", cfg.BCSteps, loss)
 	actors = append(actors, &GoActor{A: bc, Label: "behaviour (BC)"})
 
-	replay, err := train.ReplayFromDataset(cfg.Data, cfg.Seed+21)
+	replay, err := buffer.FromDataset(cfg.Data, cfg.Seed+21)
 	if err != nil {
 		return nil, err
 	}

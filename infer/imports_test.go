@@ -19,14 +19,27 @@ func deps(t *testing.T, pkg string) []string {
 // under reports whether pkg is root or a package below it.
 func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 
+// TestTrainingPartsImportNoLoop: the parts of training (buffers, the
+// policy updates, the dynamics models) sit below the training loops and
+// never import them.
+func TestTrainingPartsImportNoLoop(t *testing.T) {
+	for _, pkg := range []string{"buffer", "sac", "dynamics"} {
+		for _, dep := range deps(t, "github.com/admpo/admpo/"+pkg) {
+			if under(dep, "github.com/admpo/admpo/train") {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}
+
 // TestRuntimePackagesLinkNoTrainingCode enforces the import direction: a
 // service that only runs a policy must not link the training code (train,
-// models and their subpackages) nor Gorgonia's graph library. The pure-Go
+// models, buffer, sac, dynamics and their subpackages) nor Gorgonia's graph library. The pure-Go
 // runtime links gorgonia.org/tensor through onnx-go, which is allowed;
 // infer and the ONNX names package link no gorgonia.org package at all.
 func TestRuntimePackagesLinkNoTrainingCode(t *testing.T) {
 	const mod = "github.com/admpo/admpo/"
-	banned := []string{mod + "train", mod + "models", "gorgonia.org/gorgonia"}
+	banned := []string{mod + "train", mod + "models", mod + "buffer", mod + "sac", mod + "dynamics", "gorgonia.org/gorgonia"}
 	for _, c := range []struct {
 		pkg        string
 		noGorgonia bool // no gorgonia.org package at all

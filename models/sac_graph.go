@@ -12,7 +12,7 @@ import (
 )
 
 // This file builds SAC's Gorgonia graphs: the tanh-squashed Gaussian actor,
-// the Q-networks, and three fixed-batch programs that train.SAC runs every
+// the Q-networks, and three fixed-batch programs that sac.Agent runs every
 // update (target values, critic step, actor step) plus a forward-only actor
 // for acting. Every graph is built once; its inputs are nodes backed by
 // slices (GraphInput) that callers overwrite before each run.

@@ -74,7 +74,7 @@ func ad1Close(got float32, want, tol float64) bool {
 }
 
 // TestActorSampleGraphShapes builds the acting graph for batch 1 / act dim 1
-// (the shapes of train.SAC.Act on inverted-pendulum), batch 256 / act dim 1,
+// (the shapes of sac.Agent.Act on inverted-pendulum), batch 256 / act dim 1,
 // batch 1 / act dim 3 and batch 3 / act dim 2, and compares the sampled and
 // deterministic actions and the log-densities with the naive actor.
 func TestActorSampleGraphShapes(t *testing.T) {

@@ -7,172 +7,15 @@ import (
 	"math/rand"
 	"os"
 
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
-	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/sac"
 )
-
-// putMLP stores every layer of m under prefix.
-func putMLP(f *ckpt.File, prefix string, m *models.MLP) {
-	for i := range m.Layers {
-		f.PutF32(fmt.Sprintf("%s/%d/w", prefix, i), m.Layers[i].W)
-		f.PutF32(fmt.Sprintf("%s/%d/b", prefix, i), m.Layers[i].B)
-	}
-}
-
-// loadMLP copies the layers stored under prefix into m's existing slices
-// (which Gorgonia graphs may be backed by), checking every size.
-func loadMLP(f *ckpt.File, prefix string, m *models.MLP) error {
-	for i := range m.Layers {
-		if err := f.CopyF32(fmt.Sprintf("%s/%d/w", prefix, i), m.Layers[i].W); err != nil {
-			return err
-		}
-		if err := f.CopyF32(fmt.Sprintf("%s/%d/b", prefix, i), m.Layers[i].B); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// putAdam stores an optimiser's moments and step count.
-func putAdam(f *ckpt.File, prefix string, a *models.Adam) {
-	f.PutF32(prefix+"/t", []float32{float32(a.T)})
-	for i := range a.M {
-		f.PutF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i])
-		f.PutF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i])
-	}
-}
-
-func loadAdam(f *ckpt.File, prefix string, a *models.Adam) error {
-	t, err := f.F32(prefix+"/t", 1)
-	if err != nil {
-		return err
-	}
-	a.T = int(t[0])
-	for i := range a.M {
-		if err := f.CopyF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i]); err != nil {
-			return err
-		}
-		if err := f.CopyF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// saveSAC stores the networks, targets, entropy coefficient and optimisers.
-func (s *SAC) save(f *ckpt.File) {
-	putMLP(f, "sac/actor", &s.Actor.Net)
-	putMLP(f, "sac/critic1", &s.Critic1.Net)
-	putMLP(f, "sac/critic2", &s.Critic2.Net)
-	putMLP(f, "sac/target1", &s.Target1.Net)
-	putMLP(f, "sac/target2", &s.Target2.Net)
-	f.PutF32("sac/log_alpha", s.LogAlpha)
-	putAdam(f, "sac/opt/actor", s.ActorOpt)
-	putAdam(f, "sac/opt/critic", s.CriticOpt)
-	putAdam(f, "sac/opt/alpha", s.AlphaOpt)
-	f.PutF32("sac/updates", []float32{float32(s.Updates)})
-}
-
-func (s *SAC) load(f *ckpt.File) error {
-	for _, x := range []struct {
-		p string
-		m *models.MLP
-	}{{"sac/actor", &s.Actor.Net}, {"sac/critic1", &s.Critic1.Net}, {"sac/critic2", &s.Critic2.Net},
-		{"sac/target1", &s.Target1.Net}, {"sac/target2", &s.Target2.Net}} {
-		if err := loadMLP(f, x.p, x.m); err != nil {
-			return err
-		}
-	}
-	if err := f.CopyF32("sac/log_alpha", s.LogAlpha); err != nil {
-		return err
-	}
-	for _, x := range []struct {
-		p string
-		a *models.Adam
-	}{{"sac/opt/actor", s.ActorOpt}, {"sac/opt/critic", s.CriticOpt}, {"sac/opt/alpha", s.AlphaOpt}} {
-		if err := loadAdam(f, x.p, x.a); err != nil {
-			return err
-		}
-	}
-	u, err := f.F32("sac/updates", 1)
-	if err != nil {
-		return err
-	}
-	s.Updates = int(u[0])
-	return nil
-}
-
-// replayState is the JSON part of a saved replay buffer.
-type replayState struct {
-	ObsDim, ActDim, Cap, N, Pos int
-}
-
-func boolsToF32(b []bool) []float32 {
-	v := make([]float32, len(b))
-	for i, x := range b {
-		if x {
-			v[i] = 1
-		}
-	}
-	return v
-}
-
-func (r *Replay) save(f *ckpt.File, prefix string) error {
-	st, _ := json.Marshal(replayState{r.ObsDim, r.ActDim, r.Cap, r.n, r.pos})
-	f.PutBytes(prefix+"/state", st)
-	f.PutF32(prefix+"/obs", r.obs)
-	f.PutF32(prefix+"/act", r.act)
-	f.PutF32(prefix+"/next", r.next)
-	f.PutF32(prefix+"/rew", r.rew)
-	f.PutF32(prefix+"/terminal", boolsToF32(r.terminal))
-	f.PutF32(prefix+"/end", boolsToF32(r.end))
-	return nil
-}
-
-// loadReplay rebuilds a buffer saved by save.
-func loadReplay(f *ckpt.File, prefix string) (*Replay, error) {
-	b, err := f.Bytes(prefix + "/state")
-	if err != nil {
-		return nil, err
-	}
-	var st replayState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: %w", prefix, err)
-	}
-	r, err := NewReplay(st.ObsDim, st.ActDim, st.Cap, 0)
-	if err != nil {
-		return nil, err
-	}
-	if st.N < 0 || st.N > st.Cap || st.Pos < 0 || st.Pos >= st.Cap {
-		return nil, fmt.Errorf("train: checkpoint %s: bad counters n=%d pos=%d cap=%d", prefix, st.N, st.Pos, st.Cap)
-	}
-	r.n, r.pos = st.N, st.Pos
-	for _, x := range []struct {
-		n string
-		d []float32
-	}{{"obs", r.obs}, {"act", r.act}, {"next", r.next}, {"rew", r.rew}} {
-		if err := f.CopyF32(prefix+"/"+x.n, x.d); err != nil {
-			return nil, err
-		}
-	}
-	for _, x := range []struct {
-		n string
-		d []bool
-	}{{"terminal", r.terminal}, {"end", r.end}} {
-		v, err := f.F32(prefix+"/"+x.n, len(x.d))
-		if err != nil {
-			return nil, err
-		}
-		for i := range v {
-			x.d[i] = v[i] != 0
-		}
-	}
-	return r, nil
-}
 
 // onlineState is the JSON part of an online checkpoint.
 type onlineState struct {
@@ -185,9 +28,9 @@ type onlineState struct {
 	RolloutLen int
 	Wall       float64
 	Time       Timing
-	LastFit    FitReport
+	LastFit    dynamics.FitReport
 	FitAt      int // env step of the last model fit (absent in older checkpoints: 0)
-	LastSAC    SACStats
+	LastSAC    sac.Stats
 	Env        envs.Snapshot
 	HasModel   bool
 }
@@ -209,7 +52,7 @@ func fromPtr(p *float64) float64 {
 // fitToJSON returns a copy of r that JSON can encode: a NaN holdout or
 // training loss becomes 0, a NaN per-k holdout MSE (a k with no holdout
 // sequences) -1; fitFromJSON turns the -1s back into NaN.
-func fitToJSON(r FitReport) FitReport {
+func fitToJSON(r dynamics.FitReport) dynamics.FitReport {
 	if math.IsNaN(r.HoldoutLoss) {
 		r.HoldoutLoss = 0
 	}
@@ -225,7 +68,7 @@ func fitToJSON(r FitReport) FitReport {
 	return r
 }
 
-func fitFromJSON(r FitReport) FitReport {
+func fitFromJSON(r dynamics.FitReport) dynamics.FitReport {
 	for i, v := range r.HoldoutPerK {
 		if v < 0 {
 			r.HoldoutPerK[i] = math.NaN()
@@ -243,7 +86,7 @@ func (o *Online) Checkpoint() error {
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
 		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
-	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.save(f, "real") })
+	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.Save(f, "real") })
 }
 
 // writeCheckpoint writes DIR/checkpoint.ckpt atomically, in this order: the
@@ -260,14 +103,14 @@ func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(
 	if err := l.saveRNGs(f); err != nil {
 		return err
 	}
-	l.sac.save(f)
+	l.sac.Save(f)
 	if extra != nil {
 		if err := extra(f); err != nil {
 			return err
 		}
 	}
 	if l.model != nil {
-		if err := l.model.save(f, "model"); err != nil {
+		if err := l.model.Save(f, "model"); err != nil {
 			return err
 		}
 	}
@@ -298,7 +141,7 @@ func readState(f *ckpt.File, st any) error {
 // buffer (when the checkpoint has one), the dynamics model and the random
 // sources from a checkpoint written by writeCheckpoint.
 func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) error {
-	if err := l.sac.load(f); err != nil {
+	if err := l.sac.Load(f); err != nil {
 		return err
 	}
 	if extra != nil {
@@ -308,7 +151,7 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 	}
 	if hasModel {
 		var err error
-		if l.model, err = loadReplay(f, "model"); err != nil {
+		if l.model, err = buffer.Load(f, "model"); err != nil {
 			return err
 		}
 	}
@@ -355,7 +198,7 @@ func (o *Online) restore(f *ckpt.File) error {
 		return err
 	}
 	return o.restoreNets(f, st.HasModel, func() (err error) {
-		o.real, err = loadReplay(f, "real")
+		o.real, err = buffer.Load(f, "real")
 		return err
 	})
 }
@@ -399,9 +242,9 @@ func (l *loop) loadRNGs(f *ckpt.File) error {
 			return err
 		}
 	}
-	l.real.rng = rand.New(l.srcs.real)
+	l.real.SetRand(rand.New(l.srcs.real))
 	if l.model != nil {
-		l.model.rng = rand.New(l.srcs.model)
+		l.model.SetRand(rand.New(l.srcs.model))
 	}
 	return nil
 }

@@ -301,35 +301,6 @@ func ConcatDatasets(parts ...*datasets.Dataset) (*datasets.Dataset, error) {
 	return out, nil
 }
 
-// DatasetFromReplay copies the first n transitions (0: all) of a buffer in
-// insertion order, D4RL layout without infos; a last row that ends no
-// episode is flagged as a timeout.
-func DatasetFromReplay(r *Replay, n int) (*datasets.Dataset, error) {
-	if n <= 0 || n > r.Len() {
-		n = r.Len()
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("train: empty replay buffer")
-	}
-	od, ad := r.ObsDim, r.ActDim
-	d := &datasets.Dataset{ObsDim: od, ActDim: ad, N: n, Meta: map[string]string{},
-		Obs: make([]float32, n*od), Act: make([]float32, n*ad), Rew: make([]float32, n),
-		NextObs: make([]float32, n*od), Terminal: make([]bool, n), Timeout: make([]bool, n)}
-	for k := 0; k < n; k++ {
-		i := r.slot(k)
-		copy(d.Obs[k*od:], r.obs[i*od:(i+1)*od])
-		copy(d.Act[k*ad:], r.act[i*ad:(i+1)*ad])
-		copy(d.NextObs[k*od:], r.next[i*od:(i+1)*od])
-		d.Rew[k] = r.rew[i]
-		d.Terminal[k] = r.terminal[i]
-		d.Timeout[k] = r.end[i] && !r.terminal[i]
-	}
-	if !d.Terminal[n-1] {
-		d.Timeout[n-1] = true
-	}
-	return d, nil
-}
-
 // EvalPolicy runs episodes deterministic episodes of act in the task and
 // returns their mean and std return (reset seeds seed, seed+1, ...; the
 // actor's noise, if any, from one source seeded seed).

@@ -10,6 +10,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/sac"
 )
 
 // TestCollectWritesD4RLEpisodes collects random data, writes it, reads it
@@ -222,9 +223,9 @@ func tinyActor(t *testing.T, task string, seed int64) []byte {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	sc := DefaultSACConfig(env.Task.ActDim)
+	sc := sac.DefaultConfig(env.Task.ActDim)
 	sc.Hidden, sc.Seed = []int{8, 8}, seed
-	s, err := NewSAC(env.Task.ObsDim, env.ActionLow(), env.ActionHigh(), sc)
+	s, err := sac.New(env.Task.ObsDim, env.ActionLow(), env.ActionHigh(), sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/ckpt"
@@ -80,7 +81,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 		task, preset string
 		seed         int64
 		low, high    []float64
-		histories    func() (*Replay, error)
+		histories    func() (*buffer.Replay, error)
 	)
 	if kind == rundir.Offline {
 		var c OfflineConfig
@@ -101,7 +102,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 				return nil, nil, fmt.Errorf("train: %s/config.json: an offline run without a task records no action bounds", dir)
 			}
 		}
-		histories = func() (*Replay, error) {
+		histories = func() (*buffer.Replay, error) {
 			d, err := datasets.ReadD4RL(c.Dataset)
 			if err != nil {
 				return nil, fmt.Errorf("train: export: the run's data set (for the U^ADM calibration): %w", err)
@@ -114,7 +115,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 				return nil, fmt.Errorf("train: export: the data set %s has %d/%d observation/action values, the run %d/%d",
 					c.Dataset, d.ObsDim, d.ActDim, c.ObsDim, c.ActDim)
 			}
-			return ReplayFromDataset(d, seed)
+			return buffer.FromDataset(d, seed)
 		}
 		run.Histories = c.Dataset
 	} else {
@@ -125,7 +126,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 		run.Algo, task, preset, seed = c.Algo, c.Env, c.Preset, c.Seed
 		run.Kind = KindOnline
 		prov["env_steps"] = strconv.Itoa(st.Step)
-		histories = func() (*Replay, error) { return loadReplay(f, "real") }
+		histories = func() (*buffer.Replay, error) { return buffer.Load(f, "real") }
 		run.Histories = "real replay"
 	}
 	if run.Algo == "" {
@@ -174,7 +175,7 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 // CalibrateUADM measures U^ADM with b's ADM on n histories of up to m real
 // states sampled from hist (never crossing an episode end) and returns its
 // percentiles. Histories of one state (nothing to compare) are left out.
-func CalibrateUADM(b *policies.Bundle, hist *Replay, n int, seed int64) (*policies.Calibration, error) {
+func CalibrateUADM(b *policies.Bundle, hist *buffer.Replay, n int, seed int64) (*policies.Calibration, error) {
 	p, err := policies.OpenBundle(b, policies.Options{Sessions: 1})
 	if err != nil {
 		return nil, err

@@ -164,11 +164,11 @@ func checkCalibration(t *testing.T, b *policies.Bundle, c *exportCase, samples i
 			t.Fatal(err)
 		}
 		od, ad = r.Real.ObsDim, r.Real.ActDim
-		for k := 0; k < r.Real.n; k++ {
-			i := r.Real.slot(k)
-			obs = append(obs, r.Real.obs[i*od:(i+1)*od]...)
-			act = append(act, r.Real.act[i*ad:(i+1)*ad]...)
-			end = append(end, r.Real.end[i])
+		for k := 0; k < r.Real.Len(); k++ {
+			tr := r.Real.At(k)
+			obs = append(obs, tr.Obs...)
+			act = append(act, tr.Act...)
+			end = append(end, tr.Terminal || tr.Timeout)
 		}
 	}
 	var cfg struct{ Seed int64 }

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/sac"
 )
 
 // The tests of this file check admpo's paper presets and loops against the
@@ -73,15 +75,15 @@ func TestStepsCountAfterWarmUpAndScheduleReadsLearningStep(t *testing.T) {
 // critic update (the authors' critic_cnt % actor_freq == 0), the critics and
 // targets on every one.
 func TestActorEveryUpdatesActorOnEveryNthCriticUpdate(t *testing.T) {
-	cfg := DefaultSACConfig(2)
+	cfg := sac.DefaultConfig(2)
 	cfg.Hidden, cfg.BatchSize, cfg.ActorEvery, cfg.InitAlpha = []int{16, 16}, 8, 3, 1
-	s, err := NewSAC(3, []float64{-1, -1}, []float64{1, 1}, cfg)
+	s, err := sac.New(3, []float64{-1, -1}, []float64{1, 1}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewSource(2))
-	b := NewBatch(8, 3, 2)
+	b := buffer.NewBatch(8, 3, 2)
 	for i := range b.Obs {
 		b.Obs[i], b.NextObs[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 	}
@@ -221,63 +223,12 @@ func TestPaperModelBufferRoundsAsAuthors(t *testing.T) {
 	}
 }
 
-// Item 6: an ADM epoch of EpochPasses = m passes holds as many Adam steps
-// as the authors' train_size//256*m (within m: we round the last batch up),
-// and the authors' improvement rule as they wrote it.
-func TestADMEpochPassesAndAuthorsImprovement(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	ls := newLinearSystemAngle(0.9, 1, rng)
-	data := linearReplay(t, ls, 20, 20, rng)
-	m := 3
-	for _, passes := range []int{1, m} {
-		adm, err := models.NewADM(models.ADMConfig{ObsDim: ls.obs, ActDim: ls.act, Hidden: 8, Layers: 1, ResBlocks: 1, M: m}, rand.New(rand.NewSource(2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fc := DefaultADMFitConfig()
-		fc.MaxEpochs, fc.EpochPasses, fc.Batch = 1, passes, 32
-		rep, err := FitADM(context.Background(), adm, data, fc, rand.New(rand.NewSource(3)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		perPass := (rep.TrainStarts + fc.Batch - 1) / fc.Batch
-		if got := rep.History[0].Steps; got != passes*perPass {
-			t.Errorf("passes %d: %d Adam steps in the epoch, want %d", passes, got, passes*perPass)
-		}
-		if passes == m {
-			authors := rep.TrainStarts / fc.Batch * m // range(train_size//batch_size*self.max_arm_step)
-			if d := rep.History[0].Steps - authors; d < 0 || d > m {
-				t.Errorf("epoch of %d steps, authors' %d", rep.History[0].Steps, authors)
-			}
-		}
-	}
+// Item 6 (the fit's side is dynamics.TestADMEpochPassesAndAuthorsImprovement):
+// the paper preset's ADM epoch is m passes, with the authors' patience.
+func TestPaperPresetADMEpochPasses(t *testing.T) {
 	c, _ := Preset("paper", "hopper", "admpo", 3)
 	if c.ModelEpochPasses != c.M || c.ModelPatience != 25 {
 		t.Errorf("paper preset: epoch passes %d patience %d, want m = %d and 25", c.ModelEpochPasses, c.ModelPatience, c.M)
-	}
-	// learn_dynamics_from: improve_ks non-empty and mean(new) < mean(old).
-	ref := func(old, now []float64) bool {
-		var improve []int
-		mo, mn := 0.0, 0.0
-		for k := range old {
-			if (old[k]-now[k])/old[k] > 0 {
-				improve = append(improve, k)
-			}
-			mo += old[k] / float64(len(old))
-			mn += now[k] / float64(len(now))
-		}
-		return len(improve) > 0 && mn < mo
-	}
-	for _, c := range [][2][]float64{
-		{{1, 1, 1}, {0.9, 1.2, 1}},     // one k better, mean worse
-		{{1, 1, 1}, {0.9, 1.05, 1}},    // one k better, mean better
-		{{1, 2, 3}, {1, 2, 3}},         // equal
-		{{0.5, 0.5}, {0.49, 0.5}},      // a small gain
-		{{0.2, 0.3, 0.4}, {3, 0, 0.5}}, // mean better through one k
-	} {
-		if got, want := authorsImproved(c[0], c[1]), ref(c[0], c[1]); got != want {
-			t.Errorf("authorsImproved(%v, %v) = %v, authors %v", c[0], c[1], got, want)
-		}
 	}
 }
 
@@ -326,7 +277,7 @@ func TestOfflinePaperPresetAsAuthorsConfigs(t *testing.T) {
 	for _, u := range []int{0, 999, 1000, 1500, 2_499_999, 4_999_000, 4_999_999, 5_000_000} {
 		e := float64(u / 1000)
 		want := 1e-4 * (1 + math.Cos(math.Pi*e/5000)) / 2
-		if got := sc.actorLR(u); math.Abs(got-want) > 1e-12 {
+		if got := sc.ActorLRAt(u); math.Abs(got-want) > 1e-12 {
 			t.Errorf("actor lr at update %d: %v, authors %v", u, got, want)
 		}
 	}
@@ -341,7 +292,7 @@ func TestOfflinePaperPresetAsAuthorsConfigs(t *testing.T) {
 // predictions from the first step on).
 func TestFullHistoryStartsAsAuthors(t *testing.T) {
 	const m = 3
-	r, err := NewReplay(1, 1, 100, 0)
+	r, err := buffer.New(1, 1, 100, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
 )
 
@@ -42,20 +44,20 @@ func (c *tripCtx) Err() error {
 // "fit": cancelled at the fit's second Adam step) or when that round's roll-out
 // engine opens (stage "rollout": cancelled at the roll-out's first check).
 type armingDynamics struct {
-	Dynamics
+	dynamics.Model
 	ctx          *tripCtx
 	stage        string
 	round, fits  int
 	armedInStage bool
 }
 
-func (d *armingDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *armingDynamics) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (dynamics.FitReport, error) {
 	d.fits++
 	if d.fits == d.round && d.stage == "fit" {
 		d.ctx.arm(1)
 		d.armedInStage = true
 	}
-	return d.Dynamics.Fit(ctx, real, maxSteps, rng)
+	return d.Model.Fit(ctx, real, maxSteps, rng)
 }
 
 func (d *armingDynamics) Roller(opts infer.Options) (infer.Roller, error) {
@@ -63,7 +65,7 @@ func (d *armingDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 		d.ctx.arm(0)
 		d.armedInStage = true
 	}
-	return d.Dynamics.Roller(opts)
+	return d.Model.Roller(opts)
 }
 
 // TestInterruptDuringModelRoundResumesExactly cancels an online run inside
@@ -83,7 +85,7 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 					t.Fatal(err)
 				}
 				ctx := newTripCtx()
-				d := &armingDynamics{Dynamics: b.dyn, ctx: ctx, stage: stage, round: 2}
+				d := &armingDynamics{Model: b.dyn, ctx: ctx, stage: stage, round: 2}
 				b.dyn = d
 				second := cfg.WarmUp + cfg.ModelEvery // env step of the second round
 				err = b.Run(ctx)
@@ -103,7 +105,7 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 				}
 				defer c.Close()
 				firstRound := cfg.RolloutBatch * cfg.Rollout.At(0) // H = 1: one transition per start
-				if c.step != second || c.model == nil || c.model.n != firstRound {
+				if c.step != second || c.model == nil || c.model.Len() != firstRound {
 					t.Fatalf("resumed at step %d with %v model rows, want step %d and the first round's rows", c.step, c.model, second)
 				}
 				if err := c.Run(context.Background()); err != nil {
@@ -132,7 +134,7 @@ func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := newTripCtx()
-			d := &armingDynamics{Dynamics: b.dyn, ctx: ctx, stage: stage, round: 1}
+			d := &armingDynamics{Model: b.dyn, ctx: ctx, stage: stage, round: 1}
 			b.dyn = d
 			err = b.Run(ctx)
 			wantStep, wantFitted := 0, stage == "rollout"

@@ -9,12 +9,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/sac"
 )
 
 // loop is the state and the steps that the online loop (Online) and the
@@ -24,24 +27,24 @@ import (
 type loop struct {
 	task  *envs.Task
 	eval  *envs.Env // deterministic evaluation episodes
-	sac   *SAC
-	real  *Replay
-	model *Replay // nil before the first roll-out and without a model
-	dyn   Dynamics
+	sac   *sac.Agent
+	real  *buffer.Replay
+	model *buffer.Replay // nil before the first roll-out and without a model
+	dyn   dynamics.Model
 	rng   *rand.Rand
 	srcs  rngSources
 
 	step       int
-	lastFit    FitReport
+	lastFit    dynamics.FitReport
 	fitAt      int // env step of the last completed model fit (0: none yet)
-	lastSAC    SACStats
+	lastSAC    sac.Stats
 	evals      int
 	wallBefore float64 // seconds spent before a resume
 	time       Timing  // cumulative time by phase, resumes included
 	started    time.Time
 	progress   *Progress
 	tb         tbLog // TensorBoard event file
-	batch      *Batch
+	batch      *buffer.Batch
 	onStatus   func(Status)
 	// realFloor takes floor(realRatio·Batch) real rows as the authors'
 	// int(batch_size*real_ratio) (version 2 configs); else the nearest
@@ -103,8 +106,12 @@ func resumeRun(r runLoop, dir string, f *ckpt.File) error {
 // base+2 .. base+5.
 func (l *loop) seedRNGs(base int64) {
 	l.rng, l.srcs.loop = rng.New(base + 2)
-	l.real.rng, l.srcs.real = rng.New(base + 3)
-	l.sac.rng, l.srcs.sac = rng.New(base + 4)
+	var realRNG *rand.Rand
+	realRNG, l.srcs.real = rng.New(base + 3)
+	l.real.SetRand(realRNG)
+	var sacRNG *rand.Rand
+	sacRNG, l.srcs.sac = rng.New(base + 4)
+	l.sac.SetRand(sacRNG)
 	l.srcs.model = rng.NewSource(base + 5)
 }
 
@@ -255,10 +262,10 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 func (l *loop) addModel(tr *infer.Transitions, capacity int) error {
 	var err error
 	if l.model == nil {
-		if l.model, err = NewReplay(l.task.ObsDim, l.task.ActDim, capacity, 0); err != nil {
+		if l.model, err = buffer.New(l.task.ObsDim, l.task.ActDim, capacity, 0); err != nil {
 			return err
 		}
-		l.model.rng = rand.New(l.srcs.model)
+		l.model.SetRand(rand.New(l.srcs.model))
 	} else if l.model, err = l.model.Resized(capacity); err != nil {
 		return err
 	}
@@ -281,7 +288,7 @@ func (l *loop) evalReturns(seed int64, episodes int) ([]float64, error) {
 // sacActor is SAC's actor as an envs.Actor: its mean action when
 // deterministic, else a sample with noise from rng.
 type sacActor struct {
-	s             *SAC
+	s             *sac.Agent
 	deterministic bool
 }
 
@@ -338,7 +345,7 @@ func (l *loop) writeFinal(dir string, actor []byte, fitted bool) error {
 		return err
 	}
 	name := rundir.ADMFile
-	if _, ok := l.dyn.(*EnsembleDynamics); ok {
+	if _, ok := l.dyn.(*dynamics.Ensemble); ok {
 		name = rundir.EnsembleFile
 	}
 	return atomicfile.WriteFile(rundir.Dir(dir).Path(name), b, 0o644)

@@ -9,13 +9,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/sac"
 )
 
 // Offline is one offline run on a fixed data set: MOPO's loop with an ADM
@@ -32,7 +35,7 @@ type Offline struct {
 
 	loop // real holds the data set; the model buffer stays nil for bc
 
-	bc        *BC
+	bc        *sac.BC
 	dataSum   uint32
 	fitted    bool
 	lastBC    float64
@@ -174,29 +177,29 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	o.task = &envs.Task{Name: name, ObsDim: c.ObsDim, ActDim: c.ActDim, Done: done}
 	od, ad := c.ObsDim, c.ActDim
 	o.dataSum = datasetSum(data)
-	if o.real, err = ReplayFromDataset(data, cfg.Seed+1); err != nil {
+	if o.real, err = buffer.FromDataset(data, cfg.Seed+1); err != nil {
 		o.Close()
 		return nil, err
 	}
 	sc := cfg.sacConfig(low, high)
-	if o.sac, err = NewSAC(od, low, high, sc); err != nil {
+	if o.sac, err = sac.New(od, low, high, sc); err != nil {
 		o.Close()
 		return nil, err
 	}
 	if cfg.Algo == "bc" {
-		if o.bc, err = NewBC(o.sac.Actor, cfg.Batch, cfg.ActorLR); err != nil {
+		if o.bc, err = sac.NewBC(o.sac.Actor, cfg.Batch, cfg.ActorLR); err != nil {
 			o.Close()
 			return nil, err
 		}
 	}
 	o.seedRNGs(cfg.Seed * 11)
 	o.realFloor = cfg.Version >= 2
-	o.batch = NewBatch(cfg.Batch, od, ad)
+	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
-		o.dyn, err = NewADMDynamics(cfg.onlineView(), od, ad)
+		o.dyn, err = dynamics.NewADM(cfg.dynamicsConfig(), od, ad)
 	case "mopo":
-		o.dyn, err = NewEnsembleDynamics(cfg.onlineView(), od, ad)
+		o.dyn, err = dynamics.NewEnsemble(cfg.dynamicsConfig(), od, ad)
 	}
 	if err != nil {
 		o.Close()

@@ -3,17 +3,19 @@ package train
 import (
 	"fmt"
 
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/sac"
 )
 
 // offlineState is the JSON part of an offline checkpoint.
 type offlineState struct {
 	Step      int
 	Fitted    bool
-	LastFit   FitReport
-	LastSAC   SACStats
+	LastFit   dynamics.FitReport
+	LastSAC   sac.Stats
 	LastBC    *float64 // nil for NaN
 	LastRoll  RollStats
 	LastScore *float64
@@ -35,7 +37,7 @@ func (o *Offline) Checkpoint() error {
 		HasModel: o.model != nil, DataN: o.real.Len(), DataSum: o.dataSum}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error {
 		if o.bc != nil {
-			o.bc.save(f)
+			o.bc.Save(f)
 		}
 		return nil
 	})
@@ -74,7 +76,7 @@ func (o *Offline) restore(f *ckpt.File) error {
 	o.time = st.Time
 	return o.restoreNets(f, st.HasModel, func() error {
 		if o.bc != nil {
-			return o.bc.load(f)
+			return o.bc.Load(f)
 		}
 		return nil
 	})

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/sac"
 )
 
 // OfflineConfig is everything an offline run (ADMPO-OFF, MOPO or BC) needs.
@@ -102,8 +105,8 @@ func (c *OfflineConfig) UnmarshalJSON(b []byte) error {
 func (c OfflineConfig) FullHistoryStarts() bool { return c.Version >= 2 }
 
 // sacConfig maps the policy settings onto SAC's for a task's action bounds.
-func (c OfflineConfig) sacConfig(low, high []float64) SACConfig {
-	sc := DefaultSACConfig(len(low))
+func (c OfflineConfig) sacConfig(low, high []float64) sac.Config {
+	sc := sac.DefaultConfig(len(low))
 	sc.Hidden, sc.BatchSize, sc.Gamma, sc.Seed = c.Hidden, c.Batch, c.Gamma, c.Seed
 	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.ActorLR, c.CriticLR, c.AlphaLR
 	sc.AutoAlpha, sc.InitAlpha = c.AutoAlpha, c.InitAlpha
@@ -344,11 +347,13 @@ func (c OfflineConfig) TotalSteps() int { return c.Epochs * c.StepsPerEpoch }
 // RolloutBatch starts and Horizon steps.
 func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutBatch * c.Horizon }
 
-// onlineView maps the model settings onto an OnlineConfig so the online
-// loop's Dynamics constructors can build the ADM or the ensemble.
-func (c OfflineConfig) onlineView() OnlineConfig {
-	return OnlineConfig{Env: c.Env, Seed: c.Seed, LR: c.ModelLR, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
-		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, ModelMaxEpochs: c.ModelMaxEpochs,
-		ModelPatience: c.ModelPatience, ModelEpochPasses: c.ModelEpochPasses, ModelImprove: c.ModelImprove,
-		ModelMaxHold: c.ModelMaxHold, Engine: c.Engine, RolloutDropout: c.RolloutDropout}
+// dynamicsConfig maps the model settings onto the dynamics model's. It
+// passes no learning rate, as the offline loop has done since model_lr was
+// added: the ADM fits at dynamics.DefaultADMFitConfig's 3e-4 whatever model_lr says
+// (the presets' value), and passing it would change runs that set another.
+func (c OfflineConfig) dynamicsConfig() dynamics.Config {
+	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
+		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, MaxEpochs: c.ModelMaxEpochs,
+		Patience: c.ModelPatience, EpochPasses: c.ModelEpochPasses, Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold,
+		Engine: c.Engine, RolloutDropout: c.RolloutDropout}
 }

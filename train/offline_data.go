@@ -8,32 +8,6 @@ import (
 	"github.com/admpo/admpo/datasets"
 )
 
-// ReplayFromDataset copies an offline data set into a new buffer of exactly
-// its size, row by row, so sequences follow the data set's episodes. Every
-// episode ends at its terminal or timeout flag; a final tail without either
-// (a data set cut mid-episode) is marked as a timeout, so no roll-out start
-// or ADM training sequence runs past the data.
-func ReplayFromDataset(d *datasets.Dataset, seed int64) (*Replay, error) {
-	if d == nil || d.N <= 0 {
-		return nil, fmt.Errorf("train: empty data set")
-	}
-	r, err := NewReplay(d.ObsDim, d.ActDim, d.N, seed)
-	if err != nil {
-		return nil, err
-	}
-	od, ad := d.ObsDim, d.ActDim
-	for i := 0; i < d.N; i++ {
-		term, tout := d.Terminal[i], d.Timeout[i]
-		if i == d.N-1 && !term {
-			tout = true
-		}
-		if err := r.Add(d.Obs[i*od:(i+1)*od], d.Act[i*ad:(i+1)*ad], d.Rew[i], d.NextObs[i*od:(i+1)*od], term, tout); err != nil {
-			return nil, fmt.Errorf("train: data set row %d: %w", i, err)
-		}
-	}
-	return r, nil
-}
-
 // datasetSum is a CRC-32 over a data set's transitions and flags; a resumed
 // run checks that its data set file still holds the same data.
 func datasetSum(d *datasets.Dataset) uint32 {

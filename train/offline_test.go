@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/rundir"
@@ -113,7 +114,7 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	adm := o.dyn.(*ADMDynamics).Model
+	adm := o.dyn.(*dynamics.ADM).Model
 	clear(adm.Out.W)
 	delta := []float32{0.01, 0, 0.02, -0.03, 0, 0, 0.05, 0, 0, 0.01, 0}
 	copy(adm.Out.B, delta)
@@ -228,8 +229,8 @@ func offCapture(o *Offline) offState {
 		s.updates, s.adamT = o.bc.Updates, o.bc.Opt.T
 	}
 	if o.model != nil {
-		s.modelN = o.model.n
-		s.model = append(append(append([]float32(nil), o.model.obs...), o.model.rew...), o.model.next...)
+		s.modelN = o.model.Len()
+		_, s.model = ring(o.model, "obs", "rew", "next")
 	}
 	for _, l := range o.sac.Actor.Net.Layers {
 		s.actor = append(s.actor, l.W...)

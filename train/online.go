@@ -8,11 +8,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/sac"
 )
 
 // ErrInterrupted is returned by Online.Run when its context is cancelled; a
@@ -76,25 +79,21 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	}
 	o.task = o.env.Task
 	od, ad := o.task.ObsDim, o.task.ActDim
-	sc := DefaultSACConfig(ad)
-	sc.Hidden, sc.BatchSize, sc.Seed, sc.Tau = cfg.Hidden, cfg.Batch, cfg.Seed, cfg.Tau
-	sc.TargetEntropy = cfg.SACTargetEntropy(o.env.ActionLow(), o.env.ActionHigh())
-	sc.InitAlpha, sc.AutoAlpha, sc.ActorEvery = cfg.Alpha, cfg.AutoAlpha, cfg.ActorEvery
-	sc.ActorLR, sc.CriticLR, sc.AlphaLR = cfg.LR, cfg.LR, cfg.LR
-	if o.sac, err = NewSAC(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
+	sc := cfg.sacConfig(o.env.ActionLow(), o.env.ActionHigh())
+	if o.sac, err = sac.New(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
 		return nil, err
 	}
-	if o.real, err = NewReplay(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
+	if o.real, err = buffer.New(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
 		return nil, err
 	}
 	o.seedRNGs(cfg.Seed * 7)
 	o.realFloor = cfg.Version >= 2
-	o.batch = NewBatch(cfg.Batch, od, ad)
+	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
 	switch cfg.Algo {
 	case "admpo":
-		o.dyn, err = NewADMDynamics(cfg, od, ad)
+		o.dyn, err = dynamics.NewADM(cfg.dynamicsConfig(), od, ad)
 	case "mbpo":
-		o.dyn, err = NewEnsembleDynamics(cfg, od, ad)
+		o.dyn, err = dynamics.NewEnsemble(cfg.dynamicsConfig(), od, ad)
 	}
 	if err != nil {
 		return nil, err
@@ -291,3 +290,13 @@ func (o *Online) exportFinal() error {
 
 // Step is the number of env steps taken so far.
 func (o *Online) Step() int { return o.step }
+
+// f32 converts an env's float64 values to the float32 the buffers and
+// networks use.
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}

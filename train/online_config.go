@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/sac"
 )
 
 // ConfigVersion is the config.json format that this code writes. Version 1
@@ -136,6 +139,24 @@ func (c OnlineConfig) SACTargetEntropy(low, high []float64) float64 {
 	return sacTargetEntropy(c.Version, c.TargetEntropy, low, high)
 }
 
+// sacConfig maps the policy settings onto SAC's for a task's action bounds.
+func (c OnlineConfig) sacConfig(low, high []float64) sac.Config {
+	sc := sac.DefaultConfig(len(low))
+	sc.Hidden, sc.BatchSize, sc.Seed, sc.Tau = c.Hidden, c.Batch, c.Seed, c.Tau
+	sc.TargetEntropy = c.SACTargetEntropy(low, high)
+	sc.InitAlpha, sc.AutoAlpha, sc.ActorEvery = c.Alpha, c.AutoAlpha, c.ActorEvery
+	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.LR, c.LR, c.LR
+	return sc
+}
+
+// dynamicsConfig maps the model settings onto the dynamics model's.
+func (c OnlineConfig) dynamicsConfig() dynamics.Config {
+	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
+		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, LR: c.ModelLR, WarmStart: c.ModelWarmStart,
+		MaxEpochs: c.ModelMaxEpochs, Patience: c.ModelPatience, EpochSteps: c.ModelEpochSteps, EpochPasses: c.ModelEpochPasses,
+		Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold, Engine: c.Engine, RolloutDropout: c.RolloutDropout}
+}
+
 // sacTargetEntropy is target t (in the config's version's units) in the
 // units of admpo's SAC log-density.
 func sacTargetEntropy(version int, t float64, low, high []float64) float64 {
@@ -240,7 +261,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 500, 5, 1000
 		if env == "inverted-pendulum" {
 			// Small networks, a faster learning rate and target (the settings
-			// with which SAC solves it in ~6k steps, train/sac_pendulum_test.go).
+			// with which SAC solves it in ~6k steps, sac/pendulum_test.go).
 			c.Steps, c.WarmUp, c.EvalEvery = 5000, 1000, 500
 			c.Hidden, c.Batch, c.LR, c.Tau = []int{64, 64}, 128, 1e-3, 0.02
 			c.Rollout = Schedule{0, 5000, 1, 5}

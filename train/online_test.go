@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/ckpt"
 )
 
 // tinyConfig is a run small enough for a unit test.
@@ -30,7 +34,7 @@ func tinyConfig(algo string) OnlineConfig {
 // uninterrupted run.
 type runState struct {
 	step            int
-	realN, realPos  int
+	realCounters    string // the real buffer's checkpointed counters (size, capacity, n, pos)
 	real            []float32
 	modelN          int
 	model           []float32
@@ -41,12 +45,12 @@ type runState struct {
 }
 
 func capture(o *Online) runState {
-	s := runState{step: o.step, realN: o.real.n, realPos: o.real.pos, updates: o.sac.Updates, adamT: o.sac.ActorOpt.T,
+	s := runState{step: o.step, updates: o.sac.Updates, adamT: o.sac.ActorOpt.T,
 		logAlpha: float64(o.sac.LogAlpha[0]), epRet: o.epReturn, obs: append([]float32(nil), o.obs...)}
-	s.real = append(append(append([]float32(nil), o.real.obs...), o.real.act...), o.real.rew...)
+	s.realCounters, s.real = ring(o.real, "obs", "act", "rew")
 	if o.model != nil {
-		s.modelN = o.model.n
-		s.model = append(append([]float32(nil), o.model.obs...), o.model.rew...)
+		s.modelN = o.model.Len()
+		_, s.model = ring(o.model, "obs", "rew")
 	}
 	for _, l := range o.sac.Actor.Net.Layers {
 		s.actor = append(s.actor, l.W...)
@@ -55,6 +59,21 @@ func capture(o *Online) runState {
 		s.critic = append(s.critic, l.W...)
 	}
 	return s
+}
+
+// ring returns a buffer as its checkpoint stores it: the JSON counters and
+// copies of the raw ring arrays named in parts, back to back.
+func ring(r *buffer.Replay, parts ...string) (counters string, data []float32) {
+	f := ckpt.New()
+	if err := r.Save(f, "r"); err != nil {
+		panic(err)
+	}
+	b, _ := f.Bytes("r/state")
+	for _, p := range parts {
+		v, _ := f.F32("r/"+p, -1)
+		data = append(data, v...)
+	}
+	return string(b), data
 }
 
 func sameFloats(t *testing.T, what string, a, b []float32) {
@@ -185,7 +204,7 @@ func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
 // config, are identical: counters, buffers, weights and the observation.
 func sameRun(t *testing.T, got, want runState) {
 	t.Helper()
-	if got.step != want.step || got.realN != want.realN || got.realPos != want.realPos || got.updates != want.updates ||
+	if got.step != want.step || got.realCounters != want.realCounters || got.updates != want.updates ||
 		got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
 		t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
 	}
@@ -197,7 +216,7 @@ func sameRun(t *testing.T, got, want runState) {
 }
 
 func pick(s runState) map[string]any {
-	return map[string]any{"step": s.step, "realN": s.realN, "pos": s.realPos, "updates": s.updates, "adamT": s.adamT,
+	return map[string]any{"step": s.step, "real": s.realCounters, "updates": s.updates, "adamT": s.adamT,
 		"modelN": s.modelN, "epRet": s.epRet, "logAlpha": s.logAlpha}
 }
 
@@ -240,7 +259,7 @@ func TestBatchMixtureIsExact(t *testing.T) {
 	if n := count(); n != 256 {
 		t.Fatalf("without model data the batch must be all real, got %d of 256", n)
 	}
-	o.model, _ = NewReplay(11, 3, 100, 1)
+	o.model, _ = buffer.New(11, 3, 100, 1)
 	for i := 0; i < 100; i++ {
 		o.model.Add(obs, act, -1, obs, false, false)
 	}
@@ -259,7 +278,7 @@ func TestBatchMixtureIsExact(t *testing.T) {
 // consecutive states are linked by the stored transitions and no sequence
 // reaches back over an episode end.
 func TestSampleStartsNeverCrossEpisodes(t *testing.T) {
-	r, _ := NewReplay(1, 1, 64, 1)
+	r, _ := buffer.New(1, 1, 64, 1)
 	// Episodes of lengths 3, 1, 5, ...: obs encodes (episode, step).
 	ep := 0
 	for r.Len() < 60 {
@@ -312,7 +331,7 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	o.lastFit = FitReport{Epochs: 2, TrainLoss: math.NaN(), HoldoutLoss: math.NaN(), HoldoutPerK: []float64{0.5, math.NaN(), 0.25}}
+	o.lastFit = dynamics.FitReport{Epochs: 2, TrainLoss: math.NaN(), HoldoutLoss: math.NaN(), HoldoutPerK: []float64{0.5, math.NaN(), 0.25}}
 	if err := o.Checkpoint(); err != nil {
 		t.Fatalf("checkpoint with NaN losses: %v", err)
 	}

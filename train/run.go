@@ -3,10 +3,10 @@ package train
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/rundir"
 )
@@ -18,7 +18,7 @@ type RunInfo struct {
 	Config OnlineConfig
 	Policy []byte // policy.onnx
 	Model  []byte // adm.onnx or ensemble.onnx; nil when absent
-	Real   *Replay
+	Real   *buffer.Replay
 	Step   int
 }
 
@@ -53,7 +53,7 @@ func OpenRun(dir string) (*RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Real, err = loadReplay(f, "real"); err != nil {
+	if r.Real, err = buffer.Load(f, "real"); err != nil {
 		return nil, err
 	}
 	sb, err := f.Bytes("state")
@@ -66,26 +66,4 @@ func OpenRun(dir string) (*RunInfo, error) {
 	}
 	r.Step = st.Step
 	return r, nil
-}
-
-// Windows samples n histories of up to m real states with the action taken
-// at each (the current action included), never crossing an episode end:
-// obs and acts hold the rows' l_i states and actions back to back; lens
-// holds each l_i.
-func (r *Replay) Windows(n, m int, rng *rand.Rand) (obs, acts []float32, lens []int, err error) {
-	if r.n == 0 || n <= 0 || m <= 0 {
-		return nil, nil, nil, fmt.Errorf("train: replay: %d windows of %d from %d transitions", n, m, r.n)
-	}
-	od, ad := r.ObsDim, r.ActDim
-	for row := 0; row < n; row++ {
-		k := rng.Intn(r.n)
-		h := r.history(k, m)
-		for j := 0; j <= h; j++ {
-			i := r.slot(k - h + j)
-			obs = append(obs, r.obs[i*od:(i+1)*od]...)
-			acts = append(acts, r.act[i*ad:(i+1)*ad]...)
-		}
-		lens = append(lens, h+1)
-	}
-	return obs, acts, lens, nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
@@ -247,14 +248,14 @@ func shipReplay(run, dir, env string, step int) (*ShippedReplay, error) {
 	if err != nil {
 		return nil, err
 	}
-	real, err := loadReplay(f, "real")
+	real, err := buffer.Load(f, "real")
 	if err != nil {
 		return nil, err
 	}
 	if real.Len() < step {
 		return nil, fmt.Errorf("train: %s's replay buffer holds %d transitions, fewer than the snapshot's env step %d", run, real.Len(), step)
 	}
-	d, err := DatasetFromReplay(real, step)
+	d, err := real.Dataset(step)
 	if err != nil {
 		return nil, err
 	}

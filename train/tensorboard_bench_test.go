@@ -5,19 +5,21 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/admpo/admpo/sac"
 )
 
 // BenchmarkTensorBoardVsSACUpdate times one logged step of the TensorBoard
 // writer (building an online admpo row's scalars, m = 5 per-k errors
 // included, and writing its event) against one SAC update at Hopper's
-// sizes (256x256, batch 256; BenchSACUpdate's median) measured in the same
+// sizes (256x256, batch 256; sac.BenchUpdate's median) measured in the same
 // process, and prints the ratio. A run logs once per evaluation (every 500
 // to 1000 env steps, each one or more updates), so the writer's share of
 // training time is this ratio divided by the steps between evaluations.
 //
 //	go test -run XXX -bench TensorBoardVsSACUpdate -benchtime 2000x ./train/
 func BenchmarkTensorBoardVsSACUpdate(b *testing.B) {
-	sac, err := BenchSACUpdate(30)
+	upd, err := sac.BenchUpdate(30)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,15 +42,15 @@ func BenchmarkTensorBoardVsSACUpdate(b *testing.B) {
 	}
 	perLog := float64(time.Since(t0).Nanoseconds()) / float64(b.N) / 1e6
 	b.StopTimer()
-	ratio := perLog / sac.Total
+	ratio := perLog / upd.Total
 	b.ReportMetric(perLog*1e3, "µs/logged-step")
-	b.ReportMetric(sac.Total*1e3, "µs/sac-update")
+	b.ReportMetric(upd.Total*1e3, "µs/sac-update")
 	b.ReportMetric(ratio*100, "%-of-one-update")
 	if b.N == 1 {
 		return // the framework's first, single-iteration run: it times the file's creation
 	}
 	fmt.Printf("tensorboard writer %.1f µs per logged step | SAC update %.2f ms | ratio %.4f%% of one update "+
-		"(%.6f%% per update at one event per 1000 updates)\n", perLog*1e3, sac.Total, 100*ratio, 100*ratio/1000)
+		"(%.6f%% per update at one event per 1000 updates)\n", perLog*1e3, upd.Total, 100*ratio, 100*ratio/1000)
 	if math.IsNaN(ratio) {
 		b.Fatal("no ratio")
 	}

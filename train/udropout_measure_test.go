@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
@@ -46,7 +48,7 @@ func TestMeasureUADMDropout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := ReplayFromDataset(d, 0)
+	data, err := buffer.FromDataset(d, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +57,14 @@ func TestMeasureUADMDropout(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ModelMaxEpochs = epochs
-	dyn, err := NewADMDynamics(cfg.onlineView(), task.ObsDim, task.ActDim)
+	dyn, err := dynamics.NewADM(cfg.dynamicsConfig(), task.ObsDim, task.ActDim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	adm := dyn.(*ADMDynamics)
+	adm := dyn.(*dynamics.ADM)
 	rng := rand.New(rand.NewSource(0))
 	t0 := time.Now()
-	rep, err := FitADM(context.Background(), adm.Model, data, adm.FitCfg, rng)
+	rep, err := dynamics.FitADM(context.Background(), adm.Model, data, adm.FitCfg, rng)
 	if err != nil {
 		t.Fatal(err)
 	}

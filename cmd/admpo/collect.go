@@ -303,7 +303,7 @@ func (b behaviourSource) mediumReplay(size int, mediumReturn float64) (*datasets
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := train.DatasetFromReplay(info.Real, step)
+	d, err := info.Real.Dataset(step)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,4 +1,4 @@
-package train
+package sac
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 )
 
@@ -33,7 +34,7 @@ type pendulumResult struct {
 }
 
 // pendulumEvaluate returns the mean and minimum return of deterministic episodes.
-func pendulumEvaluate(s *SAC, env *envs.Env, episodes int, seed int64) (mean, minRet float64, err error) {
+func pendulumEvaluate(s *Agent, env *envs.Env, episodes int, seed int64) (mean, minRet float64, err error) {
 	minRet = 1e9
 	for e := 0; e < episodes; e++ {
 		obs, ret := env.Reset(seed+int64(e)), 0.0
@@ -79,23 +80,23 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 	defer evalEnv.Close()
 	low, high := env.ActionLow(), env.ActionHigh()
 	obsDim, actDim := env.Task.ObsDim, env.Task.ActDim
-	cfg := DefaultSACConfig(actDim)
+	cfg := DefaultConfig(actDim)
 	cfg.Hidden, cfg.BatchSize, cfg.Seed = p.Hidden, p.Batch, p.Seed
 	cfg.ActorLR, cfg.CriticLR, cfg.AlphaLR, cfg.Tau = p.LR, p.LR, p.LR, p.Tau
-	s, err := NewSAC(obsDim, low, high, cfg)
+	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
 		return res, err
 	}
 	defer s.Close()
-	replay, err := NewReplay(obsDim, actDim, p.MaxSteps, p.Seed)
+	replay, err := buffer.New(obsDim, actDim, p.MaxSteps, p.Seed)
 	if err != nil {
 		return res, err
 	}
-	batch := NewBatch(p.Batch, obsDim, actDim)
+	batch := buffer.NewBatch(p.Batch, obsDim, actDim)
 	rng := rand.New(rand.NewSource(p.Seed + 1000))
 	obs := env.Reset(p.Seed)
 	act := make([]float64, actDim)
-	var last SACStats
+	var last Stats
 	epRet, epSum, epN := 0.0, 0.0, 0
 	for step := 1; step <= p.MaxSteps; step++ {
 		if step <= p.WarmUp {
@@ -115,7 +116,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := replay.AddF64(obs, act, st.Reward, st.Obs, st.Terminated, st.Truncated); err != nil {
+		if err := replay.Add(f32(obs), f32(act), float32(st.Reward), f32(st.Obs), st.Terminated, st.Truncated); err != nil {
 			return res, err
 		}
 		obs = st.Obs
@@ -195,4 +196,12 @@ func TestSACSolvesInvertedPendulum(t *testing.T) {
 			t.Errorf("seed %d: no evaluation reached 1000 within %d env steps; evaluation means %v", seed, budget, r.Evals)
 		}
 	}
+}
+
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

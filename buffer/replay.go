@@ -1,6 +1,4 @@
-// Package train holds admpo's training algorithms: the replay buffer, SAC and
-// the model-based loops built on them.
-package train
+package buffer
 
 import (
 	"fmt"
@@ -23,10 +21,10 @@ type Replay struct {
 	rng            *rand.Rand
 }
 
-// NewReplay returns an empty buffer whose sampling is seeded with seed.
-func NewReplay(obsDim, actDim, capacity int, seed int64) (*Replay, error) {
+// New returns an empty buffer whose sampling is seeded with seed.
+func New(obsDim, actDim, capacity int, seed int64) (*Replay, error) {
 	if obsDim <= 0 || actDim <= 0 || capacity <= 0 {
-		return nil, fmt.Errorf("train: replay: invalid sizes obs %d act %d capacity %d", obsDim, actDim, capacity)
+		return nil, fmt.Errorf("buffer: replay: invalid sizes obs %d act %d capacity %d", obsDim, actDim, capacity)
 	}
 	return &Replay{ObsDim: obsDim, ActDim: actDim, Cap: capacity,
 		obs: make([]float32, capacity*obsDim), act: make([]float32, capacity*actDim),
@@ -34,6 +32,10 @@ func NewReplay(obsDim, actDim, capacity int, seed int64) (*Replay, error) {
 		terminal: make([]bool, capacity), end: make([]bool, capacity),
 		rng: rand.New(rand.NewSource(seed))}, nil
 }
+
+// SetRand makes the buffer sample with rng (a run restored from a
+// checkpoint gives its buffers views of their restored random sources).
+func (r *Replay) SetRand(rng *rand.Rand) { r.rng = rng }
 
 // Len is the number of stored transitions.
 func (r *Replay) Len() int { return r.n }
@@ -43,7 +45,7 @@ func (r *Replay) Len() int { return r.n }
 // without termination. Either ends the episode for sequence sampling.
 func (r *Replay) Add(obs, act []float32, rew float32, nextObs []float32, terminal, timeout bool) error {
 	if len(obs) != r.ObsDim || len(nextObs) != r.ObsDim || len(act) != r.ActDim {
-		return fmt.Errorf("train: replay: add got obs %d act %d next %d values, want %d/%d/%d",
+		return fmt.Errorf("buffer: replay: add got obs %d act %d next %d values, want %d/%d/%d",
 			len(obs), len(act), len(nextObs), r.ObsDim, r.ActDim, r.ObsDim)
 	}
 	i := r.pos
@@ -58,17 +60,19 @@ func (r *Replay) Add(obs, act []float32, rew float32, nextObs []float32, termina
 	return nil
 }
 
-// AddF64 is Add for float64 observations and actions.
-func (r *Replay) AddF64(obs, act []float64, rew float64, nextObs []float64, terminal, timeout bool) error {
-	return r.Add(f32(obs), f32(act), float32(rew), f32(nextObs), terminal, timeout)
+// Transition is one stored transition; its slices alias the buffer.
+type Transition struct {
+	Obs, Act, NextObs []float32
+	Rew               float32
+	Terminal, Timeout bool
 }
 
-func f32(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return out
+// At returns the transition at logical index k (0 = oldest stored
+// transition, Len()-1 = newest); k must be in [0, Len()).
+func (r *Replay) At(k int) Transition {
+	i, od, ad := r.slot(k), r.ObsDim, r.ActDim
+	return Transition{Obs: r.obs[i*od : (i+1)*od], Act: r.act[i*ad : (i+1)*ad], NextObs: r.next[i*od : (i+1)*od],
+		Rew: r.rew[i], Terminal: r.terminal[i], Timeout: r.end[i] && !r.terminal[i]}
 }
 
 // slot maps a logical index (0 = oldest stored transition) to its ring slot.
@@ -98,13 +102,13 @@ func (r *Replay) Sample(b *Batch) error { return r.SampleRows(b, 0, b.N) }
 // data).
 func (r *Replay) SampleRows(b *Batch, from, count int) error {
 	if b.ObsDim != r.ObsDim || b.ActDim != r.ActDim {
-		return fmt.Errorf("train: replay: batch dims %d/%d, buffer %d/%d", b.ObsDim, b.ActDim, r.ObsDim, r.ActDim)
+		return fmt.Errorf("buffer: replay: batch dims %d/%d, buffer %d/%d", b.ObsDim, b.ActDim, r.ObsDim, r.ActDim)
 	}
 	if from < 0 || count < 0 || from+count > b.N {
-		return fmt.Errorf("train: replay: rows [%d,%d) outside a batch of %d", from, from+count, b.N)
+		return fmt.Errorf("buffer: replay: rows [%d,%d) outside a batch of %d", from, from+count, b.N)
 	}
 	if r.n == 0 {
-		return fmt.Errorf("train: replay: sampling from an empty buffer")
+		return fmt.Errorf("buffer: replay: sampling from an empty buffer")
 	}
 	od, ad := r.ObsDim, r.ActDim
 	for row := from; row < from+count; row++ {
@@ -145,21 +149,12 @@ func NewSeqBatch(n, m, obsDim, actDim int) *SeqBatch {
 		Mask: make([]float32, n*m), Len: make([]int, n)}
 }
 
-// SampleSequences draws batch start transitions uniformly and returns their
-// sequences of at most m steps, never crossing an episode end.
-func (r *Replay) SampleSequences(m, batch int) (*SeqBatch, error) {
-	b := NewSeqBatch(batch, m, r.ObsDim, r.ActDim)
-	if err := r.SampleSequencesInto(b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// SampleSequencesInto fills every row of a preallocated b (see
-// SampleSequences).
+// SampleSequencesInto fills every row of a preallocated b with the
+// sequences of uniformly drawn start transitions, of at most b.M steps
+// each, never crossing an episode end.
 func (r *Replay) SampleSequencesInto(b *SeqBatch) error {
 	if r.n == 0 {
-		return fmt.Errorf("train: replay: sampling sequences from an empty buffer")
+		return fmt.Errorf("buffer: replay: sampling sequences from an empty buffer")
 	}
 	for row := 0; row < b.N; row++ {
 		if err := r.SequenceAt(r.rng.Intn(r.n), b, row); err != nil {
@@ -174,10 +169,10 @@ func (r *Replay) SampleSequencesInto(b *SeqBatch) error {
 // callers split a buffer into training and hold-out starts.
 func (r *Replay) SequenceAt(k int, b *SeqBatch, row int) error {
 	if b.ObsDim != r.ObsDim || b.ActDim != r.ActDim || b.M <= 0 {
-		return fmt.Errorf("train: replay: sequence batch dims %d/%d m %d, buffer %d/%d", b.ObsDim, b.ActDim, b.M, r.ObsDim, r.ActDim)
+		return fmt.Errorf("buffer: replay: sequence batch dims %d/%d m %d, buffer %d/%d", b.ObsDim, b.ActDim, b.M, r.ObsDim, r.ActDim)
 	}
 	if k < 0 || k >= r.n || row < 0 || row >= b.N {
-		return fmt.Errorf("train: replay: sequence start %d of %d, row %d of %d", k, r.n, row, b.N)
+		return fmt.Errorf("buffer: replay: sequence start %d of %d, row %d of %d", k, r.n, row, b.N)
 	}
 	od, ad, m := r.ObsDim, r.ActDim, b.M
 	s0 := r.slot(k)

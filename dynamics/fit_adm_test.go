@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -63,9 +64,9 @@ func (ls *linearSystem) step(s, a []float64, rng *rand.Rand) ([]float64, float64
 }
 
 // linearReplay collects episodes of a random policy.
-func linearReplay(t *testing.T, ls *linearSystem, episodes, length int, rng *rand.Rand) *Replay {
+func linearReplay(t *testing.T, ls *linearSystem, episodes, length int, rng *rand.Rand) *buffer.Replay {
 	t.Helper()
-	r, err := NewReplay(ls.obs, ls.act, episodes*length, 1)
+	r, err := buffer.New(ls.obs, ls.act, episodes*length, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func linearReplay(t *testing.T, ls *linearSystem, episodes, length int, rng *ran
 		for k := 0; k < length; k++ {
 			a := []float64{2*rng.Float64() - 1, 2*rng.Float64() - 1}
 			next, rew := ls.step(s, a, rng)
-			if err := r.AddF64(s, a, rew, next, false, k == length-1); err != nil {
+			if err := r.Add(f32(s), f32(a), float32(rew), f32(next), false, k == length-1); err != nil {
 				t.Fatal(err)
 			}
 			s = next
@@ -130,7 +131,7 @@ func TestFitADMOnLinearSystem(t *testing.T) {
 	// k times, summed over k = 2..m on every start with m valid steps.
 	test := linearReplay(t, ls, 200, admTestLen, rng)
 	var starts []int
-	sb := NewSeqBatch(1, cfg.M, cfg.ObsDim, cfg.ActDim)
+	sb := buffer.NewSeqBatch(1, cfg.M, cfg.ObsDim, cfg.ActDim)
 	for k := 0; k < test.Len(); k++ {
 		if err := test.SequenceAt(k, sb, 0); err != nil {
 			t.Fatal(err)
@@ -140,7 +141,7 @@ func TestFitADMOnLinearSystem(t *testing.T) {
 		}
 	}
 	n := len(starts)
-	seqs := NewSeqBatch(n, cfg.M, cfg.ObsDim, cfg.ActDim)
+	seqs := buffer.NewSeqBatch(n, cfg.M, cfg.ObsDim, cfg.ActDim)
 	for r, k := range starts {
 		if err := test.SequenceAt(k, seqs, r); err != nil {
 			t.Fatal(err)
@@ -196,7 +197,7 @@ func TestFitADMOnLinearSystem(t *testing.T) {
 // against values written out by hand: obs_t = [t, -t], act_t = [10t],
 // r_t = 100t, episodes of 3 transitions.
 func TestADMBatchLayout(t *testing.T) {
-	data, err := NewReplay(2, 1, 100, 1)
+	data, err := buffer.New(2, 1, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestADMBatchLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := NewSeqBatch(3, 3, 2, 1)
+	sb := buffer.NewSeqBatch(3, 3, 2, 1)
 	if err := split.fill(sb, []int{1, 6}, true); err != nil { // third row is padding
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestADMBatchLayout(t *testing.T) {
 // real state of every step) by hand and that it learns the linear system's
 // one-step dynamics down to the noise floor.
 func TestBootstrapRNNLayoutAndFit(t *testing.T) {
-	data, err := NewReplay(2, 1, 100, 1)
+	data, err := buffer.New(2, 1, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestBootstrapRNNLayoutAndFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := NewSeqBatch(1, 3, 2, 1)
+	sb := buffer.NewSeqBatch(1, 3, 2, 1)
 	if err := split.fill(sb, []int{1}, true); err != nil {
 		t.Fatal(err)
 	}

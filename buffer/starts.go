@@ -1,4 +1,4 @@
-package train
+package buffer
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 // episode end (the paper's "real sequences of length m-1").
 func (r *Replay) SampleStarts(n, m int, rng *rand.Rand) (*infer.Start, error) {
 	if r.n == 0 {
-		return nil, fmt.Errorf("train: replay: sampling roll-out starts from an empty buffer")
+		return nil, fmt.Errorf("buffer: replay: sampling roll-out starts from an empty buffer")
 	}
 	if n <= 0 || m <= 0 {
-		return nil, fmt.Errorf("train: replay: %d roll-out starts of history %d", n, m)
+		return nil, fmt.Errorf("buffer: replay: %d roll-out starts of history %d", n, m)
 	}
 	od, ad := r.ObsDim, r.ActDim
 	s := &infer.Start{N: n, M: m, Len: make([]int, n), Obs: make([]float32, n*m*od)}
@@ -51,7 +51,7 @@ func (r *Replay) SampleFullStarts(n, m int, rng *rand.Rand) (*infer.Start, error
 		return r.SampleStarts(n, m, rng)
 	}
 	if n <= 0 {
-		return nil, fmt.Errorf("train: replay: %d roll-out starts of history %d", n, m)
+		return nil, fmt.Errorf("buffer: replay: %d roll-out starts of history %d", n, m)
 	}
 	// Window ends: transitions with at least m-2 earlier ones in their episode.
 	var ends []int
@@ -66,7 +66,7 @@ func (r *Replay) SampleFullStarts(n, m int, rng *rand.Rand) (*infer.Start, error
 		}
 	}
 	if len(ends) == 0 {
-		return nil, fmt.Errorf("train: replay: no episode in the buffer has the %d transitions a full roll-out start needs", m-1)
+		return nil, fmt.Errorf("buffer: replay: no episode in the buffer has the %d transitions a full roll-out start needs", m-1)
 	}
 	od, ad := r.ObsDim, r.ActDim
 	s := &infer.Start{N: n, M: m, Len: make([]int, n), Obs: make([]float32, n*m*od), Act: make([]float32, n*(m-1)*ad)}
@@ -113,7 +113,7 @@ func (r *Replay) Resized(capacity int) (*Replay, error) {
 	if capacity == r.Cap {
 		return r, nil
 	}
-	nr, err := NewReplay(r.ObsDim, r.ActDim, capacity, 0)
+	nr, err := New(r.ObsDim, r.ActDim, capacity, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -124,4 +124,26 @@ func (r *Replay) Resized(capacity int) (*Replay, error) {
 		nr.Add(r.obs[i*od:(i+1)*od], r.act[i*ad:(i+1)*ad], r.rew[i], r.next[i*od:(i+1)*od], r.terminal[i], r.end[i] && !r.terminal[i])
 	}
 	return nr, nil
+}
+
+// Windows samples n histories of up to m real states with the action taken
+// at each (the current action included), never crossing an episode end:
+// obs and acts hold the rows' l_i states and actions back to back; lens
+// holds each l_i.
+func (r *Replay) Windows(n, m int, rng *rand.Rand) (obs, acts []float32, lens []int, err error) {
+	if r.n == 0 || n <= 0 || m <= 0 {
+		return nil, nil, nil, fmt.Errorf("buffer: replay: %d windows of %d from %d transitions", n, m, r.n)
+	}
+	od, ad := r.ObsDim, r.ActDim
+	for row := 0; row < n; row++ {
+		k := rng.Intn(r.n)
+		h := r.history(k, m)
+		for j := 0; j <= h; j++ {
+			i := r.slot(k - h + j)
+			obs = append(obs, r.obs[i*od:(i+1)*od]...)
+			acts = append(acts, r.act[i*ad:(i+1)*ad]...)
+		}
+		lens = append(lens, h+1)
+	}
+	return obs, acts, lens, nil
 }

@@ -1,8 +1,9 @@
-package train
+package sac
 
 import (
 	"fmt"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
@@ -23,7 +24,7 @@ type BC struct {
 func NewBC(actor *models.Actor, batch int, lr float64) (*BC, error) {
 	g, err := models.NewBCGraph(actor, batch)
 	if err != nil {
-		return nil, fmt.Errorf("train: bc: %w", err)
+		return nil, fmt.Errorf("sac: bc: %w", err)
 	}
 	opt := models.NewAdam(g.Params, float32(lr))
 	opt.LR = lr
@@ -31,13 +32,13 @@ func NewBC(actor *models.Actor, batch int, lr float64) (*BC, error) {
 }
 
 // Update does one Adam step on a batch and returns the loss before the step.
-func (b *BC) Update(batch *Batch) (float64, error) {
+func (b *BC) Update(batch *buffer.Batch) (float64, error) {
 	loss, err := b.Loss(batch)
 	if err != nil {
 		return 0, err
 	}
 	if err := b.Opt.Step(); err != nil {
-		return 0, fmt.Errorf("train: bc: step: %w", err)
+		return 0, fmt.Errorf("sac: bc: step: %w", err)
 	}
 	b.Updates++
 	return loss, nil
@@ -45,16 +46,16 @@ func (b *BC) Update(batch *Batch) (float64, error) {
 
 // Loss evaluates the loss on a batch without a step (its gradients are
 // computed and discarded).
-func (b *BC) Loss(batch *Batch) (float64, error) {
+func (b *BC) Loss(batch *buffer.Batch) (float64, error) {
 	if err := b.g.Obs.Set(batch.Obs); err != nil {
-		return 0, fmt.Errorf("train: bc: %w", err)
+		return 0, fmt.Errorf("sac: bc: %w", err)
 	}
 	if err := b.g.Act.Set(batch.Act); err != nil {
-		return 0, fmt.Errorf("train: bc: %w", err)
+		return 0, fmt.Errorf("sac: bc: %w", err)
 	}
 	loss, _, err := b.g.Run()
 	if err != nil {
-		return 0, fmt.Errorf("train: bc: %w", err)
+		return 0, fmt.Errorf("sac: bc: %w", err)
 	}
 	return float64(loss), nil
 }
@@ -62,13 +63,15 @@ func (b *BC) Loss(batch *Batch) (float64, error) {
 // Close releases the graph's machine.
 func (b *BC) Close() error { return b.g.Close() }
 
-// save stores the optimiser and the update count (the actor is saved with SAC).
-func (b *BC) save(f *ckpt.File) {
+// Save stores the optimiser and the update count in sections bc/opt and
+// bc/updates (the actor is saved with the SAC agent).
+func (b *BC) Save(f *ckpt.File) {
 	putAdam(f, "bc/opt", b.Opt)
 	f.PutF32("bc/updates", []float32{float32(b.Updates)})
 }
 
-func (b *BC) load(f *ckpt.File) error {
+// Load restores what Save stored.
+func (b *BC) Load(f *ckpt.File) error {
 	if err := loadAdam(f, "bc/opt", b.Opt); err != nil {
 		return err
 	}

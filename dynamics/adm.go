@@ -1,20 +1,21 @@
-package train
+package dynamics
 
 import (
 	"context"
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
 
-// ADMDynamics is the Any-step Dynamics Model as the loops use it: fitted
+// ADM is the Any-step Dynamics Model as the loops use it: fitted
 // from scratch at every Fit (as the reference code does), exported to ONNX
 // and rolled out by infer's ADM-Roll engines.
-type ADMDynamics struct {
+type ADM struct {
 	Model  *models.ADM
 	FitCfg ADMFitConfig
 	Engine string // "direct" (unrolled graph) or "incremental"
@@ -24,8 +25,8 @@ type ADMDynamics struct {
 	RolloutDropout float64
 }
 
-// NewADMDynamics sizes an ADM from the run's config.
-func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
+// NewADM sizes an ADM from cfg.
+func NewADM(cfg Config, obsDim, actDim int) (Model, error) {
 	mc := models.ADMConfig{ObsDim: obsDim, ActDim: actDim, Hidden: cfg.ADMHidden, Layers: cfg.ADMLayers,
 		ResBlocks: cfg.ADMResBlocks, M: cfg.M}
 	m, err := models.NewADM(mc, rand.New(rand.NewSource(cfg.Seed)))
@@ -33,16 +34,16 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 		return nil, err
 	}
 	fc := DefaultADMFitConfig()
-	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.ModelPatience, cfg.ModelMaxEpochs, cfg.ModelWarmStart
-	fc.MaxSteps = cfg.ModelEpochSteps
-	fc.EpochPasses, fc.AuthorsImprove = cfg.ModelEpochPasses, cfg.ModelImprove == "authors"
-	if cfg.ModelLR > 0 {
-		fc.LR = float32(cfg.ModelLR)
+	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.Patience, cfg.MaxEpochs, cfg.WarmStart
+	fc.MaxSteps = cfg.EpochSteps
+	fc.EpochPasses, fc.AuthorsImprove = cfg.EpochPasses, cfg.Improve == "authors"
+	if cfg.LR > 0 {
+		fc.LR = float32(cfg.LR)
 	}
-	if cfg.ModelMaxHold > 0 {
-		fc.MaxHoldout = cfg.ModelMaxHold
+	if cfg.MaxHoldout > 0 {
+		fc.MaxHoldout = cfg.MaxHoldout
 	}
-	d := &ADMDynamics{Model: m, FitCfg: fc, Engine: cfg.Engine, Task: cfg.Env}
+	d := &ADM{Model: m, FitCfg: fc, Engine: cfg.Engine, Task: cfg.Task}
 	if cfg.RolloutDropout {
 		d.RolloutDropout, d.FitCfg.HoldoutDropout = fc.Dropout, true
 	}
@@ -50,10 +51,10 @@ func NewADMDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
 }
 
 // M is the ADM's maximum backtracking length.
-func (d *ADMDynamics) M() int { return d.Model.Cfg.M }
+func (d *ADM) M() int { return d.Model.Cfg.M }
 
 // Fit re-initialises and trains the ADM on the real data.
-func (d *ADMDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *ADM) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	fc := d.FitCfg
 	fc.MaxTotalSteps = maxSteps
 	rep, err := FitADM(ctx, d.Model, real, fc, rng)
@@ -63,15 +64,15 @@ func (d *ADMDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *
 	return rep.FitReport, nil
 }
 
-func (d *ADMDynamics) meta() map[string]string { return map[string]string{"task": d.Task} }
+func (d *ADM) meta() map[string]string { return map[string]string{"task": d.Task} }
 
 // ExportONNX writes the ADM's direct graph (unrolled form, with all_mean).
-func (d *ADMDynamics) ExportONNX() ([]byte, error) {
+func (d *ADM) ExportONNX() ([]byte, error) {
 	return onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMUnrolled}, d.meta())
 }
 
 // Roller exports the ADM and opens the configured engine.
-func (d *ADMDynamics) Roller(opts infer.Options) (infer.Roller, error) {
+func (d *ADM) Roller(opts infer.Options) (infer.Roller, error) {
 	switch d.Engine {
 	case "incremental":
 		b, err := onnx.ExportADMStepWith(d.Model, onnx.ADMStepOptions{Dropout: d.RolloutDropout}, d.meta())
@@ -87,11 +88,11 @@ func (d *ADMDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 		}
 		return infer.OpenADMDirect(b, opts)
 	}
-	return nil, fmt.Errorf("train: unknown ADM engine %q (direct or incremental)", d.Engine)
+	return nil, fmt.Errorf("dynamics: unknown ADM engine %q (direct or incremental)", d.Engine)
 }
 
 // Save puts the ADM's weights into a checkpoint.
-func (d *ADMDynamics) Save(f *ckpt.File) error { return models.PutADM(f, "adm", d.Model) }
+func (d *ADM) Save(f *ckpt.File) error { return models.PutADM(f, "adm", d.Model) }
 
 // Load restores the ADM's weights from a checkpoint.
-func (d *ADMDynamics) Load(f *ckpt.File) error { return models.GetADMInto(f, "adm", d.Model) }
+func (d *ADM) Load(f *ckpt.File) error { return models.GetADMInto(f, "adm", d.Model) }

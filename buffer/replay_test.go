@@ -1,4 +1,4 @@
-package train
+package buffer
 
 import (
 	"math/rand"
@@ -24,7 +24,7 @@ const chi2Crit49 = 85.35
 // returns only stored transitions, with intact rows, uniformly (chi-square).
 func TestReplaySampleUniform(t *testing.T) {
 	const capacity = 50
-	r, err := NewReplay(2, 1, capacity, 1)
+	r, err := New(2, 1, capacity, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestReplaySampleUniform(t *testing.T) {
 // TestReplaySampleRows checks that SampleRows fills only its rows, so two
 // buffers can share one batch, and that bad requests fail.
 func TestReplaySampleRows(t *testing.T) {
-	a, _ := NewReplay(1, 1, 10, 2)
-	m, _ := NewReplay(1, 1, 10, 3)
+	a, _ := New(1, 1, 10, 2)
+	m, _ := New(1, 1, 10, 3)
 	_ = a.Add([]float32{1}, []float32{1}, 1, []float32{1}, false, false)
 	_ = m.Add([]float32{2}, []float32{2}, 2, []float32{2}, false, false)
 	b := NewBatch(10, 1, 1)
@@ -96,7 +96,7 @@ func TestReplaySampleRows(t *testing.T) {
 	if err := a.SampleRows(b, 8, 3); err == nil {
 		t.Error("rows past the batch end were accepted")
 	}
-	empty, _ := NewReplay(1, 1, 4, 1)
+	empty, _ := New(1, 1, 4, 1)
 	if err := empty.Sample(b); err == nil {
 		t.Error("sampling an empty buffer succeeded")
 	}
@@ -120,7 +120,7 @@ type seqEpisode struct {
 func TestReplaySequences(t *testing.T) {
 	const capacity, m = 300, 5
 	rng := rand.New(rand.NewSource(9))
-	r, err := NewReplay(2, 1, capacity, 10)
+	r, err := New(2, 1, capacity, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

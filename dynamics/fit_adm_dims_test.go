@@ -1,10 +1,11 @@
-package train
+package dynamics
 
 import (
 	"context"
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/models"
 )
@@ -25,7 +26,7 @@ func TestFitADMLearnsSmallDimensions(t *testing.T) {
 	}
 	defer e.Close()
 	rng := rand.New(rand.NewSource(1))
-	data, _ := NewReplay(4, 1, 6000, 1)
+	data, _ := buffer.New(4, 1, 6000, 1)
 	obs := e.Reset(1)
 	for data.Len() < 6000 {
 		a := []float64{3 * (2*rng.Float64() - 1) * 0.3} // gentle pushes: longer episodes
@@ -33,7 +34,7 @@ func TestFitADMLearnsSmallDimensions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data.AddF64(obs, a, st.Reward, st.Obs, st.Terminated, st.Truncated)
+		data.Add(f32(obs), f32(a), float32(st.Reward), f32(st.Obs), st.Terminated, st.Truncated)
 		obs = st.Obs
 		if st.Terminated || st.Truncated {
 			obs = e.ResetNext()
@@ -51,8 +52,8 @@ func TestFitADMLearnsSmallDimensions(t *testing.T) {
 	model, ident := make([]float64, 4), make([]float64, 4)
 	mean, lv := [][]float32{make([]float32, 5)}, [][]float32{make([]float32, 5)}
 	for k := 0; k < data.Len(); k++ {
-		i := data.slot(k)
-		o, a, next := data.obs[i*4:(i+1)*4], data.act[i:i+1], data.next[i*4:(i+1)*4]
+		tr := data.At(k)
+		o, a, next := tr.Obs, tr.Act, tr.NextObs
 		if _, err := m.PredictAll(nil, 1, o, [][]float32{a}, mean, lv); err != nil {
 			t.Fatal(err)
 		}
@@ -68,4 +69,12 @@ func TestFitADMLearnsSmallDimensions(t *testing.T) {
 		}
 	}
 	t.Logf("per-dim MSE model %v, no change %v (sums over 6000)", model, ident)
+}
+
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

@@ -1,15 +1,18 @@
-package train
+package sac
 
 import (
 	"fmt"
 	"math"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
-// SACConfig holds Soft Actor-Critic's hyper-parameters.
-type SACConfig struct {
+// Config holds Soft Actor-Critic's hyper-parameters. Online and offline run
+// configs convert their own keys into it (their config.json keys stay as
+// they were).
+type Config struct {
 	Hidden        []int   // hidden layer sizes of actor and critics (256, 256)
 	Gamma         float64 // discount (0.99)
 	Tau           float64 // Polyak rate of the target critics (0.005)
@@ -35,15 +38,15 @@ type SACConfig struct {
 	Seed       int64 // initialisation and noise
 }
 
-// DefaultSACConfig returns the paper's SAC settings for an action dimension.
-func DefaultSACConfig(actDim int) SACConfig {
-	return SACConfig{Hidden: []int{256, 256}, Gamma: 0.99, Tau: 0.005,
+// DefaultConfig returns the paper's SAC settings for an action dimension.
+func DefaultConfig(actDim int) Config {
+	return Config{Hidden: []int{256, 256}, Gamma: 0.99, Tau: 0.005,
 		ActorLR: 3e-4, CriticLR: 3e-4, AlphaLR: 3e-4, BatchSize: 256,
 		InitAlpha: 0.2, AutoAlpha: true, TargetEntropy: -float64(actDim), Seed: 1}
 }
 
-// SACStats reports one update.
-type SACStats struct {
+// Stats reports one update.
+type Stats struct {
 	CriticLoss float64 // mean((Q1-y)²) + mean((Q2-y)²)
 	ActorLoss  float64 // mean(α·logπ - min(Q1,Q2))
 	AlphaLoss  float64 // -mean(log α · (logπ + target entropy)); 0 without tuning
@@ -56,7 +59,7 @@ type SACStats struct {
 	ActorUpdated bool
 }
 
-// SAC is Soft Actor-Critic (Haarnoja et al. 2018) with twin critics, Polyak
+// Agent is Soft Actor-Critic (Haarnoja et al. 2018) with twin critics, Polyak
 // target critics and automatic entropy tuning, in the style of CleanRL. One
 // Update:
 //
@@ -68,8 +71,8 @@ type SACStats struct {
 //
 // The actor step uses the critics just updated; α is the value from before
 // the update in all three losses.
-type SAC struct {
-	Cfg              SACConfig
+type Agent struct {
+	Cfg              Config
 	Actor            *models.Actor
 	Critic1, Critic2 *models.Critic
 	Target1, Target2 *models.Critic
@@ -89,19 +92,19 @@ type SAC struct {
 	alphaGrad [][]float32
 }
 
-// NewSAC builds SAC for observations of obsDim values and actions in
+// New builds a SAC agent for observations of obsDim values and actions in
 // [low, high].
-func NewSAC(obsDim int, low, high []float64, cfg SACConfig) (*SAC, error) {
+func New(obsDim int, low, high []float64, cfg Config) (*Agent, error) {
 	if obsDim <= 0 || len(low) == 0 || len(low) != len(high) || cfg.BatchSize <= 0 || len(cfg.Hidden) == 0 {
-		return nil, fmt.Errorf("train: sac: invalid sizes obs %d, bounds %d/%d, batch %d, hidden %v",
+		return nil, fmt.Errorf("sac: invalid sizes obs %d, bounds %d/%d, batch %d, hidden %v",
 			obsDim, len(low), len(high), cfg.BatchSize, cfg.Hidden)
 	}
 	if cfg.InitAlpha <= 0 {
-		return nil, fmt.Errorf("train: sac: initial alpha %v must be positive", cfg.InitAlpha)
+		return nil, fmt.Errorf("sac: initial alpha %v must be positive", cfg.InitAlpha)
 	}
 	actDim := len(low)
 	rng := rand.New(rand.NewSource(cfg.Seed))
-	s := &SAC{Cfg: cfg, rng: rng,
+	s := &Agent{Cfg: cfg, rng: rng,
 		Actor:    models.NewActor(obsDim, low, high, cfg.Hidden, rng),
 		Critic1:  models.NewCritic(obsDim, actDim, cfg.Hidden, rng),
 		Critic2:  models.NewCritic(obsDim, actDim, cfg.Hidden, rng),
@@ -115,23 +118,23 @@ func NewSAC(obsDim int, low, high []float64, cfg SACConfig) (*SAC, error) {
 }
 
 // build makes the graphs and optimisers over the current weight structs.
-func (s *SAC) build() error {
+func (s *Agent) build() error {
 	b := s.Cfg.BatchSize
 	var err error
 	if s.targetG, err = models.NewSACTargetGraph(s.Actor, s.Target1, s.Target2, b); err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	if s.criticG, err = models.NewSACCriticGraph(s.Critic1, s.Critic2, b); err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	if s.actorG, err = models.NewSACActorGraph(s.Actor, s.Critic1, s.Critic2, b); err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	if s.actG, err = models.NewActorSampleGraph(s.Actor, 1); err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	if s.batchActG, err = models.NewActorSampleGraph(s.Actor, b); err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	s.ActorOpt = models.NewAdam(s.actorG.Params, float32(s.Cfg.ActorLR))
 	s.CriticOpt = models.NewAdam(s.criticG.Params, float32(s.Cfg.CriticLR))
@@ -143,20 +146,24 @@ func (s *SAC) build() error {
 }
 
 // Close releases the graphs' machines.
-func (s *SAC) Close() error {
+func (s *Agent) Close() error {
 	for _, c := range []interface{ Close() error }{s.targetG, s.criticG, s.actorG, s.actG, s.batchActG} {
 		if err := c.Close(); err != nil {
-			return fmt.Errorf("train: sac: close: %w", err)
+			return fmt.Errorf("sac: close: %w", err)
 		}
 	}
 	return nil
 }
 
+// SetRand makes the agent draw its update noise with rng (a run restored
+// from a checkpoint gives it a view of its restored random source).
+func (s *Agent) SetRand(rng *rand.Rand) { s.rng = rng }
+
 // Alpha is the current entropy coefficient.
-func (s *SAC) Alpha() float32 { return float32(math.Exp(float64(s.LogAlpha[0]))) }
+func (s *Agent) Alpha() float32 { return float32(math.Exp(float64(s.LogAlpha[0]))) }
 
 // Update does one SAC update on a batch of Cfg.BatchSize transitions.
-func (s *SAC) Update(b *Batch) (SACStats, error) {
+func (s *Agent) Update(b *buffer.Batch) (Stats, error) {
 	epsNext, eps := s.targetG.Eps.Data, s.actorG.Eps.Data
 	fillNormal(epsNext, s.rng)
 	fillNormal(eps, s.rng)
@@ -164,10 +171,10 @@ func (s *SAC) Update(b *Batch) (SACStats, error) {
 }
 
 // update runs an update with the noise already in the graphs' Eps inputs.
-func (s *SAC) update(b *Batch) (SACStats, error) {
-	var st SACStats
+func (s *Agent) update(b *buffer.Batch) (Stats, error) {
+	var st Stats
 	if b.N != s.Cfg.BatchSize || b.ObsDim != s.Actor.ObsDim || b.ActDim != s.Actor.ActDim {
-		return st, fmt.Errorf("train: sac: batch of %d×%d/%d, want %d×%d/%d", b.N, b.ObsDim, b.ActDim,
+		return st, fmt.Errorf("sac: batch of %d×%d/%d, want %d×%d/%d", b.N, b.ObsDim, b.ActDim,
 			s.Cfg.BatchSize, s.Actor.ObsDim, s.Actor.ActDim)
 	}
 	alpha := s.Alpha()
@@ -194,11 +201,11 @@ func (s *SAC) update(b *Batch) (SACStats, error) {
 }
 
 // computeTarget fills s.y with r + γ(1-d)(min Q'(s',a') - α logπ(a'|s')).
-func (s *SAC) computeTarget(b *Batch, alpha float32) error {
+func (s *Agent) computeTarget(b *buffer.Batch, alpha float32) error {
 	copy(s.targetG.NextObs.Data, b.NextObs)
 	logp, q1, q2, err := s.targetG.Run()
 	if err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	gamma := float32(s.Cfg.Gamma)
 	for i := range s.y {
@@ -208,17 +215,17 @@ func (s *SAC) computeTarget(b *Batch, alpha float32) error {
 	return nil
 }
 
-func (s *SAC) updateCritic(b *Batch, st *SACStats) error {
+func (s *Agent) updateCritic(b *buffer.Batch, st *Stats) error {
 	copy(s.criticG.Obs.Data, b.Obs)
 	copy(s.criticG.Act.Data, b.Act)
 	copy(s.criticG.Target.Data, s.y)
 	loss, q1, q2, err := s.criticG.Run()
 	if err != nil {
-		return fmt.Errorf("train: sac: %w", err)
+		return fmt.Errorf("sac: %w", err)
 	}
 	st.CriticLoss, st.Q1, st.Q2 = float64(loss), mean32(q1), mean32(q2)
 	if err := s.CriticOpt.Step(); err != nil {
-		return fmt.Errorf("train: sac: critic step: %w", err)
+		return fmt.Errorf("sac: critic step: %w", err)
 	}
 	return nil
 }
@@ -226,14 +233,14 @@ func (s *SAC) updateCritic(b *Batch, st *SACStats) error {
 // actorDue tells whether this update (the (Updates+1)-th critic update)
 // also updates the actor and α: the authors count critic updates and update
 // the actor when the count is a multiple of actor_freq.
-func (s *SAC) actorDue() bool {
+func (s *Agent) actorDue() bool {
 	return s.Cfg.ActorEvery <= 1 || (s.Updates+1)%s.Cfg.ActorEvery == 0
 }
 
-// actorLR is the actor's learning rate at update u: ActorLR, or its cosine
+// ActorLRAt is the actor's learning rate at update u: ActorLR, or its cosine
 // decay to 0 over ActorLRDecayUpdates, held constant over blocks of
 // ActorLRDecayEvery updates.
-func (c SACConfig) actorLR(u int) float64 {
+func (c Config) ActorLRAt(u int) float64 {
 	n := c.ActorLRDecayUpdates
 	if n <= 0 {
 		return c.ActorLR
@@ -245,25 +252,25 @@ func (c SACConfig) actorLR(u int) float64 {
 	return c.ActorLR * 0.5 * (1 + math.Cos(math.Pi*t/float64(n)))
 }
 
-func (s *SAC) updateActor(b *Batch, alpha float32, st *SACStats) ([]float32, error) {
-	s.ActorOpt.LR = s.Cfg.actorLR(s.Updates)
+func (s *Agent) updateActor(b *buffer.Batch, alpha float32, st *Stats) ([]float32, error) {
+	s.ActorOpt.LR = s.Cfg.ActorLRAt(s.Updates)
 	st.ActorLR = s.ActorOpt.LR
 	copy(s.actorG.Obs.Data, b.Obs)
 	s.actorG.SetAlpha(alpha)
 	loss, logp, err := s.actorG.Run()
 	if err != nil {
-		return nil, fmt.Errorf("train: sac: %w", err)
+		return nil, fmt.Errorf("sac: %w", err)
 	}
 	st.ActorLoss, st.LogPi = float64(loss), mean32(logp)
 	if err := s.ActorOpt.Step(); err != nil {
-		return nil, fmt.Errorf("train: sac: actor step: %w", err)
+		return nil, fmt.Errorf("sac: actor step: %w", err)
 	}
 	return logp, nil
 }
 
 // updateAlpha steps log α on -mean(log α·(logπ + H)), whose gradient is
 // -mean(logπ + H).
-func (s *SAC) updateAlpha(logp []float32, st *SACStats) error {
+func (s *Agent) updateAlpha(logp []float32, st *Stats) error {
 	if !s.Cfg.AutoAlpha {
 		return nil
 	}
@@ -271,13 +278,13 @@ func (s *SAC) updateAlpha(logp []float32, st *SACStats) error {
 	st.AlphaLoss = -float64(s.LogAlpha[0]) * m
 	s.alphaGrad[0][0] = float32(-m)
 	if err := s.AlphaOpt.StepGrads(s.alphaGrad); err != nil {
-		return fmt.Errorf("train: sac: alpha step: %w", err)
+		return fmt.Errorf("sac: alpha step: %w", err)
 	}
 	return nil
 }
 
 // updateTargets moves the target critics towards the critics by Tau.
-func (s *SAC) updateTargets() {
+func (s *Agent) updateTargets() {
 	tau := float32(s.Cfg.Tau)
 	for _, pair := range [][2]*models.Critic{{s.Critic1, s.Target1}, {s.Critic2, s.Target2}} {
 		for l := range pair[0].Net.Layers {
@@ -296,9 +303,9 @@ func polyak(dst, src []float32, tau float32) {
 
 // Act returns an action for one observation: the mean action when
 // deterministic, else a sample drawn with rng.
-func (s *SAC) Act(obs []float32, deterministic bool, rng *rand.Rand) ([]float32, error) {
+func (s *Agent) Act(obs []float32, deterministic bool, rng *rand.Rand) ([]float32, error) {
 	if err := s.actG.Obs.Set(obs); err != nil {
-		return nil, fmt.Errorf("train: sac: act: %w", err)
+		return nil, fmt.Errorf("sac: act: %w", err)
 	}
 	if deterministic {
 		clear(s.actG.Eps.Data)
@@ -307,17 +314,17 @@ func (s *SAC) Act(obs []float32, deterministic bool, rng *rand.Rand) ([]float32,
 	}
 	a, _, err := s.actG.Run()
 	if err != nil {
-		return nil, fmt.Errorf("train: sac: act: %w", err)
+		return nil, fmt.Errorf("sac: act: %w", err)
 	}
 	return append([]float32(nil), a...), nil
 }
 
 // ActBatch writes actions for n observations (obs [n·ObsDim]) into dst
 // [n·ActDim], in chunks of BatchSize; it is meant for model roll-outs.
-func (s *SAC) ActBatch(obs []float32, n int, deterministic bool, rng *rand.Rand, dst []float32) error {
+func (s *Agent) ActBatch(obs []float32, n int, deterministic bool, rng *rand.Rand, dst []float32) error {
 	od, ad, bs := s.Actor.ObsDim, s.Actor.ActDim, s.Cfg.BatchSize
 	if len(obs) != n*od || len(dst) != n*ad {
-		return fmt.Errorf("train: sac: act batch: %d obs values and %d action slots for %d rows", len(obs), len(dst), n)
+		return fmt.Errorf("sac: act batch: %d obs values and %d action slots for %d rows", len(obs), len(dst), n)
 	}
 	g := s.batchActG
 	for from := 0; from < n; from += bs {
@@ -331,7 +338,7 @@ func (s *SAC) ActBatch(obs []float32, n int, deterministic bool, rng *rand.Rand,
 		}
 		a, _, err := g.Run()
 		if err != nil {
-			return fmt.Errorf("train: sac: act batch: %w", err)
+			return fmt.Errorf("sac: act batch: %w", err)
 		}
 		copy(dst[from*ad:(from+rows)*ad], a[:rows*ad])
 	}

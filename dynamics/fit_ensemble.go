@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"sort"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -58,11 +59,11 @@ type transitions struct {
 	rew            []float32
 }
 
-func loadTransitions(data *Replay) (*transitions, error) {
+func loadTransitions(data *buffer.Replay) (*transitions, error) {
 	n, od, ad := data.Len(), data.ObsDim, data.ActDim
 	tr := &transitions{n: n, od: od, ad: ad, obs: make([]float32, n*od), act: make([]float32, n*ad),
 		next: make([]float32, n*od), rew: make([]float32, n)}
-	sb := NewSeqBatch(1, 1, od, ad)
+	sb := buffer.NewSeqBatch(1, 1, od, ad)
 	for k := 0; k < n; k++ {
 		if err := data.SequenceAt(k, sb, 0); err != nil {
 			return nil, err
@@ -178,14 +179,14 @@ func (tr *transitions) memberMSE(e *models.Ensemble, i int, rows []int, s *model
 //
 // A cancelled ctx stops the fit within one Adam step and returns ctx's
 // error; e is then left part-trained.
-func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
+func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
 	var rep EnsembleFitReport
 	if data.ObsDim != e.ObsDim || data.ActDim != e.ActDim {
-		return rep, fmt.Errorf("train: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)
+		return rep, fmt.Errorf("dynamics: ensemble dims %d/%d, buffer %d/%d", e.ObsDim, e.ActDim, data.ObsDim, data.ActDim)
 	}
 	nm := len(e.Members)
 	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.Elites <= 0 || fc.Elites > nm {
-		return rep, fmt.Errorf("train: invalid ensemble fit config %+v for %d members", fc, nm)
+		return rep, fmt.Errorf("dynamics: invalid ensemble fit config %+v for %d members", fc, nm)
 	}
 	tr, err := loadTransitions(data)
 	if err != nil {
@@ -196,7 +197,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc Ensem
 		hold = 1
 	}
 	if tr.n-hold < 1 || hold < 1 {
-		return rep, fmt.Errorf("train: ensemble fit needs train and holdout data, have %d transitions", tr.n)
+		return rep, fmt.Errorf("dynamics: ensemble fit needs train and holdout data, have %d transitions", tr.n)
 	}
 	perm := rng.Perm(tr.n)
 	holdRows, trainRows := perm[:hold], perm[hold:]
@@ -243,7 +244,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc Ensem
 		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm)}
 		for s := 0; s < steps; s++ {
 			if err := ctx.Err(); err != nil {
-				return rep, fmt.Errorf("train: ensemble fit stopped in epoch %d: %w", epoch, err)
+				return rep, fmt.Errorf("dynamics: ensemble fit stopped in epoch %d: %w", epoch, err)
 			}
 			for i := range orders {
 				rows := orders[i][s*fc.Batch : min((s+1)*fc.Batch, len(orders[i]))]
@@ -270,7 +271,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *Replay, fc Ensem
 				return rep, err
 			}
 			if math.IsNaN(mse) {
-				return rep, fmt.Errorf("train: ensemble member %d diverged at epoch %d", i, epoch)
+				return rep, fmt.Errorf("dynamics: ensemble member %d diverged at epoch %d", i, epoch)
 			}
 			ep.HoldoutMSE[i] = mse
 			if math.IsInf(bestMSE[i], 1) || (bestMSE[i]-mse)/bestMSE[i] > fc.MinRelGain {

@@ -1,9 +1,10 @@
-package train
+package dynamics
 
 import (
 	"context"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 )
@@ -17,15 +18,15 @@ type FitReport struct {
 	HoldoutCount int
 }
 
-// Dynamics is a learned model that the model-based loops fit, export to
-// ONNX and roll out through the infer engine.
-type Dynamics interface {
+// Model is a learned dynamics model that the model-based loops fit, export
+// to ONNX and roll out through the infer engine.
+type Model interface {
 	// M is the history length the roll-out starts need (1 for one-step models).
 	M() int
 	// Fit re-fits the model on the real data, in at most maxSteps Adam
 	// steps (0: no cap); a cancelled ctx stops it early with ctx's error
 	// (the model is then left part-trained).
-	Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error)
+	Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error)
 	// Roller exports the current weights and opens a roll-out engine.
 	Roller(opts infer.Options) (infer.Roller, error)
 	// ExportONNX is the model's ONNX file for the run directory.

@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 )
@@ -88,27 +89,27 @@ type ADMFitReport struct {
 
 // admSplit is a buffer split into train and holdout start indices.
 type admSplit struct {
-	data          *Replay
+	data          *buffer.Replay
 	m             int
 	nTrain, nHold int
 }
 
 // newADMSplit puts the last min(frac·n, maxHold) transitions in the holdout.
-func newADMSplit(data *Replay, m int, frac float64, maxHold int) (admSplit, error) {
+func newADMSplit(data *buffer.Replay, m int, frac float64, maxHold int) (admSplit, error) {
 	n := data.Len()
 	hold := min(int(frac*float64(n)), maxHold)
 	if frac > 0 && hold < 1 {
 		hold = 1
 	}
 	if n-hold < 1 || hold < 1 {
-		return admSplit{}, fmt.Errorf("train: ADM fit needs train and holdout data, have %d transitions (holdout %d)", n, hold)
+		return admSplit{}, fmt.Errorf("dynamics: ADM fit needs train and holdout data, have %d transitions (holdout %d)", n, hold)
 	}
 	return admSplit{data: data, m: m, nTrain: n - hold, nHold: hold}, nil
 }
 
 // fill loads the sequences starting at the given indices into rows of sb;
 // train sequences stop where the holdout begins.
-func (s admSplit) fill(sb *SeqBatch, starts []int, train bool) error {
+func (s admSplit) fill(sb *buffer.SeqBatch, starts []int, train bool) error {
 	for row, k := range starts {
 		if err := s.data.SequenceAt(k, sb, row); err != nil {
 			return err
@@ -134,15 +135,15 @@ func (s admSplit) fill(sb *SeqBatch, starts []int, train bool) error {
 
 // fitNormalizer z-scores [obs, act] over every stored transition (float64
 // sums; a std below 1e-12 becomes 1).
-func fitNormalizer(data *Replay, n *models.Normalizer) error {
+func fitNormalizer(data *buffer.Replay, n *models.Normalizer) error {
 	od, ad := data.ObsDim, data.ActDim
 	in := od + ad
 	sum := make([]float64, in)
 	sq := make([]float64, in)
-	sb := NewSeqBatch(1, 1, od, ad)
+	sb := buffer.NewSeqBatch(1, 1, od, ad)
 	cnt := data.Len()
 	if cnt == 0 || len(n.Mean) != in || len(n.Std) != in {
-		return fmt.Errorf("train: normaliser of dim %d over %d transitions of dim %d", len(n.Mean), cnt, in)
+		return fmt.Errorf("dynamics: normaliser of dim %d over %d transitions of dim %d", len(n.Mean), cnt, in)
 	}
 	row := make([]float64, in)
 	for k := 0; k < cnt; k++ {
@@ -175,7 +176,7 @@ func fitNormalizer(data *Replay, n *models.Normalizer) error {
 // stepObs returns the state read at step k (0-based) of row r: the start
 // state for the ADM, the state reached after k steps for the bootstrapping
 // RNN.
-func stepObs(sb *SeqBatch, r, k int, bootstrap bool) []float32 {
+func stepObs(sb *buffer.SeqBatch, r, k int, bootstrap bool) []float32 {
 	od, m := sb.ObsDim, sb.M
 	if !bootstrap || k == 0 {
 		return sb.Obs0[r*od : (r+1)*od]
@@ -186,7 +187,7 @@ func stepObs(sb *SeqBatch, r, k int, bootstrap bool) []float32 {
 // fillADMGraph writes a sequence batch into the graph's time-major inputs:
 // X = norm([state read at step k, a]), Target = [s_{t+k+1} - that state,
 // r], Weight = the step's mask.
-func fillADMGraph(a *models.ADMGraph, sb *SeqBatch, bootstrap bool) {
+func fillADMGraph(a *models.ADMGraph, sb *buffer.SeqBatch, bootstrap bool) {
 	c := a.Model.Cfg
 	od, ad, m, b := c.ObsDim, c.ActDim, c.M, a.Batch
 	in, d := od+ad, od+1
@@ -230,17 +231,17 @@ type admEval struct {
 // dimensions (positions, angles) count as much as large ones (velocities):
 // with the raw pooled MSE, the velocity errors decide when to stop and the
 // kept model can be no better than "no change" on the positions.
-func targetScale(data *Replay) []float64 {
+func targetScale(data *buffer.Replay) []float64 {
 	od := data.ObsDim
 	d := od + 1
 	sum, sq := make([]float64, d), make([]float64, d)
-	n := float64(data.n)
-	for k := 0; k < data.n; k++ {
-		i := data.slot(k)
+	n := float64(data.Len())
+	for k := 0; k < data.Len(); k++ {
+		t := data.At(k)
 		for j := 0; j < d; j++ {
-			v := float64(data.rew[i])
+			v := float64(t.Rew)
 			if j < od {
-				v = float64(data.next[i*od+j] - data.obs[i*od+j])
+				v = float64(t.NextObs[j] - t.Obs[j])
 			}
 			sum[j] += v
 			sq[j] += v * v
@@ -292,7 +293,7 @@ func evaluateADM(m *models.ADM, s admSplit, starts []int, rows int, train, boots
 	od, ad, M := c.ObsDim, c.ActDim, c.M
 	d := od + 1
 	ev := admEval{mse: make([]float64, M), nll: make([]float64, M), smse: make([]float64, M), count: make([]float64, M)}
-	sb := NewSeqBatch(rows, M, od, ad)
+	sb := buffer.NewSeqBatch(rows, M, od, ad)
 	obs := make([]float32, rows*od)
 	act := make([]float32, rows*ad)
 	mean := make([]float32, rows*d)
@@ -434,14 +435,14 @@ func seqRange(lo, hi int) []int {
 // epochs without improvement of it (or MaxEpochs) and the best weights are
 // kept. A cancelled ctx stops the fit within one Adam step and returns
 // ctx's error; m is then left part-trained.
-func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
+func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
 	var rep ADMFitReport
 	c := m.Cfg
 	if data.ObsDim != c.ObsDim || data.ActDim != c.ActDim {
-		return rep, fmt.Errorf("train: ADM dims %d/%d, buffer %d/%d", c.ObsDim, c.ActDim, data.ObsDim, data.ActDim)
+		return rep, fmt.Errorf("dynamics: ADM dims %d/%d, buffer %d/%d", c.ObsDim, c.ActDim, data.ObsDim, data.ActDim)
 	}
 	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.EvalRows <= 0 {
-		return rep, fmt.Errorf("train: invalid ADM fit config %+v", fc)
+		return rep, fmt.Errorf("dynamics: invalid ADM fit config %+v", fc)
 	}
 	split, err := newADMSplit(data, c.M, fc.HoldoutFrac, fc.MaxHoldout)
 	if err != nil {
@@ -465,7 +466,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 	}
 	defer g.Close()
 	opt := models.NewAdam(g.Params, fc.LR)
-	sb := NewSeqBatch(fc.Batch, c.M, c.ObsDim, c.ActDim)
+	sb := buffer.NewSeqBatch(fc.Batch, c.M, c.ObsDim, c.ActDim)
 	holdStarts := seqRange(split.nTrain, split.nTrain+split.nHold)
 	rep.HoldoutCount, rep.TrainStarts = split.nHold, split.nTrain
 	scale := targetScale(data)
@@ -488,7 +489,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 		steps := 0
 		for lo := 0; lo < len(perm); lo += fc.Batch {
 			if err := ctx.Err(); err != nil {
-				return rep, fmt.Errorf("train: ADM fit stopped in epoch %d: %w", epoch, err)
+				return rep, fmt.Errorf("dynamics: ADM fit stopped in epoch %d: %w", epoch, err)
 			}
 			chunk := perm[lo:min(lo+fc.Batch, len(perm))]
 			if err := split.fill(sb, chunk, true); err != nil {
@@ -530,7 +531,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *Replay, fc ADMFitConfig, r
 		e.HoldoutScaledMSE = ev.scaledMSE()
 		rep.History = append(rep.History, e)
 		if math.IsNaN(e.HoldoutMSE) || math.IsNaN(e.TrainNLL) {
-			return rep, fmt.Errorf("train: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
+			return rep, fmt.Errorf("dynamics: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
 		}
 		improved := e.HoldoutScaledMSE < bestMSE*(1-fc.MinRelGain)
 		if fc.AuthorsImprove && !math.IsInf(bestMSE, 1) {

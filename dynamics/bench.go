@@ -1,4 +1,4 @@
-package train
+package dynamics
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func BenchADMTrainStep(iters int) (float64, error) {
 // one GRU layer, to compare with other measurements).
 func BenchADMTrainStepConfig(cfg models.ADMConfig, iters int) (float64, error) {
 	if iters <= 0 {
-		return 0, fmt.Errorf("train: bench ADM: iters %d must be positive", iters)
+		return 0, fmt.Errorf("dynamics: bench ADM: iters %d must be positive", iters)
 	}
 	rng := rand.New(rand.NewSource(5))
 	m, err := models.NewADM(cfg, rng)

@@ -1,10 +1,11 @@
-package train
+package sac
 
 import (
 	"math"
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -33,7 +34,7 @@ func TestBCImitatesALinearPolicy(t *testing.T) {
 		}
 		return s
 	}
-	data, _ := NewReplay(od, ad, n, 1)
+	data, _ := buffer.New(od, ad, n, 1)
 	for i := 0; i < n; i++ {
 		s := state()
 		data.Add(s, policy(s), 0, s, false, i%100 == 99)
@@ -44,7 +45,7 @@ func TestBCImitatesALinearPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bc.Close()
-	batch := NewBatch(64, od, ad)
+	batch := buffer.NewBatch(64, od, ad)
 	evalLoss := func() float64 {
 		var s float64
 		for i := 0; i < 10; i++ {
@@ -70,9 +71,9 @@ func TestBCImitatesALinearPolicy(t *testing.T) {
 	if !(last < first/20) {
 		t.Fatalf("BC loss %.5f -> %.5f: want a 20x drop", first, last)
 	}
-	sc := DefaultSACConfig(ad)
+	sc := DefaultConfig(ad)
 	sc.Hidden, sc.BatchSize = []int{64, 64}, 64
-	sac, err := NewSAC(od, []float64{-1, -1}, []float64{1, 1}, sc)
+	sac, err := New(od, []float64{-1, -1}, []float64{1, 1}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,42 +1,42 @@
-package train
+package dynamics
 
 import (
 	"context"
 	"math/rand"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
 
-// EnsembleDynamics is MBPO/MOPO's probabilistic ensemble as the loops use
+// Ensemble is MBPO/MOPO's probabilistic ensemble as the loops use
 // it: trained on, not re-initialised, at every Fit (as MBPO does), and
 // rolled out with a random elite per transition.
-type EnsembleDynamics struct {
+type Ensemble struct {
 	Model  *models.Ensemble
 	FitCfg EnsembleFitConfig
 	Task   string
 }
 
-// NewEnsembleDynamics sizes an ensemble (4 x 200 Swish members) from the
-// run's config.
-func NewEnsembleDynamics(cfg OnlineConfig, obsDim, actDim int) (Dynamics, error) {
+// NewEnsemble sizes an ensemble (4 x 200 Swish members) from cfg.
+func NewEnsemble(cfg Config, obsDim, actDim int) (Model, error) {
 	e := models.NewEnsemble(obsDim, actDim, cfg.Ensemble, []int{200, 200, 200, 200}, rand.New(rand.NewSource(cfg.Seed)))
 	fc := DefaultEnsembleFitConfig()
-	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.ModelPatience, cfg.ModelMaxEpochs
-	fc.MaxSteps = cfg.ModelEpochSteps
-	if cfg.ModelMaxHold > 0 {
-		fc.MaxHoldout = cfg.ModelMaxHold
+	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.Patience, cfg.MaxEpochs
+	fc.MaxSteps = cfg.EpochSteps
+	if cfg.MaxHoldout > 0 {
+		fc.MaxHoldout = cfg.MaxHoldout
 	}
-	return &EnsembleDynamics{Model: e, FitCfg: fc, Task: cfg.Env}, nil
+	return &Ensemble{Model: e, FitCfg: fc, Task: cfg.Task}, nil
 }
 
 // M is 1: the ensemble is a one-step model.
-func (d *EnsembleDynamics) M() int { return 1 }
+func (d *Ensemble) M() int { return 1 }
 
 // Fit trains the ensemble on the real data and re-selects the elites.
-func (d *EnsembleDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+func (d *Ensemble) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
 	fc := d.FitCfg
 	fc.MaxTotalSteps = maxSteps
 	rep, err := FitEnsemble(ctx, d.Model, real, fc, rng)
@@ -47,12 +47,12 @@ func (d *EnsembleDynamics) Fit(ctx context.Context, real *Replay, maxSteps int, 
 }
 
 // ExportONNX writes the ensemble with all members in one graph.
-func (d *EnsembleDynamics) ExportONNX() ([]byte, error) {
+func (d *Ensemble) ExportONNX() ([]byte, error) {
 	return onnx.ExportEnsemble(d.Model, map[string]string{"task": d.Task})
 }
 
 // Roller exports the ensemble and opens infer's ensemble engine.
-func (d *EnsembleDynamics) Roller(opts infer.Options) (infer.Roller, error) {
+func (d *Ensemble) Roller(opts infer.Options) (infer.Roller, error) {
 	b, err := d.ExportONNX()
 	if err != nil {
 		return nil, err
@@ -61,12 +61,12 @@ func (d *EnsembleDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 }
 
 // Save puts the ensemble's weights and elites into a checkpoint.
-func (d *EnsembleDynamics) Save(f *ckpt.File) error {
+func (d *Ensemble) Save(f *ckpt.File) error {
 	return models.PutEnsemble(f, "ensemble", d.Model)
 }
 
 // Load restores the ensemble from a checkpoint.
-func (d *EnsembleDynamics) Load(f *ckpt.File) error {
+func (d *Ensemble) Load(f *ckpt.File) error {
 	e, err := models.GetEnsemble(f, "ensemble")
 	if err != nil {
 		return err

@@ -1,35 +1,37 @@
-package train
+package sac
 
 import (
 	"fmt"
 	"math/rand"
 	"sort"
 	"time"
+
+	"github.com/admpo/admpo/buffer"
 )
 
-// SACTiming is the median time of each phase of a SAC update, in ms.
-type SACTiming struct {
+// Timing is the median time of each phase of a SAC update, in ms.
+type Timing struct {
 	Target, Critic, Actor, Other, Total float64
 }
 
-// BenchSACUpdate times SAC updates at Hopper's sizes (obs 11, act 3,
+// BenchUpdate times SAC updates at Hopper's sizes (obs 11, act 3,
 // 256x256 networks, batch 256) on a fixed random batch: iters timed updates
 // after a few warm-up ones. It reports median per-phase times; Critic and
 // Actor include their Adam steps.
-func BenchSACUpdate(iters int) (SACTiming, error) {
+func BenchUpdate(iters int) (Timing, error) {
 	if iters <= 0 {
-		return SACTiming{}, fmt.Errorf("train: bench sac: iters %d must be positive", iters)
+		return Timing{}, fmt.Errorf("sac: bench: iters %d must be positive", iters)
 	}
 	const obsDim, actDim = 11, 3
 	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	cfg := DefaultSACConfig(actDim)
-	s, err := NewSAC(obsDim, low, high, cfg)
+	cfg := DefaultConfig(actDim)
+	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
-		return SACTiming{}, err
+		return Timing{}, err
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewSource(7))
-	b := NewBatch(cfg.BatchSize, obsDim, actDim)
+	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
 	for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew} {
 		fillNormal(v, rng)
 	}
@@ -39,26 +41,26 @@ func BenchSACUpdate(iters int) (SACTiming, error) {
 	var tt, tc, ta, to, tot []float64
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 	for i := -3; i < iters; i++ {
-		var st SACStats
+		var st Stats
 		fillNormal(s.targetG.Eps.Data, s.rng)
 		fillNormal(s.actorG.Eps.Data, s.rng)
 		t0 := time.Now()
 		alpha := s.Alpha()
 		if err := s.computeTarget(b, alpha); err != nil {
-			return SACTiming{}, err
+			return Timing{}, err
 		}
 		t1 := time.Now()
 		if err := s.updateCritic(b, &st); err != nil {
-			return SACTiming{}, err
+			return Timing{}, err
 		}
 		t2 := time.Now()
 		logp, err := s.updateActor(b, alpha, &st)
 		if err != nil {
-			return SACTiming{}, err
+			return Timing{}, err
 		}
 		t3 := time.Now()
 		if err := s.updateAlpha(logp, &st); err != nil {
-			return SACTiming{}, err
+			return Timing{}, err
 		}
 		s.updateTargets()
 		s.Updates++
@@ -69,7 +71,7 @@ func BenchSACUpdate(iters int) (SACTiming, error) {
 		tt, tc, ta = append(tt, ms(t1.Sub(t0))), append(tc, ms(t2.Sub(t1))), append(ta, ms(t3.Sub(t2)))
 		to, tot = append(to, ms(t4.Sub(t3))), append(tot, ms(t4.Sub(t0)))
 	}
-	return SACTiming{Target: median(tt), Critic: median(tc), Actor: median(ta), Other: median(to), Total: median(tot)}, nil
+	return Timing{Target: median(tt), Critic: median(tc), Actor: median(ta), Other: median(to), Total: median(tot)}, nil
 }
 
 func median(v []float64) float64 {

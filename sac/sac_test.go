@@ -1,4 +1,4 @@
-package train
+package sac
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
 )
 
@@ -109,11 +110,11 @@ func TestSACUpdateVsTorch(t *testing.T) {
 	}
 	const obsDim, batch = 5, 16
 	low, high := []float64{-1, 0}, []float64{1, 2}
-	cfg := DefaultSACConfig(2)
+	cfg := DefaultConfig(2)
 	cfg.Hidden, cfg.BatchSize, cfg.Seed = []int{32, 32}, batch, 3
 	cfg.ActorLR, cfg.CriticLR, cfg.AlphaLR, cfg.Tau, cfg.InitAlpha = 1e-3, 2e-3, 5e-3, 0.05, 0.3
 	cfg.TargetEntropy = -1.5
-	s, err := NewSAC(obsDim, low, high, cfg)
+	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestSACUpdateVsTorch(t *testing.T) {
 	var updates []map[string]any
 	var got [][3]float64
 	for u := 0; u < 2; u++ {
-		b := NewBatch(batch, obsDim, 2)
+		b := buffer.NewBatch(batch, obsDim, 2)
 		copy(b.Obs, sacRand(batch*obsDim, rng))
 		copy(b.NextObs, sacRand(batch*obsDim, rng))
 		copy(b.Rew, sacRand(batch, rng))
@@ -245,9 +246,9 @@ func sacRunTorch(t *testing.T, input any, out any) {
 func TestSACActAndSchedules(t *testing.T) {
 	const obsDim = 4
 	low, high := []float64{-2, 0, -1}, []float64{2, 1, 3}
-	cfg := DefaultSACConfig(3)
+	cfg := DefaultConfig(3)
 	cfg.Hidden, cfg.BatchSize, cfg.AutoAlpha, cfg.ActorLRDecayUpdates = []int{16, 16}, 8, false, 4
-	s, err := NewSAC(obsDim, low, high, cfg)
+	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestSACActAndSchedules(t *testing.T) {
 		}
 	}
 
-	b := NewBatch(cfg.BatchSize, obsDim, 3)
+	b := buffer.NewBatch(cfg.BatchSize, obsDim, 3)
 	copy(b.Obs, sacRand(len(b.Obs), rng))
 	copy(b.NextObs, sacRand(len(b.NextObs), rng))
 	alpha0 := s.Alpha()
@@ -333,7 +334,7 @@ func TestSACActAndSchedules(t *testing.T) {
 // 256x256, batch 256). Run with OPENBLAS_CORETYPE set for the machine (see
 // internal/blas).
 func BenchmarkSACUpdate(b *testing.B) {
-	tm, err := BenchSACUpdate(b.N)
+	tm, err := BenchUpdate(b.N)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,34 @@
+package dynamics
+
+// Config sizes a run's dynamics model and sets how it is fitted. The online
+// and offline run configs convert their own config.json keys into it.
+type Config struct {
+	Task string // the task named in the exported ONNX files' metadata
+	Seed int64  // weight initialisation
+
+	M            int // ADM maximum backtracking length
+	ADMHidden    int // ADM GRU width
+	ADMLayers    int // ADM GRU layers
+	ADMResBlocks int // ADM head ResBlocks
+	Ensemble     int // ensemble members
+	Elites       int // ensemble elites
+
+	// LR is the ADM's learning rate (0: DefaultADMFitConfig's); the
+	// ensemble uses MBPO's 1e-3.
+	LR float64
+	// WarmStart keeps training the ADM across fits instead of
+	// re-initialising it.
+	WarmStart   bool
+	MaxEpochs   int // cap on epochs per fit (0: until early stop)
+	Patience    int // epochs without holdout improvement before stopping
+	EpochSteps  int // cap on Adam steps per epoch (0: full passes)
+	EpochPasses int // ADM passes over its train starts per epoch
+	// Improve is the ADM's early-stopping test: "scaled" or "authors"
+	// (ADMFitConfig.AuthorsImprove).
+	Improve    string
+	MaxHoldout int    // cap on holdout starts (0: the fit's default)
+	Engine     string // ADM roll-out engine: "direct" or "incremental"
+	// RolloutDropout keeps the ADM's dropout on in roll-outs and in the
+	// fit's holdout validation.
+	RolloutDropout bool
+}

@@ -1,0 +1,105 @@
+package sac
+
+import (
+	"fmt"
+
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/models"
+)
+
+// putMLP stores every layer of m under prefix.
+func putMLP(f *ckpt.File, prefix string, m *models.MLP) {
+	for i := range m.Layers {
+		f.PutF32(fmt.Sprintf("%s/%d/w", prefix, i), m.Layers[i].W)
+		f.PutF32(fmt.Sprintf("%s/%d/b", prefix, i), m.Layers[i].B)
+	}
+}
+
+// loadMLP copies the layers stored under prefix into m's existing slices
+// (which Gorgonia graphs may be backed by), checking every size.
+func loadMLP(f *ckpt.File, prefix string, m *models.MLP) error {
+	for i := range m.Layers {
+		if err := f.CopyF32(fmt.Sprintf("%s/%d/w", prefix, i), m.Layers[i].W); err != nil {
+			return err
+		}
+		if err := f.CopyF32(fmt.Sprintf("%s/%d/b", prefix, i), m.Layers[i].B); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putAdam stores an optimiser's moments and step count.
+func putAdam(f *ckpt.File, prefix string, a *models.Adam) {
+	f.PutF32(prefix+"/t", []float32{float32(a.T)})
+	for i := range a.M {
+		f.PutF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i])
+		f.PutF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i])
+	}
+}
+
+// loadAdam restores what putAdam stored.
+func loadAdam(f *ckpt.File, prefix string, a *models.Adam) error {
+	t, err := f.F32(prefix+"/t", 1)
+	if err != nil {
+		return err
+	}
+	a.T = int(t[0])
+	for i := range a.M {
+		if err := f.CopyF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i]); err != nil {
+			return err
+		}
+		if err := f.CopyF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Save stores the networks, target critics, entropy coefficient, optimisers
+// and update count in sections sac/actor/<layer>/{w,b}, sac/critic1, sac/critic2,
+// sac/target1, sac/target2, sac/log_alpha, sac/opt/{actor,critic,alpha} and
+// sac/updates. The noise source is not stored.
+func (s *Agent) Save(f *ckpt.File) {
+	putMLP(f, "sac/actor", &s.Actor.Net)
+	putMLP(f, "sac/critic1", &s.Critic1.Net)
+	putMLP(f, "sac/critic2", &s.Critic2.Net)
+	putMLP(f, "sac/target1", &s.Target1.Net)
+	putMLP(f, "sac/target2", &s.Target2.Net)
+	f.PutF32("sac/log_alpha", s.LogAlpha)
+	putAdam(f, "sac/opt/actor", s.ActorOpt)
+	putAdam(f, "sac/opt/critic", s.CriticOpt)
+	putAdam(f, "sac/opt/alpha", s.AlphaOpt)
+	f.PutF32("sac/updates", []float32{float32(s.Updates)})
+}
+
+// Load restores what Save stored into the agent's existing weights,
+// checking every size.
+func (s *Agent) Load(f *ckpt.File) error {
+	for _, x := range []struct {
+		p string
+		m *models.MLP
+	}{{"sac/actor", &s.Actor.Net}, {"sac/critic1", &s.Critic1.Net}, {"sac/critic2", &s.Critic2.Net},
+		{"sac/target1", &s.Target1.Net}, {"sac/target2", &s.Target2.Net}} {
+		if err := loadMLP(f, x.p, x.m); err != nil {
+			return err
+		}
+	}
+	if err := f.CopyF32("sac/log_alpha", s.LogAlpha); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		p string
+		a *models.Adam
+	}{{"sac/opt/actor", s.ActorOpt}, {"sac/opt/critic", s.CriticOpt}, {"sac/opt/alpha", s.AlphaOpt}} {
+		if err := loadAdam(f, x.p, x.a); err != nil {
+			return err
+		}
+	}
+	u, err := f.F32("sac/updates", 1)
+	if err != nil {
+		return err
+	}
+	s.Updates = int(u[0])
+	return nil
+}
