@@ -10,38 +10,19 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
 )
 
-// refActor is an independent float64 forward pass of the deterministic
-// actor (ReLU MLP, then scale·tanh(mean) + bias), as an envs.Actor.
+// refActor is testfix's independent float64 forward pass of the
+// deterministic actor, as an envs.Actor.
 type refActor struct{ a *models.Actor }
 
 // Act runs the forward pass on obs.
 func (r refActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
-	x := make([]float64, len(obs))
-	for i, v := range obs {
-		x[i] = float64(v)
-	}
-	for li, l := range r.a.Net.Layers {
-		y := make([]float64, l.Out)
-		for o := range y {
-			s := float64(l.B[o])
-			for i := 0; i < l.In; i++ {
-				s += x[i] * float64(l.W[i*l.Out+o])
-			}
-			if li+1 < len(r.a.Net.Layers) {
-				s = math.Max(s, 0)
-			}
-			y[o] = s
-		}
-		x = y
-	}
-	for j := range act {
-		act[j] = float64(r.a.Scale[j])*math.Tanh(x[j]) + float64(r.a.Bias[j])
-	}
+	copy(act, testfix.RefActor(r.a, obs, nil))
 	return nil
 }
 
