@@ -102,6 +102,24 @@ func resumeRun(r runLoop, dir string, f *ckpt.File) error {
 	return nil
 }
 
+// initParts seeds the loop's random sources from seed, sizes its policy
+// batch and builds the dynamics model algo names: the ADM for "admpo", the
+// ensemble for ensembleAlgo (MBPO's online, MOPO's offline), none otherwise.
+// Config version 2 on keeps a floor of real rows in every batch.
+func (l *loop) initParts(seed int64, version, batch, od, ad int, algo, ensembleAlgo string, dc dynamics.Config) error {
+	l.seedRNGs(seed)
+	l.realFloor = version >= 2
+	l.batch = buffer.NewBatch(batch, od, ad)
+	var err error
+	switch algo {
+	case "admpo":
+		l.dyn, err = dynamics.NewADM(dc, od, ad)
+	case ensembleAlgo:
+		l.dyn, err = dynamics.NewEnsemble(dc, od, ad)
+	}
+	return err
+}
+
 // seedRNGs gives the loop, the buffers and SAC serialisable sources seeded
 // base+2 .. base+5.
 func (l *loop) seedRNGs(base int64) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -192,16 +191,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 			return nil, err
 		}
 	}
-	o.seedRNGs(cfg.Seed * 11)
-	o.realFloor = cfg.Version >= 2
-	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
-	switch cfg.Algo {
-	case "admpo":
-		o.dyn, err = dynamics.NewADM(cfg.dynamicsConfig(), od, ad)
-	case "mopo":
-		o.dyn, err = dynamics.NewEnsemble(cfg.dynamicsConfig(), od, ad)
-	}
-	if err != nil {
+	if err := o.initParts(cfg.Seed*11, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mopo", cfg.dynamicsConfig()); err != nil {
 		o.Close()
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
-	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -86,16 +85,7 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if o.real, err = buffer.New(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
 		return nil, err
 	}
-	o.seedRNGs(cfg.Seed * 7)
-	o.realFloor = cfg.Version >= 2
-	o.batch = buffer.NewBatch(cfg.Batch, od, ad)
-	switch cfg.Algo {
-	case "admpo":
-		o.dyn, err = dynamics.NewADM(cfg.dynamicsConfig(), od, ad)
-	case "mbpo":
-		o.dyn, err = dynamics.NewEnsemble(cfg.dynamicsConfig(), od, ad)
-	}
-	if err != nil {
+	if err := o.initParts(cfg.Seed*7, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mbpo", cfg.dynamicsConfig()); err != nil {
 		return nil, err
 	}
 	return o, nil
