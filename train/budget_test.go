@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
@@ -67,5 +68,28 @@ func TestOnlineFitBudgetFollowsNewData(t *testing.T) {
 		if string(paper.JSON()) != string(cpu.JSON()) {
 			t.Fatalf("%s: the cpu preset differs from the paper's in more than its four settings:\n%s\n%s", algo, paper.JSON(), cpu.JSON())
 		}
+	}
+}
+
+// TestOfflineModelLR: train offline's model_lr reaches the ADM's fit (it
+// was dropped before 2026-11-25: the ADM always fitted at 3e-4), and a
+// non-positive one is refused for admpo by the shared model validation.
+func TestOfflineModelLR(t *testing.T) {
+	cfg, err := OfflinePreset("quick", "hopper", "medium", "admpo", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dataset, cfg.ObsDim, cfg.ActDim = "d/hopper-medium.hdf5", 11, 3
+	cfg.ModelLR = 1e-3
+	if got := cfg.dynamicsConfig().LR; got != 1e-3 {
+		t.Fatalf("dynamics config LR %v, want the config's model_lr 1e-3", got)
+	}
+	cfg.ModelLR = 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "model learning rate") {
+		t.Fatalf("model_lr 0 for admpo: %v, want a model learning rate error", err)
+	}
+	cfg.Algo = "bc"
+	if err := cfg.Validate(); err != nil && strings.Contains(err.Error(), "model learning rate") {
+		t.Fatalf("bc has no model: %v", err)
 	}
 }

@@ -325,15 +325,7 @@ func (c OfflineConfig) Validate() error {
 		p.check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model patience %d / max epochs %d / max holdout %d invalid",
 			c.ModelPatience, c.ModelMaxEpochs, c.ModelMaxHold)
 	}
-	if c.Algo == "admpo" {
-		p.check(c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
-		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
-		p.fit(c.ModelEpochPasses, c.ModelImprove)
-	}
-	p.check(!c.RolloutDropout || c.Algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", c.Algo)
-	if c.Algo == "mopo" {
-		p.ensemble(c.Ensemble, c.Elites)
-	}
+	p.model(c.Algo, "mopo", c.dynamicsConfig())
 	return p.err("offline config")
 }
 
@@ -347,13 +339,13 @@ func (c OfflineConfig) TotalSteps() int { return c.Epochs * c.StepsPerEpoch }
 // RolloutBatch starts and Horizon steps.
 func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutBatch * c.Horizon }
 
-// dynamicsConfig maps the model settings onto the dynamics model's. It
-// passes no learning rate, as the offline loop has done since model_lr was
-// added: the ADM fits at dynamics.DefaultADMFitConfig's 3e-4 whatever model_lr says
-// (the presets' value), and passing it would change runs that set another.
+// dynamicsConfig maps the model settings onto the dynamics model's. Until
+// 2026-11-25 it passed no learning rate, so the offline ADM fitted at
+// 3e-4 (the presets' model_lr) whatever --model-lr said; runs at the
+// presets' value are unchanged (the fingerprints of scripts/fingerprint_runs.sh).
 func (c OfflineConfig) dynamicsConfig() dynamics.Config {
 	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
-		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, MaxEpochs: c.ModelMaxEpochs,
+		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, LR: c.ModelLR, MaxEpochs: c.ModelMaxEpochs,
 		Patience: c.ModelPatience, EpochPasses: c.ModelEpochPasses, Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold,
 		Engine: c.Engine, RolloutDropout: c.RolloutDropout}
 }

@@ -299,16 +299,8 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model max epochs %d / max holdout %d must be >= 0", c.ModelMaxEpochs, c.ModelMaxHold)
 		p.check(c.ModelEpochSteps >= 0, "model epoch steps %d must be >= 0", c.ModelEpochSteps)
 		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
-		p.check(c.Algo != "admpo" || c.ModelLR > 0, "model learning rate %v must be positive", c.ModelLR)
 	}
-	if c.Algo == "admpo" {
-		p.adm(c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.Engine)
-		p.fit(c.ModelEpochPasses, c.ModelImprove)
-	}
-	p.check(!c.RolloutDropout || c.Algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", c.Algo)
-	if c.Algo == "mbpo" {
-		p.ensemble(c.Ensemble, c.Elites)
-	}
+	p.model(c.Algo, "mbpo", c.dynamicsConfig())
 	return p.err("config")
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/admpo/admpo/dynamics"
 )
 
 // problems collects the failed checks of a config's validation, in order.
@@ -45,6 +47,22 @@ func (p *problems) fit(passes int, improve string) {
 }
 
 // ensemble checks an ensemble's member and elite counts.
+// model checks the dynamics model settings of algo: the ADM's (learning
+// rate, sizes, engine, fit) for "admpo", the ensemble's for ensembleAlgo;
+// roll-out dropout belongs to the ADM only.
+func (p *problems) model(algo, ensembleAlgo string, dc dynamics.Config) {
+	if algo == "admpo" {
+		p.check(dc.LR > 0, "model learning rate %v must be positive", dc.LR)
+		p.adm(dc.M, dc.ADMHidden, dc.ADMLayers, dc.ADMResBlocks, dc.Engine)
+		p.fit(dc.EpochPasses, dc.Improve)
+	}
+	p.check(!dc.RolloutDropout || algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", algo)
+	if algo == ensembleAlgo {
+		p.ensemble(dc.Ensemble, dc.Elites)
+	}
+}
+
+// ensemble checks the ensemble size and its elites.
 func (p *problems) ensemble(members, elites int) {
 	p.check(members > 0 && elites > 0 && elites <= members, "ensemble %d / elites %d invalid", members, elites)
 }
