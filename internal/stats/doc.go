@@ -1,0 +1,3 @@
+// Package stats holds the few statistics admpo's studies and runtimes share:
+// correlation coefficients, ranks and a finiteness check.
+package stats
