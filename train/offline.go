@@ -241,14 +241,15 @@ func (o *Offline) Step() int { return o.step }
 // (ErrInterrupted, after a checkpoint), then writes the final policy (and
 // model) as ONNX files.
 func (o *Offline) Run(ctx context.Context) error {
-	if err := o.runTo(ctx, o.Cfg.TotalSteps()); err != nil {
+	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
 		return err
 	}
-	return o.exportFinal()
+	return o.ExportFinal()
 }
 
-// runTo runs the loop until update stop.
-func (o *Offline) runTo(ctx context.Context, stop int) error {
+// RunTo runs the loop until update stop (or ctx is cancelled:
+// ErrInterrupted, after a checkpoint); Run also exports the final files.
+func (o *Offline) RunTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
 	total := c.TotalSteps()
@@ -355,7 +356,7 @@ func (o *Offline) rolloutRound(ctx context.Context) (string, error) {
 
 // rollout exports the policy and runs one penalised roll-out in the model.
 func (o *Offline) rollout(ctx context.Context) (*infer.Transitions, error) {
-	b, err := o.actorONNX()
+	b, err := o.ActorONNX()
 	if err != nil {
 		return nil, err
 	}
@@ -502,15 +503,16 @@ func (o *Offline) tbScalars(r Record, scoreMean, retMean, retStd, q float64) sca
 	return s
 }
 
-func (o *Offline) actorONNX() ([]byte, error) {
+// ActorONNX exports the current actor as an ONNX file.
+func (o *Offline) ActorONNX() ([]byte, error) {
 	return onnx.ExportActor(o.sac.Actor, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo + "-offline",
 		"dataset": o.Cfg.Name, "update": strconv.Itoa(o.step)})
 }
 
-// exportFinal writes the final policy (and model) as ONNX files in the run
+// ExportFinal writes the final policy (and model) as ONNX files in the run
 // directory.
-func (o *Offline) exportFinal() error {
-	b, err := o.actorONNX()
+func (o *Offline) ExportFinal() error {
+	b, err := o.ActorONNX()
 	if err != nil {
 		return err
 	}

@@ -246,7 +246,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 // an .onnx file) with a file-name-safe name for it.
 func diagPolicy(o *Offline, path string) (policy []byte, name string, err error) {
 	if path == "" {
-		b, err := o.actorONNX()
+		b, err := o.ActorONNX()
 		return b, "", err
 	}
 	file := path

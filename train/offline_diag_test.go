@@ -24,7 +24,7 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := CollectDataset(task, 300, 4, 0, SharedActor(envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}))
+		d, err := CollectForTest(task, 300, 4, envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()})
 		if err != nil {
 			t.Fatal(err)
 		}
