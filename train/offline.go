@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"strconv"
 	"strings"
@@ -237,6 +238,10 @@ func (o *Offline) openLogs(keepUpTo int) (err error) {
 // Step is the number of policy updates done so far.
 func (o *Offline) Step() int { return o.step }
 
+// Fitted reports whether the run's dynamics model has been fitted (never,
+// for BC).
+func (o *Offline) Fitted() bool { return o.fitted }
+
 // Run continues the run until Cfg.TotalSteps() updates or ctx is cancelled
 // (ErrInterrupted, after a checkpoint), then writes the final policy (and
 // model) as ONNX files.
@@ -360,13 +365,25 @@ func (o *Offline) rollout(ctx context.Context) (*infer.Transitions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.rolloutActor(ctx, b, fmt.Sprintf("update %d", o.step))
+	return o.rolloutActor(ctx, b, o.Cfg.RolloutBatch, fmt.Sprintf("update %d", o.step))
+}
+
+// RolloutActor runs one penalised roll-out of an ONNX actor in the run's
+// model from n data set starts, the starts and the roll-out's noise drawn
+// from a source seeded seed; the run's own random sources are left as they
+// were. It examines a finished run's model with any policy of its task's
+// sizes (the diagnosis in package experiments).
+func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed int64) (*infer.Transitions, error) {
+	own := o.rng
+	defer func() { o.rng = own }()
+	o.rng = rand.New(rand.NewSource(seed))
+	return o.rolloutActor(ctx, actor, n, "diagnosis")
 }
 
 // rolloutActor runs one penalised roll-out of an ONNX actor in the model
-// from RolloutBatch data set starts; where names it in errors.
-func (o *Offline) rolloutActor(ctx context.Context, actor []byte, where string) (*infer.Transitions, error) {
-	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+// from n data set starts; where names it in errors.
+func (o *Offline) rolloutActor(ctx context.Context, actor []byte, n int, where string) (*infer.Transitions, error) {
+	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, n,
 		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done, Context: ctx}, where,
 		o.Cfg.FullHistoryStarts())
 }
