@@ -14,7 +14,7 @@ type recordedStep struct {
 }
 
 // recordTransitions runs uniform random actions in a fresh env and records
-// n transitions in float32, as CollectDataset does.
+// n transitions in float32, as collect.Dataset does.
 func recordTransitions(t *testing.T, task string, n int, seed int64) []recordedStep {
 	t.Helper()
 	env, err := envs.Make(task)

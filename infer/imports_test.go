@@ -32,14 +32,29 @@ func TestTrainingPartsImportNoLoop(t *testing.T) {
 	}
 }
 
+// TestCollectionSitsOnTraining: collect drives the online loop (behaviour
+// runs), so it may import train, but train must never import collect nor
+// experiments (which holds the offline diagnosis).
+func TestCollectionSitsOnTraining(t *testing.T) {
+	const mod = "github.com/admpo/admpo/"
+	for _, dep := range deps(t, mod+"train") {
+		for _, above := range []string{"collect", "experiments"} {
+			if under(dep, mod+above) {
+				t.Errorf("train depends on %s", dep)
+			}
+		}
+	}
+}
+
 // TestRuntimePackagesLinkNoTrainingCode enforces the import direction: a
 // service that only runs a policy must not link the training code (train,
-// models, buffer, sac, dynamics and their subpackages) nor Gorgonia's graph library. The pure-Go
+// models, buffer, sac, dynamics, collect and their subpackages) nor
+// Gorgonia's graph library. The pure-Go
 // runtime links gorgonia.org/tensor through onnx-go, which is allowed;
 // infer and the ONNX names package link no gorgonia.org package at all.
 func TestRuntimePackagesLinkNoTrainingCode(t *testing.T) {
 	const mod = "github.com/admpo/admpo/"
-	banned := []string{mod + "train", mod + "models", mod + "buffer", mod + "sac", mod + "dynamics", "gorgonia.org/gorgonia"}
+	banned := []string{mod + "train", mod + "models", mod + "buffer", mod + "sac", mod + "dynamics", mod + "collect", "gorgonia.org/gorgonia"}
 	for _, c := range []struct {
 		pkg        string
 		noGorgonia bool // no gorgonia.org package at all

@@ -57,7 +57,7 @@ func TestStepsCountAfterWarmUpAndScheduleReadsLearningStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	if err := o.runTo(context.Background(), c.WarmUp+1); err != nil {
+	if err := o.RunTo(context.Background(), c.WarmUp+1); err != nil {
 		t.Fatal(err)
 	}
 	if o.rolloutLen != authorsRolloutLen(0, 100, 1, 3, 0) {

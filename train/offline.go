@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"strconv"
 	"strings"
@@ -227,18 +228,23 @@ func (o *Offline) openLogs(keepUpTo int) (err error) {
 // Step is the number of policy updates done so far.
 func (o *Offline) Step() int { return o.step }
 
+// Fitted reports whether the run's dynamics model has been fitted (never,
+// for BC).
+func (o *Offline) Fitted() bool { return o.fitted }
+
 // Run continues the run until Cfg.TotalSteps() updates or ctx is cancelled
 // (ErrInterrupted, after a checkpoint), then writes the final policy (and
 // model) as ONNX files.
 func (o *Offline) Run(ctx context.Context) error {
-	if err := o.runTo(ctx, o.Cfg.TotalSteps()); err != nil {
+	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
 		return err
 	}
-	return o.exportFinal()
+	return o.ExportFinal()
 }
 
-// runTo runs the loop until update stop.
-func (o *Offline) runTo(ctx context.Context, stop int) error {
+// RunTo runs the loop until update stop (or ctx is cancelled:
+// ErrInterrupted, after a checkpoint); Run also exports the final files.
+func (o *Offline) RunTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
 	total := c.TotalSteps()
@@ -345,17 +351,29 @@ func (o *Offline) rolloutRound(ctx context.Context) (string, error) {
 
 // rollout exports the policy and runs one penalised roll-out in the model.
 func (o *Offline) rollout(ctx context.Context) (*infer.Transitions, error) {
-	b, err := o.actorONNX()
+	b, err := o.ActorONNX()
 	if err != nil {
 		return nil, err
 	}
-	return o.rolloutActor(ctx, b, fmt.Sprintf("update %d", o.step))
+	return o.rolloutActor(ctx, b, o.Cfg.RolloutBatch, fmt.Sprintf("update %d", o.step))
+}
+
+// RolloutActor runs one penalised roll-out of an ONNX actor in the run's
+// model from n data set starts, the starts and the roll-out's noise drawn
+// from a source seeded seed; the run's own random sources are left as they
+// were. It examines a finished run's model with any policy of its task's
+// sizes (the diagnosis in package experiments).
+func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed int64) (*infer.Transitions, error) {
+	own := o.rng
+	defer func() { o.rng = own }()
+	o.rng = rand.New(rand.NewSource(seed))
+	return o.rolloutActor(ctx, actor, n, "diagnosis")
 }
 
 // rolloutActor runs one penalised roll-out of an ONNX actor in the model
-// from RolloutBatch data set starts; where names it in errors.
-func (o *Offline) rolloutActor(ctx context.Context, actor []byte, where string) (*infer.Transitions, error) {
-	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+// from n data set starts; where names it in errors.
+func (o *Offline) rolloutActor(ctx context.Context, actor []byte, n int, where string) (*infer.Transitions, error) {
+	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, n,
 		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done, Context: ctx}, where,
 		o.Cfg.FullHistoryStarts())
 }
@@ -492,15 +510,16 @@ func (o *Offline) tbScalars(r Record, scoreMean, retMean, retStd, q float64) sca
 	return s
 }
 
-func (o *Offline) actorONNX() ([]byte, error) {
+// ActorONNX exports the current actor as an ONNX file.
+func (o *Offline) ActorONNX() ([]byte, error) {
 	return onnx.ExportActor(o.sac.Actor, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo + "-offline",
 		"dataset": o.Cfg.Name, "update": strconv.Itoa(o.step)})
 }
 
-// exportFinal writes the final policy (and model) as ONNX files in the run
+// ExportFinal writes the final policy (and model) as ONNX files in the run
 // directory.
-func (o *Offline) exportFinal() error {
-	b, err := o.actorONNX()
+func (o *Offline) ExportFinal() error {
+	b, err := o.ActorONNX()
 	if err != nil {
 		return err
 	}

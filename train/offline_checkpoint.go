@@ -62,6 +62,26 @@ func ResumeOffline(dir string) (*Offline, error) {
 	return o, nil
 }
 
+// OpenOffline reopens the offline run in dir at its last checkpoint to be
+// examined rather than continued (ResumeOffline continues it): its logs
+// stay closed and nothing in dir is written.
+func OpenOffline(dir string) (*Offline, error) {
+	var cfg OfflineConfig
+	f, err := loadCheckpoint(dir, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	o, err := newOffline(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.restore(f); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("train: %s: %w", dir, err)
+	}
+	return o, nil
+}
+
 func (o *Offline) restore(f *ckpt.File) error {
 	var st offlineState
 	if err := readState(f, &st); err != nil {

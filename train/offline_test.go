@@ -55,11 +55,16 @@ func offRunToEnd(t *testing.T, cfg OfflineConfig, dir string) {
 	}
 }
 
+// CollectForTest is collect.Dataset with one actor shared by all workers,
+// set by collect_hook_test.go: collect imports train, so train's own tests
+// reach it through the external test package, which may import both.
+var CollectForTest func(task string, n int, seed int64, act envs.Actor) (*datasets.Dataset, error)
+
 // offRandomDataset collects n uniform-random hopper transitions into a
 // D4RL file.
 func offRandomDataset(t *testing.T, n int) string {
 	t.Helper()
-	d, _, err := CollectDataset("hopper", n, 3, 0, SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, err := CollectForTest("hopper", n, 3, envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +266,7 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.runTo(context.Background(), 250); err != nil { // checkpoint at 200, 50 updates lost
+			if err := b.RunTo(context.Background(), 250); err != nil { // checkpoint at 200, 50 updates lost
 				t.Fatal(err)
 			}
 			b.Close()

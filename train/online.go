@@ -112,14 +112,15 @@ func (o *Online) openLogs(keepUpTo int) (err error) {
 // Run continues the loop until Cfg.TotalSteps() env steps or ctx is
 // cancelled, then writes the final policy (and model) as ONNX files.
 func (o *Online) Run(ctx context.Context) error {
-	if err := o.runTo(ctx, o.Cfg.TotalSteps()); err != nil {
+	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
 		return err
 	}
-	return o.exportFinal()
+	return o.ExportFinal()
 }
 
-// runTo runs the loop until env step stop.
-func (o *Online) runTo(ctx context.Context, stop int) error {
+// RunTo runs the loop until env step stop (or ctx is cancelled:
+// ErrInterrupted, after a checkpoint); Run also exports the final files.
+func (o *Online) RunTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
 	total := c.TotalSteps()
@@ -225,7 +226,7 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	o.lastFit, o.fitAt = rep, o.step
 	t1 := time.Now()
 	defer func() { o.time.Rollout += time.Since(t1).Seconds() }()
-	actor, err := o.actorONNX()
+	actor, err := o.ActorONNX()
 	if err != nil {
 		return "", err
 	}
@@ -263,15 +264,16 @@ func (o *Online) log(evalMean, evalStd float64) error {
 	return o.logTB(r, progressScalars(r, "eval/return", o.dyn != nil))
 }
 
-func (o *Online) actorONNX() ([]byte, error) {
+// ActorONNX exports the current actor as an ONNX file.
+func (o *Online) ActorONNX() ([]byte, error) {
 	return onnx.ExportActor(o.sac.Actor, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo,
 		"env_step": strconv.Itoa(o.step)})
 }
 
-// exportFinal writes the final policy (and model) as ONNX files in the run
+// ExportFinal writes the final policy (and model) as ONNX files in the run
 // directory.
-func (o *Online) exportFinal() error {
-	b, err := o.actorONNX()
+func (o *Online) ExportFinal() error {
+	b, err := o.ActorONNX()
 	if err != nil {
 		return err
 	}
@@ -280,6 +282,10 @@ func (o *Online) exportFinal() error {
 
 // Step is the number of env steps taken so far.
 func (o *Online) Step() int { return o.step }
+
+// LastEval is the mean return of the last evaluation (NaN before the
+// first).
+func (o *Online) LastEval() float64 { return o.lastEval }
 
 // f32 converts an env's float64 values to the float32 the buffers and
 // networks use.

@@ -194,7 +194,7 @@ func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.runTo(context.Background(), stop); err != nil {
+	if err := b.RunTo(context.Background(), stop); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
@@ -31,10 +32,10 @@ type policySource interface {
 // shippedSource reads the shipped behaviour policies of one task.
 type shippedSource struct {
 	dir, env string
-	m        *train.Manifest
+	m        *collect.Manifest
 }
 
-func (s shippedSource) find(kind string) (train.ShippedPolicy, error) {
+func (s shippedSource) find(kind string) (collect.ShippedPolicy, error) {
 	p, ok := s.m.Find(s.env, kind)
 	if !ok {
 		return p, fmt.Errorf("no %s-%s policy is shipped in %s (make one with a behaviour run, `admpo collect --train-dir DIR`, and `admpo promote --run DIR`; or collect from a run with --policy DIR)",
@@ -76,7 +77,7 @@ func (s shippedSource) mediumReplay(size int, _ float64) (*datasets.Dataset, str
 // behaviour run (snapshots.json) or a plain `admpo train online` run.
 type behaviourSource struct {
 	dir string
-	log *train.BehaviourLog // nil for a plain online run
+	log *collect.BehaviourLog // nil for a plain online run
 }
 
 func (b behaviourSource) policyFor(kind string, mediumReturn float64) ([]byte, string, error) {
@@ -130,7 +131,7 @@ func runCollect(args []string) error {
 		"one group per episode, data/metadata.json)")
 	seed := fs.Int64("seed", 0, "seed of the episodes' reset and action noise (and of a behaviour run)")
 	workers := fs.Int("workers", 0, "goroutines running episodes (0: one per CPU); the data do not depend on it")
-	policies := fs.String("policies", train.ShippedDir, "directory of the shipped behaviour policies (manifest.json)")
+	policies := fs.String("policies", collect.ShippedDir, "directory of the shipped behaviour policies (manifest.json)")
 	policy := fs.String("policy", "", "run directory with the behaviour policy (a --train-dir, or an `admpo train online` run)")
 	trainDir := fs.String("train-dir", "", "behaviour SAC run directory to train or reuse (default OUTDIR/behaviour-ENV-SEED)")
 	trainSteps := fs.Int("train-steps", 100000, "env steps of the behaviour SAC run")
@@ -183,8 +184,8 @@ func runCollect(args []string) error {
 		}
 		u := envs.UniformActor{Low: env0.ActionLow(), High: env0.ActionHigh()}
 		env0.Close()
-		var st train.CollectStats
-		if d, st, err = train.CollectDataset(task.Name, *size, *seed, *workers, train.SharedActor(u)); err != nil {
+		var st collect.Stats
+		if d, st, err = collect.Dataset(task.Name, *size, *seed, *workers, collect.SharedActor(u)); err != nil {
 			return err
 		}
 		meta["policy"] = "uniform random actions"
@@ -195,19 +196,19 @@ func runCollect(args []string) error {
 		trainFlags := fs.Changed("train-dir") || fs.Changed("train-steps") || fs.Changed("train-warmup") ||
 			fs.Changed("train-eval-every") || fs.Changed("stop-return")
 		if *policy != "" || trainFlags {
-			bc := train.DefaultBehaviourConfig(task.Name, *seed, *trainSteps)
+			bc := collect.DefaultBehaviourConfig(task.Name, *seed, *trainSteps)
 			bc.WarmUp, bc.EvalEvery, bc.StopReturn = *trainWarm, *trainEvery, *stopReturn
 			if src, err = behaviour(*policy, *trainDir, path, bc); err != nil {
 				return err
 			}
 		} else {
-			m, err := train.ReadManifest(*policies)
+			m, err := collect.ReadManifest(*policies)
 			if err != nil {
 				return err
 			}
 			src = shippedSource{dir: *policies, env: task.Name, m: m}
 		}
-		collect := func(k string, n int, seedOff int64) (*datasets.Dataset, error) {
+		collectKind := func(k string, n int, seedOff int64) (*datasets.Dataset, error) {
 			b, desc, err := src.policyFor(k, *mediumReturn)
 			if err != nil {
 				return nil, err
@@ -217,14 +218,14 @@ func runCollect(args []string) error {
 				return nil, err
 			}
 			defer p.Close()
-			det := &train.ONNXPolicy{P: p, Deterministic: true}
-			ret, retStd, err := train.EvalPolicy(task.Name, det, *evalEps, *seed*1000+500+seedOff)
+			det := &collect.ONNXPolicy{P: p, Deterministic: true}
+			ret, retStd, err := collect.EvalPolicy(task.Name, det, *evalEps, *seed*1000+500+seedOff)
 			if err != nil {
 				return nil, err
 			}
 			fmt.Printf("%s policy: %s\n  deterministic return over %d episodes: %.1f ± %.1f\n", k, desc, *evalEps, ret, retStd)
 			t0 := time.Now()
-			pd, st, err := train.CollectDataset(task.Name, n, *seed*1000+seedOff, *workers, train.ONNXActors(b, *deterministic))
+			pd, st, err := collect.Dataset(task.Name, n, *seed*1000+seedOff, *workers, collect.ONNXActors(b, *deterministic))
 			if err != nil {
 				return nil, err
 			}
@@ -235,7 +236,7 @@ func runCollect(args []string) error {
 				pre = k + "_"
 			}
 			meta[pre+"policy"] = desc
-			meta[pre+"policy_sha256"] = train.Checksum(b)
+			meta[pre+"policy_sha256"] = collect.Checksum(b)
 			meta[pre+"policy_return"] = ff(ret)
 			meta[pre+"policy_return_std"] = ff(retStd)
 			setDataReturn(meta, pre, task.Name, st.MeanReturn, st.Episodes)
@@ -243,19 +244,19 @@ func runCollect(args []string) error {
 		}
 		switch *kind {
 		case "medium", "expert":
-			if d, err = collect(*kind, *size, 0); err != nil {
+			if d, err = collectKind(*kind, *size, 0); err != nil {
 				return err
 			}
 		case "medium-expert":
-			md, err := collect("medium", *size, 0)
+			md, err := collectKind("medium", *size, 0)
 			if err != nil {
 				return err
 			}
-			ed, err := collect("expert", *size, 1)
+			ed, err := collectKind("expert", *size, 1)
 			if err != nil {
 				return err
 			}
-			if d, err = train.ConcatDatasets(md, ed); err != nil {
+			if d, err = collect.Concat(md, ed); err != nil {
 				return err
 			}
 		case "medium-replay":
@@ -330,9 +331,9 @@ func tailFromEpisodeStart(d *datasets.Dataset, n int) *datasets.Dataset {
 }
 
 // behaviour opens --policy, or trains (or reuses) the behaviour SAC run.
-func behaviour(policy, trainDir, out string, bc train.BehaviourConfig) (behaviourSource, error) {
+func behaviour(policy, trainDir, out string, bc collect.BehaviourConfig) (behaviourSource, error) {
 	if policy != "" {
-		if l, err := train.ReadBehaviourLog(policy); err == nil {
+		if l, err := collect.ReadBehaviourLog(policy); err == nil {
 			return behaviourSource{dir: policy, log: l}, nil
 		}
 		return behaviourSource{dir: policy}, nil
@@ -341,14 +342,14 @@ func behaviour(policy, trainDir, out string, bc train.BehaviourConfig) (behaviou
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(out), fmt.Sprintf("behaviour-%s-%d", bc.Env, bc.Seed))
 	}
-	if l, err := train.ReadBehaviourLog(dir); err == nil && l.Done {
+	if l, err := collect.ReadBehaviourLog(dir); err == nil && l.Done {
 		fmt.Printf("reusing the behaviour run in %s (%s)\n", dir, l.Reason)
 		return behaviourSource{dir: dir, log: l}, nil
 	}
 	fmt.Printf("training the behaviour SAC run in %s (%d env steps at most; Ctrl-C checkpoints, rerun to resume)\n", dir, bc.Steps)
 	ctx, stop := interruptible()
 	defer stop()
-	l, err := train.TrainBehaviour(ctx, bc, dir, statusPrinter(bc.Steps, 0))
+	l, err := collect.TrainBehaviour(ctx, bc, dir, statusPrinter(bc.Steps, 0))
 	if errors.Is(err, train.ErrInterrupted) {
 		return behaviourSource{}, fmt.Errorf("behaviour run interrupted (checkpoint written in %s; rerun to resume): %w", dir, err)
 	}
@@ -367,7 +368,7 @@ func runPromote(args []string) error {
 	kind := fs.String("kind", "", "medium or expert")
 	step := fs.Int("step", 0, "env step of the snapshot (0: expert = the best snapshot, medium = closest to --medium-return)")
 	mediumReturn := fs.Float64("medium-return", 0, "target return of the medium snapshot when --step is 0 (default: a third of the best)")
-	to := fs.String("to", train.ShippedDir, "directory of the shipped policies")
+	to := fs.String("to", collect.ShippedDir, "directory of the shipped policies")
 	evalEps := fs.Int("eval-episodes", 10, "deterministic episodes to measure the return")
 	seed := fs.Int64("seed", 0, "seed of the evaluation episodes")
 	command := fs.String("command", "scripts/behaviour_policies.sh", "what trained the run, recorded in the manifest")
@@ -383,7 +384,7 @@ func runPromote(args []string) error {
 	if *step < 0 || *evalEps <= 0 {
 		return fmt.Errorf("%w: --step %d must be >= 0 and --eval-episodes %d positive", errUsage, *step, *evalEps)
 	}
-	p, err := train.Promote(*run, *to, train.PromoteOptions{Kind: *kind, Step: *step, MediumReturn: *mediumReturn,
+	p, err := collect.Promote(*run, *to, collect.PromoteOptions{Kind: *kind, Step: *step, MediumReturn: *mediumReturn,
 		EvalEpisodes: *evalEps, Seed: *seed, Command: *command})
 	if err != nil {
 		return err

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
-	"github.com/admpo/admpo/train"
 )
 
 func needORT(t *testing.T) {
@@ -56,9 +56,9 @@ func TestShippedCollect(t *testing.T) {
 	needORT(t)
 	tmp := t.TempDir()
 	run := filepath.Join(tmp, "beh")
-	bc := train.DefaultBehaviourConfig("hopper", 1, 300)
+	bc := collect.DefaultBehaviourConfig("hopper", 1, 300)
 	bc.WarmUp, bc.EvalEvery, bc.EvalEpisodes, bc.Hidden = 100, 100, 1, []int{16, 16}
-	if _, err := train.TrainBehaviour(context.Background(), bc, run, nil); err != nil {
+	if _, err := collect.TrainBehaviour(context.Background(), bc, run, nil); err != nil {
 		t.Fatal(err)
 	}
 	ship := filepath.Join(tmp, "ship")
@@ -71,7 +71,7 @@ func TestShippedCollect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := train.ReadManifest(ship)
+	m, err := collect.ReadManifest(ship)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestShippedCollect(t *testing.T) {
 		t.Fatalf("medium entry %+v", med)
 	}
 
-	collect := func(kind, out string, workers int, extra ...string) *datasets.Dataset {
+	collectKind := func(kind, out string, workers int, extra ...string) *datasets.Dataset {
 		t.Helper()
 		args := append([]string{"--env", "hopper", "--kind", kind, "--size", "1200", "--seed", "4", "--policies", ship,
 			"--workers", strconv.Itoa(workers), "--eval-episodes", "1", "--out", out}, extra...)
@@ -112,8 +112,8 @@ func TestShippedCollect(t *testing.T) {
 		return d
 	}
 	for _, k := range []string{"random", "medium", "expert"} {
-		a := collect(k, filepath.Join(tmp, k+"-a.hdf5"), 1)
-		b := collect(k, filepath.Join(tmp, k+"-b.hdf5"), 3)
+		a := collectKind(k, filepath.Join(tmp, k+"-a.hdf5"), 1)
+		b := collectKind(k, filepath.Join(tmp, k+"-b.hdf5"), 3)
 		sameData(t, k+" with 1 and 3 workers", a, b)
 		if a.N != 1200 || a.Meta["kind"] != k || a.Meta["data_return"] == "" {
 			t.Fatalf("%s: N %d meta %v", k, a.N, a.Meta)
@@ -122,7 +122,7 @@ func TestShippedCollect(t *testing.T) {
 			t.Fatalf("%s: policy_sha256 %q", k, a.Meta["policy_sha256"])
 		}
 	}
-	me := collect("medium-expert", filepath.Join(tmp, "me.hdf5"), 2)
+	me := collectKind("medium-expert", filepath.Join(tmp, "me.hdf5"), 2)
 	md, err := datasets.ReadD4RL(filepath.Join(tmp, "medium-a.hdf5"))
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestShippedCollect(t *testing.T) {
 	half.QPos, half.Terminal, half.Timeout = me.QPos[:1200*md.QPosDim], me.Terminal[:1200], me.Timeout[:1200]
 	sameData(t, "medium-expert's first half and medium", &half, md)
 
-	mr := collect("medium-replay", filepath.Join(tmp, "mr.hdf5"), 1, "--size", "0")
+	mr := collectKind("medium-replay", filepath.Join(tmp, "mr.hdf5"), 1, "--size", "0")
 	if mr.N != 200 || !mr.Timeout[199] && !mr.Terminal[199] {
 		t.Fatalf("medium-replay: %d rows, want the run's first 200", mr.N)
 	}
@@ -171,13 +171,13 @@ var d4rlBands = map[string][2]float64{
 // D4RL's reference scores, lies in the D4RL band of its kind. It skips
 // while no policy is shipped.
 func TestShippedPoliciesInD4RLBand(t *testing.T) {
-	dir := filepath.Join("..", "..", train.ShippedDir)
-	m, err := train.ReadManifest(dir)
+	dir := filepath.Join("..", "..", collect.ShippedDir)
+	m, err := collect.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Policies) == 0 {
-		t.Skipf("no behaviour policy is shipped in %s yet (issue 15 item 1: promote the behaviour runs with `admpo promote`)", train.ShippedDir)
+		t.Skipf("no behaviour policy is shipped in %s yet (issue 15 item 1: promote the behaviour runs with `admpo promote`)", collect.ShippedDir)
 	}
 	needORT(t)
 	for _, p := range m.Policies {
@@ -190,7 +190,7 @@ func TestShippedPoliciesInD4RLBand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, st, err := train.CollectDataset(p.Env, 20000, 0, 0, train.ONNXActors(actor, false))
+			_, st, err := collect.Dataset(p.Env, 20000, 0, 0, collect.ONNXActors(actor, false))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/train"
@@ -186,7 +187,7 @@ func TestConfigFileErrors(t *testing.T) {
 // --dataset replaces the file's data keys.
 func TestConfigFileRerunsOfflineRun(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 300, 1, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := collect.Dataset("hopper", 300, 1, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/policies"
@@ -22,7 +23,7 @@ func TestExportOfflineRunCommand(t *testing.T) {
 	needORT(t)
 	bin := buildBinary(t)
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 1200, 3, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := collect.Dataset("hopper", 1200, 3, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

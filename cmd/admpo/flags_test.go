@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/tbevent"
@@ -164,7 +165,7 @@ func TestDryRunPrintsTheAuthorsConfig(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("--dry-run made the run directory")
 	}
-	d, _, err := train.CollectDataset("hopper", 200, 1, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := collect.Dataset("hopper", 200, 1, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

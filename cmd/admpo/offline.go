@@ -12,6 +12,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/experiments"
 	"github.com/admpo/admpo/train"
 )
 
@@ -247,7 +248,7 @@ func trainOffline(args []string) error {
 		return err
 	}
 	if *diagnose != "" {
-		return diagnoseOffline(*diagnose, train.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy})
+		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy})
 	}
 	var o *train.Offline
 	var err error
@@ -333,8 +334,8 @@ func trainOffline(args []string) error {
 
 // diagnoseOffline prints a run's model error against the simulator by
 // roll-out step and its correlation with the run's uncertainty U.
-func diagnoseOffline(dir string, opt train.DiagnoseOptions) error {
-	d, err := train.DiagnoseOffline(dir, opt)
+func diagnoseOffline(dir string, opt experiments.DiagnoseOptions) error {
+	d, err := experiments.DiagnoseOffline(dir, opt)
 	if err != nil {
 		return err
 	}

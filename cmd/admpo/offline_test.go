@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
@@ -25,7 +26,7 @@ import (
 // directory; with --env and --kind it trains as that task's data set.
 func TestTrainOfflineDatasetErrors(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := train.CollectDataset("hopper", 200, 1, 0, train.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := collect.Dataset("hopper", 200, 1, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package train
+package collect
 
 import (
 	"bytes"
@@ -69,11 +69,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return &Manifest{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, fmt.Errorf("collect: %w", err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("train: %s/%s: %w", dir, ManifestName, err)
+		return nil, fmt.Errorf("collect: %s/%s: %w", dir, ManifestName, err)
 	}
 	return &m, nil
 }
@@ -115,10 +115,10 @@ func Checksum(b []byte) string {
 func readChecked(dir, file, sum string) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
-		return nil, fmt.Errorf("train: shipped file: %w", err)
+		return nil, fmt.Errorf("collect: shipped file: %w", err)
 	}
 	if got := Checksum(b); got != sum {
-		return nil, fmt.Errorf("train: %s: SHA-256 %s, the manifest says %s (the file was changed)", filepath.Join(dir, file), got, sum)
+		return nil, fmt.Errorf("collect: %s: SHA-256 %s, the manifest says %s (the file was changed)", filepath.Join(dir, file), got, sum)
 	}
 	return b, nil
 }
@@ -130,7 +130,7 @@ func (p ShippedPolicy) Actor(dir string) ([]byte, error) { return readChecked(di
 // checksum verified.
 func (p ShippedPolicy) ReplayData(dir string) (*datasets.Dataset, error) {
 	if p.Replay == nil {
-		return nil, fmt.Errorf("train: the shipped %s-%s policy has no replay buffer (only medium policies ship one)", p.Env, p.Kind)
+		return nil, fmt.Errorf("collect: the shipped %s-%s policy has no replay buffer (only medium policies ship one)", p.Env, p.Kind)
 	}
 	b, err := readChecked(dir, p.Replay.File, p.Replay.SHA256)
 	if err != nil {
@@ -138,7 +138,7 @@ func (p ShippedPolicy) ReplayData(dir string) (*datasets.Dataset, error) {
 	}
 	d, err := datasets.ReadCompact(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("train: %s: %w", p.Replay.File, err)
+		return nil, fmt.Errorf("collect: %s: %w", p.Replay.File, err)
 	}
 	return d, nil
 }
@@ -162,10 +162,10 @@ type PromoteOptions struct {
 func Promote(run, dir string, opt PromoteOptions) (ShippedPolicy, error) {
 	var p ShippedPolicy
 	if opt.Kind != "medium" && opt.Kind != "expert" {
-		return p, fmt.Errorf("train: promote: kind %q is not medium or expert", opt.Kind)
+		return p, fmt.Errorf("collect: promote: kind %q is not medium or expert", opt.Kind)
 	}
 	if opt.EvalEpisodes <= 0 {
-		return p, fmt.Errorf("train: promote: %d evaluation episodes", opt.EvalEpisodes)
+		return p, fmt.Errorf("collect: promote: %d evaluation episodes", opt.EvalEpisodes)
 	}
 	l, err := ReadBehaviourLog(run)
 	if err != nil {
@@ -177,7 +177,7 @@ func Promote(run, dir string, opt PromoteOptions) (ShippedPolicy, error) {
 	}
 	actor, err := os.ReadFile(filepath.Join(run, snap.File))
 	if err != nil {
-		return p, fmt.Errorf("train: promote: %w", err)
+		return p, fmt.Errorf("collect: promote: %w", err)
 	}
 	pol, err := infer.OpenPolicy(actor, infer.Options{Threads: 1})
 	if err != nil {
@@ -202,7 +202,7 @@ func Promote(run, dir string, opt PromoteOptions) (ShippedPolicy, error) {
 		return p, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return p, fmt.Errorf("train: %w", err)
+		return p, fmt.Errorf("collect: %w", err)
 	}
 	if opt.Kind == "medium" {
 		if p.Replay, err = shipReplay(run, dir, l.Env, snap.Step); err != nil {
@@ -229,7 +229,7 @@ func (l *BehaviourLog) pick(kind string, step int, mediumReturn float64) (Snapsh
 				return s, nil
 			}
 		}
-		return Snapshot{}, fmt.Errorf("train: the behaviour run has no snapshot at env step %d", step)
+		return Snapshot{}, fmt.Errorf("collect: the behaviour run has no snapshot at env step %d", step)
 	}
 	best, err := l.Best()
 	if err != nil || kind == "expert" {
@@ -253,7 +253,7 @@ func shipReplay(run, dir, env string, step int) (*ShippedReplay, error) {
 		return nil, err
 	}
 	if real.Len() < step {
-		return nil, fmt.Errorf("train: %s's replay buffer holds %d transitions, fewer than the snapshot's env step %d", run, real.Len(), step)
+		return nil, fmt.Errorf("collect: %s's replay buffer holds %d transitions, fewer than the snapshot's env step %d", run, real.Len(), step)
 	}
 	d, err := real.Dataset(step)
 	if err != nil {

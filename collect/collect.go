@@ -1,4 +1,4 @@
-package train
+package collect
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ type ONNXPolicy struct {
 func (p *ONNXPolicy) Act(obs []float32, rng *rand.Rand, out []float64) error {
 	ad := p.P.ActDim
 	if len(out) != ad {
-		return fmt.Errorf("train: policy has %d actions, the task %d", ad, len(out))
+		return fmt.Errorf("collect: policy has %d actions, the task %d", ad, len(out))
 	}
 	if p.act == nil {
 		p.act, p.noise = make([]float32, ad), make([]float32, ad)
@@ -46,8 +46,8 @@ func (p *ONNXPolicy) Act(obs []float32, rng *rand.Rand, out []float64) error {
 	return nil
 }
 
-// CollectStats describes a collected data set.
-type CollectStats struct {
+// Stats describes a collected data set.
+type Stats struct {
 	Transitions int
 	Episodes    int     // complete episodes (ended by termination or the 1000-step limit)
 	MeanReturn  float64 // over complete episodes; over the cut one if none completed
@@ -78,7 +78,7 @@ func ONNXActors(actor []byte, deterministic bool) NewActor {
 	}
 }
 
-// collectedEpisode is one episode of CollectDataset in D4RL's layout.
+// collectedEpisode is one episode of Dataset in D4RL's layout.
 type collectedEpisode struct {
 	index                 int
 	obs, act, rew, next   []float32
@@ -98,7 +98,7 @@ func episodeSeed(seed int64, e int) int64 {
 	return int64((z ^ (z >> 31)) >> 1)
 }
 
-// CollectDataset runs episodes of the task for n transitions and returns
+// Dataset runs episodes of the task for n transitions and returns
 // them in D4RL's layout: observations, actions, rewards, next_observations,
 // terminals (the task's termination rule fired), timeouts (the 1000-step
 // limit), and infos/qpos and infos/qvel (the full simulator state before
@@ -110,10 +110,10 @@ func episodeSeed(seed int64, e int) int64 {
 // seed and e alone, so the data depend on seed only, not on workers:
 // workers goroutines (0: GOMAXPROCS) each run whole episodes with their own
 // env and their own actor from newAct.
-func CollectDataset(task string, n int, seed int64, workers int, newAct NewActor) (*datasets.Dataset, CollectStats, error) {
-	var st CollectStats
+func Dataset(task string, n int, seed int64, workers int, newAct NewActor) (*datasets.Dataset, Stats, error) {
+	var st Stats
 	if n <= 0 {
-		return nil, st, fmt.Errorf("train: collect: size %d must be positive", n)
+		return nil, st, fmt.Errorf("collect: size %d must be positive", n)
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -181,7 +181,7 @@ func CollectDataset(task string, n int, seed int64, workers int, newAct NewActor
 	for next, rows := 0, 0; rows < n && err == nil; {
 		r := <-results
 		if r.err != nil {
-			err = fmt.Errorf("train: collect: episode %d: %w", r.index, r.err)
+			err = fmt.Errorf("collect: episode %d: %w", r.index, r.err)
 			break
 		}
 		pending[r.index] = r
@@ -262,6 +262,15 @@ func runEpisode(env *envs.Env, act envs.Actor, e int, seed int64) collectedEpiso
 	return r
 }
 
+// f32 stores the simulator's float64 state values as float32.
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
 // f32clip stores the action the env applied (clipped to the bounds).
 func f32clip(a, lo, hi []float64) []float32 {
 	out := make([]float32, len(a))
@@ -271,18 +280,18 @@ func f32clip(a, lo, hi []float64) []float32 {
 	return out
 }
 
-// ConcatDatasets appends data sets of the same widths (D4RL's medium-expert
+// Concat appends data sets of the same widths (D4RL's medium-expert
 // is medium followed by expert). Metadata is not copied.
-func ConcatDatasets(parts ...*datasets.Dataset) (*datasets.Dataset, error) {
+func Concat(parts ...*datasets.Dataset) (*datasets.Dataset, error) {
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("train: concatenating no data sets")
+		return nil, fmt.Errorf("collect: concatenating no data sets")
 	}
 	p0 := parts[0]
 	out := &datasets.Dataset{ObsDim: p0.ObsDim, ActDim: p0.ActDim, QPosDim: p0.QPosDim, QVelDim: p0.QVelDim, Meta: map[string]string{}}
 	for i, p := range parts {
 		if p.ObsDim != p0.ObsDim || p.ActDim != p0.ActDim || p.QPosDim != p0.QPosDim || p.QVelDim != p0.QVelDim ||
 			(p.QPos == nil) != (p0.QPos == nil) || (p.QVel == nil) != (p0.QVel == nil) {
-			return nil, fmt.Errorf("train: data set %d has other widths than the first", i)
+			return nil, fmt.Errorf("collect: data set %d has other widths than the first", i)
 		}
 		out.N += p.N
 		out.Obs = append(out.Obs, p.Obs...)
@@ -313,7 +322,7 @@ func EvalPolicy(task string, act envs.Actor, episodes int, seed int64) (mean, st
 	r, err := envs.Evaluate(env, act, envs.EvalConfig{Episodes: episodes, RNG: rand.New(rand.NewSource(seed)),
 		Seed: func(ep int) int64 { return seed + int64(ep) }})
 	if err != nil {
-		return 0, 0, fmt.Errorf("train: %w", err)
+		return 0, 0, fmt.Errorf("collect: %w", err)
 	}
 	return r.Mean, r.Std, nil
 }

@@ -1,11 +1,10 @@
-package train
+package experiments
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/train"
 )
 
 // Diagnosis measures how well a finished offline run's model and penalty
@@ -111,35 +111,26 @@ type DiagnoseOptions struct {
 // and measures its model on opt.Starts roll-out starts. It writes the
 // diagnosis as JSON in dir and reads nothing outside dir but opt.Policy.
 func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
-	var cfg OfflineConfig
-	f, err := loadCheckpoint(dir, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Algo == "bc" {
-		return nil, fmt.Errorf("train: %s is a BC run: it has no model to diagnose", dir)
-	}
-	if cfg.Env == "" {
-		return nil, fmt.Errorf("train: %s trained on data without a task: there is no simulator to diagnose its model against", dir)
-	}
-	o, err := newOffline(cfg, dir)
+	o, err := train.OpenOffline(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer o.Close()
-	if err := o.restore(f); err != nil {
-		return nil, fmt.Errorf("train: %s: %w", dir, err)
+	cfg := o.Cfg
+	if cfg.Algo == "bc" {
+		return nil, fmt.Errorf("experiments: %s is a BC run: it has no model to diagnose", dir)
 	}
-	if !o.fitted {
-		return nil, fmt.Errorf("train: %s: the model was never fitted", dir)
+	if cfg.Env == "" {
+		return nil, fmt.Errorf("experiments: %s trained on data without a task: there is no simulator to diagnose its model against", dir)
+	}
+	if !o.Fitted() {
+		return nil, fmt.Errorf("experiments: %s: the model was never fitted", dir)
 	}
 	policy, name, err := diagPolicy(o, opt.Policy)
 	if err != nil {
 		return nil, err
 	}
-	o.Cfg.RolloutBatch = opt.Starts
-	o.rng = rand.New(rand.NewSource(opt.Seed))
-	tr, err := o.rolloutActor(context.Background(), policy, "diagnosis")
+	tr, err := o.RolloutActor(context.Background(), policy, opt.Starts, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +144,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if name != "" {
 		d.Policy, out = opt.Policy, "diagnosis-with-"+name+".json"
 	}
-	od, ad := o.task.ObsDim, o.task.ActDim
+	od, ad := cfg.ObsDim, cfg.ActDim
 	act := make([]float64, ad)
 	errs, us := make([]float64, 0, tr.N), make([]float64, 0, tr.N)
 	var agree float64
@@ -167,7 +158,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 			continue
 		}
 		if err := env.SetFromObs(obs); err != nil {
-			return nil, fmt.Errorf("train: %w", err)
+			return nil, fmt.Errorf("experiments: %w", err)
 		}
 		for j := range act {
 			act[j] = float64(tr.Act[i*ad+j])
@@ -205,7 +196,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	}
 	n := float64(len(errs))
 	if n == 0 {
-		return nil, fmt.Errorf("train: %s: no finite model transitions", dir)
+		return nil, fmt.Errorf("experiments: %s: no finite model transitions", dir)
 	}
 	for i := range d.PerStep {
 		d.PerStep[i].finish()
@@ -236,7 +227,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
 	if err := atomicfile.WriteFile(filepath.Join(dir, out), append(b, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	return d, nil
 }
@@ -244,9 +235,9 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 // diagPolicy returns the ONNX actor a diagnosis rolls out: the run's own
 // final policy, or the one named by path (a run directory's policy.onnx or
 // an .onnx file) with a file-name-safe name for it.
-func diagPolicy(o *Offline, path string) (policy []byte, name string, err error) {
+func diagPolicy(o *train.Offline, path string) (policy []byte, name string, err error) {
 	if path == "" {
-		b, err := o.actorONNX()
+		b, err := o.ActorONNX()
 		return b, "", err
 	}
 	file := path
@@ -258,7 +249,7 @@ func diagPolicy(o *Offline, path string) (policy []byte, name string, err error)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, "", fmt.Errorf("train: diagnosis policy: %w", err)
+		return nil, "", fmt.Errorf("experiments: diagnosis policy: %w", err)
 	}
 	name = strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) {

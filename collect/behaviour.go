@@ -1,4 +1,4 @@
-package train
+package collect
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/rundir"
+	"github.com/admpo/admpo/train"
 )
 
 // BehaviourConfig is the SAC training run that makes the behaviour policies
@@ -55,11 +56,11 @@ type BehaviourLog struct {
 func ReadBehaviourLog(dir string) (*BehaviourLog, error) {
 	b, err := os.ReadFile(filepath.Join(dir, rundir.SnapshotsFile))
 	if err != nil {
-		return nil, fmt.Errorf("train: %s is not a behaviour run: %w", dir, err)
+		return nil, fmt.Errorf("collect: %s is not a behaviour run: %w", dir, err)
 	}
 	var l BehaviourLog
 	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("train: %s/%s: %w", dir, rundir.SnapshotsFile, err)
+		return nil, fmt.Errorf("collect: %s/%s: %w", dir, rundir.SnapshotsFile, err)
 	}
 	return &l, nil
 }
@@ -73,7 +74,7 @@ func (l *BehaviourLog) write(dir string) error {
 // one on ties): the expert.
 func (l *BehaviourLog) Best() (Snapshot, error) {
 	if len(l.Snapshots) == 0 {
-		return Snapshot{}, errors.New("train: the behaviour run has no snapshots")
+		return Snapshot{}, errors.New("collect: the behaviour run has no snapshots")
 	}
 	best := l.Snapshots[0]
 	for _, s := range l.Snapshots[1:] {
@@ -88,7 +89,7 @@ func (l *BehaviourLog) Best() (Snapshot, error) {
 // (D4RL's medium: about a third of the expert's return).
 func (l *BehaviourLog) Medium(target float64) (Snapshot, error) {
 	if len(l.Snapshots) == 0 {
-		return Snapshot{}, errors.New("train: the behaviour run has no snapshots")
+		return Snapshot{}, errors.New("collect: the behaviour run has no snapshots")
 	}
 	best := l.Snapshots[0]
 	for _, s := range l.Snapshots[1:] {
@@ -104,27 +105,27 @@ func (l *BehaviourLog) Medium(target float64) (Snapshot, error) {
 // evaluation. It is an `admpo train online --algo sac` run directory
 // (config.json, progress logs, checkpoint, policy.onnx) plus snapshots/ and
 // snapshots.json. ctx cancellation writes a checkpoint and returns
-// ErrInterrupted; calling again resumes.
-func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatus func(Status)) (*BehaviourLog, error) {
+// train.ErrInterrupted; calling again resumes.
+func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatus func(train.Status)) (*BehaviourLog, error) {
 	if l, err := ReadBehaviourLog(dir); err == nil && l.Done {
 		return l, nil
 	}
-	var o *Online
+	var o *train.Online
 	var err error
 	log := &BehaviourLog{Env: bc.Env, Seed: bc.Seed}
 	if _, serr := os.Stat(rundir.Dir(dir).Checkpoint()); serr == nil {
-		if o, err = ResumeOnline(dir); err != nil {
+		if o, err = train.ResumeOnline(dir); err != nil {
 			return nil, err
 		}
 		if l, err := ReadBehaviourLog(dir); err == nil {
 			for _, s := range l.Snapshots {
-				if s.Step <= o.step {
+				if s.Step <= o.Step() {
 					log.Snapshots = append(log.Snapshots, s)
 				}
 			}
 		}
 	} else {
-		cfg, err := Preset("paper", bc.Env, "sac", 1)
+		cfg, err := train.Preset("paper", bc.Env, "sac", 1)
 		if err != nil {
 			return nil, err
 		}
@@ -139,41 +140,41 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 		if task, err := envs.Lookup(bc.Env); err == nil {
 			cfg.TargetEntropy = -float64(task.ActDim)
 		}
-		if o, err = NewOnline(cfg, dir); err != nil {
+		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return nil, err
 		}
 		if err := os.MkdirAll(rundir.Dir(dir).Path(rundir.SnapshotsDir), 0o755); err != nil {
 			o.Close()
-			return nil, fmt.Errorf("train: %w", err)
+			return nil, fmt.Errorf("collect: %w", err)
 		}
 	}
 	defer o.Close()
 	o.OnStatus(onStatus)
 	every := o.Cfg.EvalEvery
 	resumedAt := -1
-	if n := len(log.Snapshots); o.step > 0 && o.step%every == 0 && (n == 0 || log.Snapshots[n-1].Step < o.step) {
-		resumedAt = o.step // killed between the checkpoint and the snapshot
+	if n := len(log.Snapshots); o.Step() > 0 && o.Step()%every == 0 && (n == 0 || log.Snapshots[n-1].Step < o.Step()) {
+		resumedAt = o.Step() // killed between the checkpoint and the snapshot
 	}
 	total := o.Cfg.TotalSteps()
-	for o.step < total || resumedAt >= 0 {
+	for o.Step() < total || resumedAt >= 0 {
 		if resumedAt < 0 {
-			next := min(total, (o.step/every+1)*every)
-			if err := o.runTo(ctx, next); err != nil {
+			next := min(total, (o.Step()/every+1)*every)
+			if err := o.RunTo(ctx, next); err != nil {
 				return nil, err
 			}
 		}
 		resumedAt = -1
-		b, err := o.actorONNX()
+		b, err := o.ActorONNX()
 		if err != nil {
 			return nil, err
 		}
-		name := filepath.Join(rundir.SnapshotsDir, fmt.Sprintf("policy-%07d.onnx", o.step))
+		name := filepath.Join(rundir.SnapshotsDir, fmt.Sprintf("policy-%07d.onnx", o.Step()))
 		if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return nil, err
 		}
-		log.Snapshots = append(log.Snapshots, Snapshot{Step: o.step, EvalReturn: o.lastEval, File: name})
-		if bc.StopReturn > 0 && o.lastEval >= bc.StopReturn {
-			log.Reason = fmt.Sprintf("evaluation return %.1f reached the stop return %.1f at env step %d", o.lastEval, bc.StopReturn, o.step)
+		log.Snapshots = append(log.Snapshots, Snapshot{Step: o.Step(), EvalReturn: o.LastEval(), File: name})
+		if bc.StopReturn > 0 && o.LastEval() >= bc.StopReturn {
+			log.Reason = fmt.Sprintf("evaluation return %.1f reached the stop return %.1f at env step %d", o.LastEval(), bc.StopReturn, o.Step())
 			break
 		}
 		if err := log.write(dir); err != nil {
@@ -186,7 +187,7 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 	if err := o.Checkpoint(); err != nil {
 		return nil, err
 	}
-	if err := o.exportFinal(); err != nil {
+	if err := o.ExportFinal(); err != nil {
 		return nil, err
 	}
 	log.Done = true

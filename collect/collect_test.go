@@ -1,4 +1,4 @@
-package train
+package collect
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/sac"
+	"github.com/admpo/admpo/train"
 )
 
 // TestCollectWritesD4RLEpisodes collects random data, writes it, reads it
@@ -34,7 +36,7 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 			}
 			defer env.Close()
 			u := envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}
-			d, st, err := CollectDataset(x.task, x.n, 11, 0, SharedActor(u))
+			d, st, err := Dataset(x.task, x.n, 11, 0, SharedActor(u))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,6 +130,14 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 	}
 }
 
+// needORT skips a test that needs ONNX Runtime where it is not installed.
+func needORT(t *testing.T) {
+	t.Helper()
+	if err := infer.Init(); err != nil {
+		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
+	}
+}
+
 func approxEq(a, b []float32, tol float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -144,16 +154,16 @@ func approxEq(a, b []float32, tol float64) bool {
 // part at an episode boundary.
 func TestConcatKeepsEpisodesApart(t *testing.T) {
 	u := envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
-	a, _, err := CollectDataset("hopper", 50, 1, 0, SharedActor(u))
+	a, _, err := Dataset("hopper", 50, 1, 0, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := CollectDataset("hopper", 30, 2, 0, SharedActor(u))
+	b, _, err := Dataset("hopper", 30, 2, 0, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Timeout[a.N-1], a.Terminal[a.N-1] = false, false // as if cut without a flag
-	c, err := ConcatDatasets(a, b)
+	c, err := Concat(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,13 +186,13 @@ func TestConcatKeepsEpisodesApart(t *testing.T) {
 // "kill", and checks the snapshot choice: expert = best return, medium =
 // closest to a third of it.
 func TestBehaviourSnapshots(t *testing.T) {
-	offNeedORT(t)
+	needORT(t)
 	dir := filepath.Join(t.TempDir(), "beh")
 	bc := DefaultBehaviourConfig("hopper", 1, 400)
 	bc.WarmUp, bc.EvalEvery, bc.EvalEpisodes, bc.Hidden = 100, 100, 1, []int{16, 16}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopAt := 250
-	_, err := TrainBehaviour(ctx, bc, dir, func(s Status) {
+	_, err := TrainBehaviour(ctx, bc, dir, func(s train.Status) {
 		if s.Step == stopAt {
 			cancel()
 		}
@@ -244,18 +254,18 @@ func tinyActor(t *testing.T, task string, seed int64) []byte {
 // next row's observation inside an episode, timeouts only at 1000 steps or
 // at the cut).
 func TestCollectParallelDeterministic(t *testing.T) {
-	offNeedORT(t)
+	needORT(t)
 	actor := tinyActor(t, "halfcheetah", 3)
 	const n = 2500
-	a, sa, err := CollectDataset("halfcheetah", n, 7, 1, ONNXActors(actor, false))
+	a, sa, err := Dataset("halfcheetah", n, 7, 1, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, sb, err := CollectDataset("halfcheetah", n, 7, 3, ONNXActors(actor, false))
+	b, sb, err := Dataset("halfcheetah", n, 7, 3, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := CollectDataset("halfcheetah", n, 8, 3, ONNXActors(actor, false))
+	c, _, err := Dataset("halfcheetah", n, 8, 3, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
