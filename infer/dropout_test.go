@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -72,7 +73,7 @@ func refADMDropModel(a *models.ADM, p float64) refModel {
 	var seed int64
 	plan := func(h *refHist, k, step, row int) ([]float64, float64, []float64) {
 		c := len(h.states) - 1
-		return admRefDrop(a, h.states[c-k+1], h.acts[c-k+1:c+1], dropMult(a, seed, step, row, k, p))
+		return testfix.ADMPredict(a, h.states[c-k+1], h.acts[c-k+1:c+1], dropMult(a, seed, step, row, k, p))
 	}
 	mod := refADMModel(a)
 	mod.begin = func(rng *rand.Rand) { seed = rng.Int63() }
@@ -268,7 +269,7 @@ func TestADMDropoutPredictMatchesReference(t *testing.T) {
 					mult[b][u] = float64(mask[(b*n+i)*H+u]) / (1 - testDropout)
 				}
 			}
-			wn, wr, wl := admRefDrop(f.adm, obs[i*od:(i+1)*od], plan, mult)
+			wn, wr, wl := testfix.ADMPredict(f.adm, obs[i*od:(i+1)*od], plan, mult)
 			for j := range wn {
 				if !closeTo(next[i*od+j], float32(wn[j]), 1e-4) {
 					t.Fatalf("%v: row %d next[%d] = %g, want %g", form, i, j, next[i*od+j], wn[j])

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 )
 
@@ -153,7 +154,7 @@ func refADMModel(a *models.ADM) refModel {
 	m := a.Cfg.M
 	plan := func(h *refHist, k int) ([]float64, float64, []float64) {
 		c := len(h.states) - 1
-		return admRef(a, h.states[c-k+1], h.acts[c-k+1:c+1])
+		return testfix.ADMPredict(a, h.states[c-k+1], h.acts[c-k+1:c+1], nil)
 	}
 	return refModel{
 		draw: func(h *refHist, rng *rand.Rand) int {
@@ -207,14 +208,14 @@ func refEnsembleModel(e *models.Ensemble) refModel {
 		predict: func(h *refHist, k int, wantU bool) refPred {
 			s := h.states[len(h.states)-1]
 			a := h.acts[len(h.acts)-1]
-			mean, lv := memberRef(e, k, s, a)
+			mean, lv := testfix.EnsembleMember(e, k, testfix.F64(s), testfix.F64(a))
 			pr := refPred{next: make([]float64, e.ObsDim), rew: mean[e.ObsDim], lv: lv}
 			for d := range pr.next {
 				pr.next[d] = float64(s[d]) + mean[d]
 			}
 			if wantU {
 				for j := range e.Members {
-					_, lvj := memberRef(e, j, s, a)
+					_, lvj := testfix.EnsembleMember(e, j, testfix.F64(s), testfix.F64(a))
 					var ss float64
 					for _, v := range lvj {
 						ss += math.Exp(v)
