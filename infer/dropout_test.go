@@ -14,7 +14,7 @@ import (
 )
 
 // MC dropout in the ADM-Roll engines, checked against the plain-Go
-// reference (admRefDrop) given the same keep flags: the reference scales
+// reference (testfix.ADMPredict) given the same keep flags: the reference scales
 // kept units by 1/(1-p) itself, so a graph that drops the scaling or the
 // mask, or an engine that feeds other masks, fails these tests.
 
@@ -25,23 +25,9 @@ const testDropout = 0.25
 func dropEngines(t testing.TB, f *admFixture, form onnx.ADMForm, p float64, opts infer.Options) (*infer.ADMDirect, *infer.ADMIncremental) {
 	t.Helper()
 	b, err := onnx.ExportADM(f.adm, onnx.ADMOptions{Form: form, Dropout: p}, nil)
-	if err != nil {
-		t.Fatalf("export ADM with dropout: %v", err)
-	}
-	d, err := infer.OpenADMDirect(b, opts)
-	if err != nil {
-		t.Fatalf("open ADM with dropout: %v", err)
-	}
-	t.Cleanup(d.Close)
+	d := openEngine(t, "ADM with dropout", b, err, infer.OpenADMDirect, opts)
 	sb, err := onnx.ExportADMStepWith(f.adm, onnx.ADMStepOptions{Dropout: p}, nil)
-	if err != nil {
-		t.Fatalf("export ADM step with dropout: %v", err)
-	}
-	inc, err := infer.OpenADMIncremental(sb, opts)
-	if err != nil {
-		t.Fatalf("open ADM step with dropout: %v", err)
-	}
-	t.Cleanup(inc.Close)
+	inc := openEngine(t, "ADM step with dropout", sb, err, infer.OpenADMIncremental, opts)
 	if d.Dropout() != p || inc.Dropout() != p {
 		t.Fatalf("engines report dropout %v and %v, want %v", d.Dropout(), inc.Dropout(), p)
 	}

@@ -33,21 +33,9 @@ func newEnsFixture(t *testing.T) *ensFixture {
 		f.ens.Bounds[4].Max[i], f.ens.Bounds[4].Min[i] = 1, -1
 	}
 	eb, err := onnx.ExportEnsemble(f.ens, nil)
-	if err != nil {
-		t.Fatalf("export ensemble: %v", err)
-	}
+	f.eng = openEngine(t, "ensemble", eb, err, infer.OpenEnsemble, testOpts)
 	ab, err := onnx.ExportActor(f.actor, nil)
-	if err != nil {
-		t.Fatalf("export actor: %v", err)
-	}
-	if f.eng, err = infer.OpenEnsemble(eb, testOpts); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.eng.Close)
-	if f.pol, err = infer.OpenPolicy(ab, testOpts); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.pol.Close)
+	f.pol = openEngine(t, "actor", ab, err, infer.OpenPolicy, testOpts)
 	return f
 }
 
