@@ -15,7 +15,7 @@ import (
 // unbounded per-row histories, following the documented RNG order (per
 // chunk and step: policy noise for every alive row, then every alive row's
 // discrete draw, then obs_dim+1 normals per alive row), with the model
-// evaluated by the plain-Go float64 forwards of ref_models_test.go.
+// evaluated by the float64 reference of internal/testfix.
 
 // refHist is one row's full history: states s_0..s_t and the actions taken
 // from them (len(acts) = len(states) once the current action is chosen).

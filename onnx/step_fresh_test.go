@@ -15,7 +15,7 @@ import (
 // TestADMStepFreshRows checks the step graph with a hidden input shorter
 // than the batch: the first n0 rows continue from their (random) hidden
 // states, the others start from the zero state. The reference is the
-// plain-Go GRU step and head of reference_test.go, with zero hidden states
+// float64 reference GRU step and head (internal/testfix), with zero hidden states
 // for the fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
 // fresh rows only; the metadata says fresh_rows=true.
 func TestADMStepFreshRows(t *testing.T) {
