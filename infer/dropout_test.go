@@ -79,6 +79,26 @@ func refADMDropModel(a *models.ADM, p float64) refModel {
 	return mod
 }
 
+// dropCase is one roll-out setting of the dropout tests.
+type dropCase struct {
+	name    string
+	penalty float32
+	chunk   int
+	opts    infer.Options
+}
+
+// dropCases are no penalty, penalty p, and penalty p in chunks of chunk
+// rows with the batch cut into calls of rows rows run by two workers.
+func dropCases(p float32, chunk, rows int) []dropCase {
+	return []dropCase{{"plain", 0, 0, testOpts}, {"penalty", p, 0, testOpts},
+		{fmt.Sprintf("penalty-chunk%d-split", chunk), p, chunk, infer.Options{Threads: 1, Workers: 2, BatchRows: rows}}}
+}
+
+// rollConfig is c's roll-out of horizon steps, rows ending outside ±1.5.
+func (c dropCase) rollConfig(horizon int) infer.RollConfig {
+	return infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+}
+
 // TestADMDropoutDirectMatchesReference compares ADMDirect with MC dropout
 // (all three graph forms) with the reference roll-out using the same masks,
 // with U^ADM, chunking and a batch cut into several ONNX Runtime calls run
@@ -88,17 +108,11 @@ func TestADMDropoutDirectMatchesReference(t *testing.T) {
 	for _, m := range []int{3, 1} {
 		f := newADMFixture(t, int64(60+m), smallADMConfig(m), onnx.ADMUnrolled)
 		for _, form := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled, onnx.ADMPacked} {
-			for _, c := range []struct {
-				name    string
-				penalty float32
-				chunk   int
-				opts    infer.Options
-			}{{"plain", 0, 0, testOpts}, {"penalty", 0.7, 0, testOpts},
-				{"penalty-chunk7-split", 0.7, 7, infer.Options{Threads: 1, Workers: 2, BatchRows: 5}}} {
+			for _, c := range dropCases(0.7, 7, 5) {
 				t.Run(fmt.Sprintf("m%d/%v/%s", m, form, c.name), func(t *testing.T) {
 					d, _ := dropEngines(t, f, form, testDropout, c.opts)
 					start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
-					cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+					cfg := c.rollConfig(horizon)
 					got, err := d.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(99)))
 					if err != nil {
 						t.Fatal(err)
@@ -123,17 +137,11 @@ func TestADMDropoutIncrementalMatchesDirect(t *testing.T) {
 	const n, horizon = 20, 7
 	for _, m := range []int{2, 4} {
 		f := newADMFixture(t, int64(70+m), smallADMConfig(m), onnx.ADMUnrolled)
-		for _, c := range []struct {
-			name    string
-			penalty float32
-			chunk   int
-			opts    infer.Options
-		}{{"plain", 0, 0, testOpts}, {"penalty", 1.3, 0, testOpts},
-			{"penalty-chunk6-split", 1.3, 6, infer.Options{Threads: 1, Workers: 2, BatchRows: 4}}} {
+		for _, c := range dropCases(1.3, 6, 4) {
 			t.Run(fmt.Sprintf("m%d/%s", m, c.name), func(t *testing.T) {
 				d, inc := dropEngines(t, f, onnx.ADMPacked, testDropout, c.opts)
 				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
-				cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+				cfg := c.rollConfig(horizon)
 				dir, err := d.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
 				if err != nil {
 					t.Fatal(err)

@@ -247,11 +247,7 @@ func TestADMSingleLayerNoBlocks(t *testing.T) {
 func TestADMStepMatchesReference(t *testing.T) {
 	initORT(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
-	m := randADM(t, 12, cfg)
-	model, err := onnx.ExportADMStep(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, model := stepModel(t, 12, cfg)
 	const batch = 13
 	rng := rand.New(rand.NewSource(13))
 	obs := randVec(rng, batch*cfg.ObsDim, 1)

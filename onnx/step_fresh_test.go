@@ -14,18 +14,14 @@ import (
 
 // TestADMStepFreshRows checks the step graph with a hidden input shorter
 // than the batch: the first n0 rows continue from their (random) hidden
-// states, the others start from the zero state. The reference is the
-// float64 reference GRU step and head (internal/testfix), with zero hidden states
-// for the fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
+// states, the others start from the zero state. The expected outputs are
+// testfix's float64 GRU step and head, with zero hidden states for the
+// fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
 // fresh rows only; the metadata says fresh_rows=true.
 func TestADMStepFreshRows(t *testing.T) {
 	initORT(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 3, ResBlocks: 1, M: 3}
-	m := randADM(t, 14, cfg)
-	model, err := onnx.ExportADMStep(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, model := stepModel(t, 14, cfg)
 	const batch = 11
 	for _, n0 := range []int{batch, 7, 1, 0} {
 		t.Run(fmt.Sprintf("n0=%d", n0), func(t *testing.T) {
@@ -74,6 +70,17 @@ func readMeta(t *testing.T, model []byte) map[string]string {
 		meta[k] = v
 	}
 	return meta
+}
+
+// stepModel returns randADM(seed, cfg) and its exported step graph.
+func stepModel(t *testing.T, seed int64, cfg models.ADMConfig) (*models.ADM, []byte) {
+	t.Helper()
+	m := randADM(t, seed, cfg)
+	model, err := onnx.ExportADMStep(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, model
 }
 
 // runStep runs the ADM step graph model on a batch of obs and act rows with
