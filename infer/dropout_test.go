@@ -117,10 +117,7 @@ func TestADMDropoutDirectMatchesReference(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(99)), refADMDropModel(f.adm, testDropout))
-					if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-						t.Fatalf("ADMDirect with dropout vs reference: %s", d)
-					}
+					want := checkRef(t, "ADMDirect with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, refADMDropModel(f.adm, testDropout))
 					if want.N <= n {
 						t.Fatalf("only %d transitions for %d rows", want.N, n)
 					}
@@ -154,10 +151,7 @@ func TestADMDropoutIncrementalMatchesDirect(t *testing.T) {
 					t.Fatalf("incremental vs direct with dropout: %s", d)
 				}
 				if m == 4 {
-					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(11)), refADMDropModel(f.adm, testDropout))
-					if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-						t.Fatalf("incremental with dropout vs reference: %s", d)
-					}
+					checkRef(t, "incremental with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 11, refADMDropModel(f.adm, testDropout))
 				}
 			})
 		}

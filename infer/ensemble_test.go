@@ -1,6 +1,7 @@
 package infer_test
 
 import (
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -53,10 +54,7 @@ func TestEnsembleMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := refRollout(t, f.pol, start, od, ad, cfg, rand.New(rand.NewSource(12)), refEnsembleModel(f.ens))
-		if d := diffTransitions(got, want, od, ad, 1e-4); d != "" {
-			t.Fatalf("penalty %g: ensemble vs reference: %s", penalty, d)
-		}
+		want := checkRef(t, fmt.Sprintf("penalty %g: ensemble vs reference", penalty), got, f.pol, start, od, ad, cfg, 12, refEnsembleModel(f.ens))
 		if nd := countDone(want); nd == 0 || nd == n {
 			t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
 		}
@@ -87,10 +85,7 @@ func TestEnsembleUsesLastState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := refRollout(t, f.pol, one, od, ad, cfg, rand.New(rand.NewSource(1)), refEnsembleModel(f.ens))
-	if d := diffTransitions(got, want, od, ad, 1e-4); d != "" {
-		t.Fatalf("M=3 start vs reference from the last states: %s", d)
-	}
+	checkRef(t, "M=3 start vs reference from the last states", got, f.pol, one, od, ad, cfg, 1, refEnsembleModel(f.ens))
 	// A bad window is still rejected.
 	long.Len[2] = m + 1
 	if _, err := f.eng.Rollout(f.pol, long, cfg, rand.New(rand.NewSource(1))); err == nil || !strings.Contains(err.Error(), "row 2") {

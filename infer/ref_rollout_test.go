@@ -295,3 +295,16 @@ func diffTransitions(got, want *infer.Transitions, od, ad int, tol float64) stri
 	}
 	return ""
 }
+
+// checkRef fails the test when got differs by more than 1e-4 from the
+// reference roll-out of mod from start under cfg with an RNG seeded with
+// seed (the seed got was rolled out with); what names got in the message.
+// It returns the reference transitions.
+func checkRef(t testing.TB, what string, got *infer.Transitions, p *infer.Policy, start *infer.Start, od, ad int, cfg infer.RollConfig, seed int64, mod refModel) *infer.Transitions {
+	t.Helper()
+	want := refRollout(t, p, start, od, ad, cfg, rand.New(rand.NewSource(seed)), mod)
+	if d := diffTransitions(got, want, od, ad, 1e-4); d != "" {
+		t.Fatalf("%s: %s", what, d)
+	}
+	return want
+}
