@@ -3,6 +3,7 @@ package testfix
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/admpo/admpo/models"
@@ -50,11 +51,11 @@ func TestReferenceConsistent(t *testing.T) {
 	ones := [][]float64{{1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}}
 	next, rew, lv := ADMPredict(m, s, acts, ones)
 	for i := range next {
-		if d := next[i] - float64(s[i]) - means[2][i]; math.Abs(d) > 1e-12 {
-			t.Errorf("next[%d] differs by %g", i, d)
+		if next[i] != float64(s[i])+means[2][i] {
+			t.Errorf("next[%d] = %v, want %v", i, next[i], float64(s[i])+means[2][i])
 		}
 	}
-	if rew != means[2][cfg.ObsDim] || MaxDiff(toF32(lv), lvs[2]) > 1e-6 {
+	if rew != means[2][cfg.ObsDim] || !slices.Equal(lv, lvs[2]) {
 		t.Errorf("reward %v, log-variance %v; ADM says %v, %v", rew, lv, means[2][cfg.ObsDim], lvs[2])
 	}
 	a := models.NewActor(4, []float64{-1, 0}, []float64{1, 2}, []int{8}, rng)
@@ -62,12 +63,4 @@ func TestReferenceConsistent(t *testing.T) {
 	if act[0] != mean[0] || act[1] != mean[1] || mean[1] < 0 || mean[1] > 2 {
 		t.Errorf("actor without noise: action %v, mean %v", act, mean)
 	}
-}
-
-func toF32(v []float64) []float32 {
-	r := make([]float32, len(v))
-	for i, x := range v {
-		r[i] = float32(x)
-	}
-	return r
 }
