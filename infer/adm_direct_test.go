@@ -50,10 +50,7 @@ func TestADMDirectMatchesReference(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(99)), ref)
-					if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-						t.Fatalf("ADMDirect vs reference: %s", d)
-					}
+					want := checkRef(t, "ADMDirect vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, ref)
 					// The scenario must exercise what it claims to.
 					if nd := countDone(want); nd == 0 || nd == n {
 						t.Fatalf("the Done function ended %d of %d rows; pick a threshold that ends some", nd, n)
@@ -89,10 +86,7 @@ func TestADMDirectDeterministicPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(7)), refADMModel(f.adm))
-	if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-		t.Fatalf("deterministic policy: %s", d)
-	}
+	checkRef(t, "deterministic policy", got, f.pol, start, f.obsDim, f.actDim, cfg, 7, refADMModel(f.adm))
 	// The first step's actions are the actor's mean actions.
 	for i := 0; i < 10; i++ {
 		a := testfix.RefActor(f.actor, got.Obs[i*f.obsDim:(i+1)*f.obsDim], nil)
@@ -130,10 +124,7 @@ func TestADMDirectChunks(t *testing.T) {
 		if got.N != n*horizon {
 			t.Fatalf("chunk %d: %d transitions, want %d", chunk, got.N, n*horizon)
 		}
-		want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(3)), refADMModel(f.adm))
-		if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-			t.Fatalf("chunk %d vs reference: %s", chunk, d)
-		}
+		checkRef(t, fmt.Sprintf("chunk %d vs reference", chunk), got, f.pol, start, f.obsDim, f.actDim, cfg, 3, refADMModel(f.adm))
 		// With one row per chunk, every row's H transitions come together.
 		if chunk == 1 {
 			for i := 0; i < got.N; i++ {

@@ -37,10 +37,7 @@ func TestADMIncrementalMatchesDirect(t *testing.T) {
 					t.Fatalf("incremental vs direct: %s", d)
 				}
 				if m == 4 {
-					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(11)), refADMModel(f.adm))
-					if d := diffTransitions(inc, want, f.obsDim, f.actDim, 1e-4); d != "" {
-						t.Fatalf("incremental vs reference: %s", d)
-					}
+					checkRef(t, "incremental vs reference", inc, f.pol, start, f.obsDim, f.actDim, cfg, 11, refADMModel(f.adm))
 				}
 				if nd := countDone(dir); nd == 0 || nd == n {
 					t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
@@ -65,8 +62,5 @@ func TestADMIncrementalReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := refRollout(t, f.pol, small, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(5)), refADMModel(f.adm))
-	if d := diffTransitions(inc, want, f.obsDim, f.actDim, 1e-4); d != "" {
-		t.Fatalf("second roll-out vs reference: %s", d)
-	}
+	checkRef(t, "second roll-out vs reference", inc, f.pol, small, f.obsDim, f.actDim, cfg, 5, refADMModel(f.adm))
 }

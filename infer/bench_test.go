@@ -107,12 +107,19 @@ func openIncremental() (infer.Roller, error) {
 	return infer.OpenADMIncremental(hopperStep, infer.Options{})
 }
 
-// BenchmarkRolloutONDirect: ADMPO-ON style (no uncertainty), direct engine.
-func BenchmarkRolloutONDirect(b *testing.B) {
+// benchDirectForms benchmarks the direct engine in both ADM forms with
+// uncertainty penalty coefficient penalty.
+func benchDirectForms(b *testing.B, penalty float32) {
 	hopperModels(b)
-	b.Run("gru", func(b *testing.B) { benchRollout(b, openDirect(onnx.ADMGRUOp), 0) })
-	b.Run("unrolled", func(b *testing.B) { benchRollout(b, openDirect(onnx.ADMUnrolled), 0) })
+	for _, form := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled} {
+		b.Run(form.String(), func(b *testing.B) {
+			benchRollout(b, openDirect(form), penalty)
+		})
+	}
 }
+
+// BenchmarkRolloutONDirect: ADMPO-ON style (no uncertainty), direct engine.
+func BenchmarkRolloutONDirect(b *testing.B) { benchDirectForms(b, 0) }
 
 // BenchmarkRolloutONIncremental: ADMPO-ON style, incremental engine.
 func BenchmarkRolloutONIncremental(b *testing.B) {
@@ -121,11 +128,7 @@ func BenchmarkRolloutONIncremental(b *testing.B) {
 }
 
 // BenchmarkRolloutOFFDirect: ADMPO-OFF style (U^ADM penalty), direct engine.
-func BenchmarkRolloutOFFDirect(b *testing.B) {
-	hopperModels(b)
-	b.Run("gru", func(b *testing.B) { benchRollout(b, openDirect(onnx.ADMGRUOp), 1) })
-	b.Run("unrolled", func(b *testing.B) { benchRollout(b, openDirect(onnx.ADMUnrolled), 1) })
-}
+func BenchmarkRolloutOFFDirect(b *testing.B) { benchDirectForms(b, 1) }
 
 // BenchmarkRolloutOFFIncremental: ADMPO-OFF style, incremental engine.
 func BenchmarkRolloutOFFIncremental(b *testing.B) {

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
 
 // MC dropout in the ADM-Roll engines, checked against the plain-Go
-// reference (admRefDrop) given the same keep flags: the reference scales
+// reference (testfix.ADMPredict) given the same keep flags: the reference scales
 // kept units by 1/(1-p) itself, so a graph that drops the scaling or the
 // mask, or an engine that feeds other masks, fails these tests.
 
@@ -24,23 +25,9 @@ const testDropout = 0.25
 func dropEngines(t testing.TB, f *admFixture, form onnx.ADMForm, p float64, opts infer.Options) (*infer.ADMDirect, *infer.ADMIncremental) {
 	t.Helper()
 	b, err := onnx.ExportADM(f.adm, onnx.ADMOptions{Form: form, Dropout: p}, nil)
-	if err != nil {
-		t.Fatalf("export ADM with dropout: %v", err)
-	}
-	d, err := infer.OpenADMDirect(b, opts)
-	if err != nil {
-		t.Fatalf("open ADM with dropout: %v", err)
-	}
-	t.Cleanup(d.Close)
+	d := openEngine(t, "ADM with dropout", b, err, infer.OpenADMDirect, opts)
 	sb, err := onnx.ExportADMStepWith(f.adm, onnx.ADMStepOptions{Dropout: p}, nil)
-	if err != nil {
-		t.Fatalf("export ADM step with dropout: %v", err)
-	}
-	inc, err := infer.OpenADMIncremental(sb, opts)
-	if err != nil {
-		t.Fatalf("open ADM step with dropout: %v", err)
-	}
-	t.Cleanup(inc.Close)
+	inc := openEngine(t, "ADM step with dropout", sb, err, infer.OpenADMIncremental, opts)
 	if d.Dropout() != p || inc.Dropout() != p {
 		t.Fatalf("engines report dropout %v and %v, want %v", d.Dropout(), inc.Dropout(), p)
 	}
@@ -72,7 +59,7 @@ func refADMDropModel(a *models.ADM, p float64) refModel {
 	var seed int64
 	plan := func(h *refHist, k, step, row int) ([]float64, float64, []float64) {
 		c := len(h.states) - 1
-		return admRefDrop(a, h.states[c-k+1], h.acts[c-k+1:c+1], dropMult(a, seed, step, row, k, p))
+		return testfix.ADMPredict(a, h.states[c-k+1], h.acts[c-k+1:c+1], dropMult(a, seed, step, row, k, p))
 	}
 	mod := refADMModel(a)
 	mod.begin = func(rng *rand.Rand) { seed = rng.Int63() }
@@ -92,6 +79,26 @@ func refADMDropModel(a *models.ADM, p float64) refModel {
 	return mod
 }
 
+// dropCase is one roll-out setting of the dropout tests.
+type dropCase struct {
+	name    string
+	penalty float32
+	chunk   int
+	opts    infer.Options
+}
+
+// dropCases are no penalty, penalty p, and penalty p in chunks of chunk
+// rows with the batch cut into calls of rows rows run by two workers.
+func dropCases(p float32, chunk, rows int) []dropCase {
+	return []dropCase{{"plain", 0, 0, testOpts}, {"penalty", p, 0, testOpts},
+		{fmt.Sprintf("penalty-chunk%d-split", chunk), p, chunk, infer.Options{Threads: 1, Workers: 2, BatchRows: rows}}}
+}
+
+// rollConfig is c's roll-out of horizon steps, rows ending outside ±1.5.
+func (c dropCase) rollConfig(horizon int) infer.RollConfig {
+	return infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+}
+
 // TestADMDropoutDirectMatchesReference compares ADMDirect with MC dropout
 // (all three graph forms) with the reference roll-out using the same masks,
 // with U^ADM, chunking and a batch cut into several ONNX Runtime calls run
@@ -101,25 +108,16 @@ func TestADMDropoutDirectMatchesReference(t *testing.T) {
 	for _, m := range []int{3, 1} {
 		f := newADMFixture(t, int64(60+m), smallADMConfig(m), onnx.ADMUnrolled)
 		for _, form := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled, onnx.ADMPacked} {
-			for _, c := range []struct {
-				name    string
-				penalty float32
-				chunk   int
-				opts    infer.Options
-			}{{"plain", 0, 0, testOpts}, {"penalty", 0.7, 0, testOpts},
-				{"penalty-chunk7-split", 0.7, 7, infer.Options{Threads: 1, Workers: 2, BatchRows: 5}}} {
+			for _, c := range dropCases(0.7, 7, 5) {
 				t.Run(fmt.Sprintf("m%d/%v/%s", m, form, c.name), func(t *testing.T) {
 					d, _ := dropEngines(t, f, form, testDropout, c.opts)
 					start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
-					cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+					cfg := c.rollConfig(horizon)
 					got, err := d.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(99)))
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(99)), refADMDropModel(f.adm, testDropout))
-					if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-						t.Fatalf("ADMDirect with dropout vs reference: %s", d)
-					}
+					want := checkRef(t, "ADMDirect with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, refADMDropModel(f.adm, testDropout))
 					if want.N <= n {
 						t.Fatalf("only %d transitions for %d rows", want.N, n)
 					}
@@ -136,17 +134,11 @@ func TestADMDropoutIncrementalMatchesDirect(t *testing.T) {
 	const n, horizon = 20, 7
 	for _, m := range []int{2, 4} {
 		f := newADMFixture(t, int64(70+m), smallADMConfig(m), onnx.ADMUnrolled)
-		for _, c := range []struct {
-			name    string
-			penalty float32
-			chunk   int
-			opts    infer.Options
-		}{{"plain", 0, 0, testOpts}, {"penalty", 1.3, 0, testOpts},
-			{"penalty-chunk6-split", 1.3, 6, infer.Options{Threads: 1, Workers: 2, BatchRows: 4}}} {
+		for _, c := range dropCases(1.3, 6, 4) {
 			t.Run(fmt.Sprintf("m%d/%s", m, c.name), func(t *testing.T) {
 				d, inc := dropEngines(t, f, onnx.ADMPacked, testDropout, c.opts)
 				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
-				cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+				cfg := c.rollConfig(horizon)
 				dir, err := d.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
 				if err != nil {
 					t.Fatal(err)
@@ -159,10 +151,7 @@ func TestADMDropoutIncrementalMatchesDirect(t *testing.T) {
 					t.Fatalf("incremental vs direct with dropout: %s", d)
 				}
 				if m == 4 {
-					want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(11)), refADMDropModel(f.adm, testDropout))
-					if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-						t.Fatalf("incremental with dropout vs reference: %s", d)
-					}
+					checkRef(t, "incremental with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 11, refADMDropModel(f.adm, testDropout))
 				}
 			})
 		}
@@ -268,7 +257,7 @@ func TestADMDropoutPredictMatchesReference(t *testing.T) {
 					mult[b][u] = float64(mask[(b*n+i)*H+u]) / (1 - testDropout)
 				}
 			}
-			wn, wr, wl := admRefDrop(f.adm, obs[i*od:(i+1)*od], plan, mult)
+			wn, wr, wl := testfix.ADMPredict(f.adm, obs[i*od:(i+1)*od], plan, mult)
 			for j := range wn {
 				if !closeTo(next[i*od+j], float32(wn[j]), 1e-4) {
 					t.Fatalf("%v: row %d next[%d] = %g, want %g", form, i, j, next[i*od+j], wn[j])

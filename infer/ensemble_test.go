@@ -1,6 +1,7 @@
 package infer_test
 
 import (
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -33,21 +34,9 @@ func newEnsFixture(t *testing.T) *ensFixture {
 		f.ens.Bounds[4].Max[i], f.ens.Bounds[4].Min[i] = 1, -1
 	}
 	eb, err := onnx.ExportEnsemble(f.ens, nil)
-	if err != nil {
-		t.Fatalf("export ensemble: %v", err)
-	}
+	f.eng = openEngine(t, "ensemble", eb, err, infer.OpenEnsemble, testOpts)
 	ab, err := onnx.ExportActor(f.actor, nil)
-	if err != nil {
-		t.Fatalf("export actor: %v", err)
-	}
-	if f.eng, err = infer.OpenEnsemble(eb, testOpts); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.eng.Close)
-	if f.pol, err = infer.OpenPolicy(ab, testOpts); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.pol.Close)
+	f.pol = openEngine(t, "actor", ab, err, infer.OpenPolicy, testOpts)
 	return f
 }
 
@@ -65,10 +54,7 @@ func TestEnsembleMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := refRollout(t, f.pol, start, od, ad, cfg, rand.New(rand.NewSource(12)), refEnsembleModel(f.ens))
-		if d := diffTransitions(got, want, od, ad, 1e-4); d != "" {
-			t.Fatalf("penalty %g: ensemble vs reference: %s", penalty, d)
-		}
+		want := checkRef(t, fmt.Sprintf("penalty %g: ensemble vs reference", penalty), got, f.pol, start, od, ad, cfg, 12, refEnsembleModel(f.ens))
 		if nd := countDone(want); nd == 0 || nd == n {
 			t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
 		}
@@ -99,10 +85,7 @@ func TestEnsembleUsesLastState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := refRollout(t, f.pol, one, od, ad, cfg, rand.New(rand.NewSource(1)), refEnsembleModel(f.ens))
-	if d := diffTransitions(got, want, od, ad, 1e-4); d != "" {
-		t.Fatalf("M=3 start vs reference from the last states: %s", d)
-	}
+	checkRef(t, "M=3 start vs reference from the last states", got, f.pol, one, od, ad, cfg, 1, refEnsembleModel(f.ens))
 	// A bad window is still rejected.
 	long.Len[2] = m + 1
 	if _, err := f.eng.Rollout(f.pol, long, cfg, rand.New(rand.NewSource(1))); err == nil || !strings.Contains(err.Error(), "row 2") {

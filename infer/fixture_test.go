@@ -51,26 +51,26 @@ func newADMFixture(t testing.TB, seed int64, cfg models.ADMConfig, form onnx.ADM
 	}
 	f.actor = newTestActor(seed+1, cfg.ObsDim, low, high, []int{32, 32})
 	var err error
-	if f.actorONNX, err = onnx.ExportActor(f.actor, nil); err != nil {
-		t.Fatalf("export actor: %v", err)
-	}
-	if f.admONNX, err = onnx.ExportADM(f.adm, onnx.ADMOptions{Form: form}, nil); err != nil {
-		t.Fatalf("export ADM: %v", err)
-	}
-	if f.stepONNX, err = onnx.ExportADMStep(f.adm, nil); err != nil {
-		t.Fatalf("export ADM step: %v", err)
-	}
-	if f.pol, err = infer.OpenPolicy(f.actorONNX, testOpts); err != nil {
-		t.Fatalf("open policy: %v", err)
-	}
-	t.Cleanup(f.pol.Close)
-	if f.direct, err = infer.OpenADMDirect(f.admONNX, testOpts); err != nil {
-		t.Fatalf("open ADM: %v", err)
-	}
-	t.Cleanup(f.direct.Close)
-	if f.inc, err = infer.OpenADMIncremental(f.stepONNX, testOpts); err != nil {
-		t.Fatalf("open ADM step: %v", err)
-	}
-	t.Cleanup(f.inc.Close)
+	f.actorONNX, err = onnx.ExportActor(f.actor, nil)
+	f.pol = openEngine(t, "actor", f.actorONNX, err, infer.OpenPolicy, testOpts)
+	f.admONNX, err = onnx.ExportADM(f.adm, onnx.ADMOptions{Form: form}, nil)
+	f.direct = openEngine(t, "ADM", f.admONNX, err, infer.OpenADMDirect, testOpts)
+	f.stepONNX, err = onnx.ExportADMStep(f.adm, nil)
+	f.inc = openEngine(t, "ADM step", f.stepONNX, err, infer.OpenADMIncremental, testOpts)
 	return f
+}
+
+// openEngine opens an exported model with open and closes it when the test
+// ends; exportErr is the export's error and what names the model.
+func openEngine[E interface{ Close() }](t testing.TB, what string, model []byte, exportErr error, open func([]byte, infer.Options) (E, error), opts infer.Options) E {
+	t.Helper()
+	if exportErr != nil {
+		t.Fatalf("export %s: %v", what, exportErr)
+	}
+	e, err := open(model, opts)
+	if err != nil {
+		t.Fatalf("open %s: %v", what, err)
+	}
+	t.Cleanup(e.Close)
+	return e
 }

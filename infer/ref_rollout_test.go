@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 )
 
@@ -14,7 +15,7 @@ import (
 // unbounded per-row histories, following the documented RNG order (per
 // chunk and step: policy noise for every alive row, then every alive row's
 // discrete draw, then obs_dim+1 normals per alive row), with the model
-// evaluated by the plain-Go float64 forwards of ref_models_test.go.
+// evaluated by the float64 reference of internal/testfix.
 
 // refHist is one row's full history: states s_0..s_t and the actions taken
 // from them (len(acts) = len(states) once the current action is chosen).
@@ -153,7 +154,7 @@ func refADMModel(a *models.ADM) refModel {
 	m := a.Cfg.M
 	plan := func(h *refHist, k int) ([]float64, float64, []float64) {
 		c := len(h.states) - 1
-		return admRef(a, h.states[c-k+1], h.acts[c-k+1:c+1])
+		return testfix.ADMPredict(a, h.states[c-k+1], h.acts[c-k+1:c+1], nil)
 	}
 	return refModel{
 		draw: func(h *refHist, rng *rand.Rand) int {
@@ -207,14 +208,14 @@ func refEnsembleModel(e *models.Ensemble) refModel {
 		predict: func(h *refHist, k int, wantU bool) refPred {
 			s := h.states[len(h.states)-1]
 			a := h.acts[len(h.acts)-1]
-			mean, lv := memberRef(e, k, s, a)
+			mean, lv := testfix.EnsembleMember(e, k, testfix.F64(s), testfix.F64(a))
 			pr := refPred{next: make([]float64, e.ObsDim), rew: mean[e.ObsDim], lv: lv}
 			for d := range pr.next {
 				pr.next[d] = float64(s[d]) + mean[d]
 			}
 			if wantU {
 				for j := range e.Members {
-					_, lvj := memberRef(e, j, s, a)
+					_, lvj := testfix.EnsembleMember(e, j, testfix.F64(s), testfix.F64(a))
 					var ss float64
 					for _, v := range lvj {
 						ss += math.Exp(v)
@@ -293,4 +294,17 @@ func diffTransitions(got, want *infer.Transitions, od, ad int, tol float64) stri
 		}
 	}
 	return ""
+}
+
+// checkRef fails the test when got differs by more than 1e-4 from the
+// reference roll-out of mod from start under cfg with an RNG seeded with
+// seed (the seed got was rolled out with); what names got in the message.
+// It returns the reference transitions.
+func checkRef(t testing.TB, what string, got *infer.Transitions, p *infer.Policy, start *infer.Start, od, ad int, cfg infer.RollConfig, seed int64, mod refModel) *infer.Transitions {
+	t.Helper()
+	want := refRollout(t, p, start, od, ad, cfg, rand.New(rand.NewSource(seed)), mod)
+	if d := diffTransitions(got, want, od, ad, 1e-4); d != "" {
+		t.Fatalf("%s: %s", what, d)
+	}
+	return want
 }

@@ -45,10 +45,7 @@ func TestEnginesInPiecesMatchReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := refRollout(t, f.pol, start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(12)), ref)
-				if d := diffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
-					t.Fatalf("%s in pieces vs reference: %s", name, d)
-				}
+				want := checkRef(t, fmt.Sprintf("%s in pieces vs reference", name), got, f.pol, start, f.obsDim, f.actDim, cfg, 12, ref)
 				if nd := countDone(want); nd == 0 || nd == n {
 					t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
 				}

@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/onnx/schema"
@@ -32,7 +33,7 @@ func TestActorMatchesReference(t *testing.T) {
 	}, []string{schema.Action, schema.MeanAction})
 	var wantA, wantM []float64
 	for b := 0; b < batch; b++ {
-		act, mean := refActor(a, f64(obs[b*obsDim:(b+1)*obsDim]), f64(noise[b*actDim:(b+1)*actDim]))
+		act, mean := testfix.Actor(a, f64(obs[b*obsDim:(b+1)*obsDim]), f64(noise[b*actDim:(b+1)*actDim]))
 		wantA = append(wantA, act...)
 		wantM = append(wantM, mean...)
 	}
@@ -62,7 +63,7 @@ func TestCriticMatchesReference(t *testing.T) {
 	}, []string{schema.Q})
 	var want []float64
 	for b := 0; b < batch; b++ {
-		want = append(want, refCritic(c, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim])))
+		want = append(want, testfix.Critic(c, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim])))
 	}
 	expect(t, outs, schema.Q, []int64{batch, 1}, want, tol)
 }
@@ -86,10 +87,10 @@ func TestEnsembleMatchesReference(t *testing.T) {
 	wantM := make([]float64, members*batch*d)
 	wantL := make([]float64, members*batch*d)
 	for b := 0; b < batch; b++ {
-		ms, ls := refEnsemble(e, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim]))
 		for i := 0; i < members; i++ {
-			copy(wantM[(i*batch+b)*d:], ms[i])
-			copy(wantL[(i*batch+b)*d:], ls[i])
+			mu, lv := testfix.EnsembleMember(e, i, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim]))
+			copy(wantM[(i*batch+b)*d:], mu)
+			copy(wantL[(i*batch+b)*d:], lv)
 		}
 	}
 	expect(t, outs, schema.Mean, []int64{members, batch, int64(d)}, wantM, tol)
@@ -147,35 +148,36 @@ func newADMCase(m *models.ADM, batch int, seed int64) *admCase {
 			l = int32(c.M + 3)
 		}
 		tc.lengths = append(tc.lengths, l)
-		k := min(max(int(l), 1), c.M)
-		tc.clamped = append(tc.clamped, k)
+		tc.clamped = append(tc.clamped, min(max(int(l), 1), c.M))
+	}
+	tc.setWants()
+	return tc
+}
+
+// setWants computes the reference outputs for the rows' clamped lengths:
+// the prediction after each row's k steps, and the mean after every step.
+func (tc *admCase) setWants() {
+	c, batch := tc.m.Cfg, tc.batch
+	d := c.ObsDim + 1
+	tc.wantNext, tc.wantR, tc.wantLV = nil, nil, nil
+	tc.wantAllM = make([]float64, c.M*batch*d)
+	for b, k := range tc.clamped {
 		obs := f64(tc.obs[b*c.ObsDim : (b+1)*c.ObsDim])
 		acts := make([][]float64, c.M)
 		for j := range acts {
 			off := (j*batch + b) * c.ActDim
 			acts[j] = f64(tc.actions[off : off+c.ActDim])
 		}
-		means, lvs := refADM(m, obs, acts)
+		means, lvs := testfix.ADM(tc.m, obs, acts)
 		for i := 0; i < c.ObsDim; i++ {
 			tc.wantNext = append(tc.wantNext, obs[i]+means[k-1][i])
 		}
 		tc.wantR = append(tc.wantR, means[k-1][c.ObsDim])
 		tc.wantLV = append(tc.wantLV, lvs[k-1]...)
-	}
-	d := c.ObsDim + 1
-	tc.wantAllM = make([]float64, c.M*batch*d)
-	for b := 0; b < batch; b++ {
-		acts := make([][]float64, c.M)
-		for j := range acts {
-			off := (j*batch + b) * c.ActDim
-			acts[j] = f64(tc.actions[off : off+c.ActDim])
-		}
-		means, _ := refADM(m, f64(tc.obs[b*c.ObsDim:(b+1)*c.ObsDim]), acts)
 		for j := 0; j < c.M; j++ {
 			copy(tc.wantAllM[(j*batch+b)*d:], means[j])
 		}
 	}
-	return tc
 }
 
 func (tc *admCase) check(t *testing.T, opts onnx.ADMOptions) {
@@ -245,11 +247,7 @@ func TestADMSingleLayerNoBlocks(t *testing.T) {
 func TestADMStepMatchesReference(t *testing.T) {
 	initORT(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
-	m := randADM(t, 12, cfg)
-	model, err := onnx.ExportADMStep(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, model := stepModel(t, 12, cfg)
 	const batch = 13
 	rng := rand.New(rand.NewSource(13))
 	obs := randVec(rng, batch*cfg.ObsDim, 1)
@@ -257,39 +255,16 @@ func TestADMStepMatchesReference(t *testing.T) {
 	// reference hidden states per row and layer
 	refH := make([][][]float64, batch)
 	for b := range refH {
-		refH[b] = make([][]float64, cfg.Layers)
-		for l := range refH[b] {
-			refH[b][l] = make([]float64, cfg.Hidden)
-		}
+		refH[b] = testfix.ADMHidden(m)
 	}
 	for step := 0; step < cfg.M; step++ {
 		act := randVec(rng, batch*cfg.ActDim, 1)
-		outs := runORT(t, model, []input{
-			{name: schema.Hidden, shape: []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, f32: hidden},
-			{name: schema.Obs, shape: []int64{batch, int64(cfg.ObsDim)}, f32: obs},
-			{name: schema.Act, shape: []int64{batch, int64(cfg.ActDim)}, f32: act},
-		}, []string{schema.HiddenOut, schema.NextObsMean, schema.RewardMean, schema.LogVar})
-		var wantH, wantN, wantR, wantL []float64
-		wantH = make([]float64, cfg.Layers*batch*cfg.Hidden)
+		outs := runStep(t, model, cfg, hidden, batch, obs, act)
+		want := newStepWant(cfg, batch)
 		for b := 0; b < batch; b++ {
-			o := f64(obs[b*cfg.ObsDim : (b+1)*cfg.ObsDim])
-			x := refNormalize(append(append([]float64(nil), o...), f64(act[b*cfg.ActDim:(b+1)*cfg.ActDim])...), &m.Norm)
-			for l := range m.GRU {
-				refH[b][l] = refGRUStep(&m.GRU[l], x, refH[b][l])
-				x = refH[b][l]
-				copy(wantH[(l*batch+b)*cfg.Hidden:], x)
-			}
-			mu, lv := refADMHead(m, x)
-			for i := 0; i < cfg.ObsDim; i++ {
-				wantN = append(wantN, o[i]+mu[i])
-			}
-			wantR = append(wantR, mu[cfg.ObsDim])
-			wantL = append(wantL, lv...)
+			want.addRow(m, b, refH[b], obs[b*cfg.ObsDim:(b+1)*cfg.ObsDim], act[b*cfg.ActDim:(b+1)*cfg.ActDim])
 		}
-		expect(t, outs, schema.HiddenOut, []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, wantH, tol)
-		expect(t, outs, schema.NextObsMean, []int64{batch, int64(cfg.ObsDim)}, wantN, tol)
-		expect(t, outs, schema.RewardMean, []int64{batch, 1}, wantR, tol)
-		expect(t, outs, schema.LogVar, []int64{batch, int64(cfg.ObsDim + 1)}, wantL, tol)
+		want.check(t, outs)
 		hidden = outs[schema.HiddenOut].data
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/onnx/schema"
@@ -13,18 +14,14 @@ import (
 
 // TestADMStepFreshRows checks the step graph with a hidden input shorter
 // than the batch: the first n0 rows continue from their (random) hidden
-// states, the others start from the zero state. The reference is the
-// plain-Go GRU step and head of reference_test.go, with zero hidden states
-// for the fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
+// states, the others start from the zero state. The expected outputs are
+// testfix's float64 GRU step and head, with zero hidden states for the
+// fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
 // fresh rows only; the metadata says fresh_rows=true.
 func TestADMStepFreshRows(t *testing.T) {
 	initORT(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 3, ResBlocks: 1, M: 3}
-	m := randADM(t, 14, cfg)
-	model, err := onnx.ExportADMStep(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, model := stepModel(t, 14, cfg)
 	const batch = 11
 	for _, n0 := range []int{batch, 7, 1, 0} {
 		t.Run(fmt.Sprintf("n0=%d", n0), func(t *testing.T) {
@@ -32,35 +29,18 @@ func TestADMStepFreshRows(t *testing.T) {
 			obs := randVec(rng, batch*cfg.ObsDim, 1)
 			act := randVec(rng, batch*cfg.ActDim, 1)
 			hidden := randVec(rng, cfg.Layers*n0*cfg.Hidden, 0.5)
-			outs := runORT(t, model, []input{
-				{name: schema.Hidden, shape: []int64{int64(cfg.Layers), int64(n0), int64(cfg.Hidden)}, f32: hidden},
-				{name: schema.Obs, shape: []int64{batch, int64(cfg.ObsDim)}, f32: obs},
-				{name: schema.Act, shape: []int64{batch, int64(cfg.ActDim)}, f32: act},
-			}, []string{schema.HiddenOut, schema.NextObsMean, schema.RewardMean, schema.LogVar})
-			wantH := make([]float64, cfg.Layers*batch*cfg.Hidden)
-			var wantN, wantR, wantL []float64
+			outs := runStep(t, model, cfg, hidden, batch, obs, act)
+			want := newStepWant(cfg, batch)
 			for b := 0; b < batch; b++ {
-				o := f64(obs[b*cfg.ObsDim : (b+1)*cfg.ObsDim])
-				x := refNormalize(append(append([]float64(nil), o...), f64(act[b*cfg.ActDim:(b+1)*cfg.ActDim])...), &m.Norm)
-				for l := range m.GRU {
-					h := make([]float64, cfg.Hidden)
-					if b < n0 {
-						h = f64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
+				hs := testfix.ADMHidden(m)
+				if b < n0 {
+					for l := range hs {
+						hs[l] = f64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
 					}
-					x = refGRUStep(&m.GRU[l], x, h)
-					copy(wantH[(l*batch+b)*cfg.Hidden:], x)
 				}
-				mu, lv := refADMHead(m, x)
-				for i := 0; i < cfg.ObsDim; i++ {
-					wantN = append(wantN, o[i]+mu[i])
-				}
-				wantR = append(wantR, mu[cfg.ObsDim])
-				wantL = append(wantL, lv...)
+				want.addRow(m, b, hs, obs[b*cfg.ObsDim:(b+1)*cfg.ObsDim], act[b*cfg.ActDim:(b+1)*cfg.ActDim])
 			}
-			expect(t, outs, schema.HiddenOut, []int64{int64(cfg.Layers), batch, int64(cfg.Hidden)}, wantH, tol)
-			expect(t, outs, schema.NextObsMean, []int64{batch, int64(cfg.ObsDim)}, wantN, tol)
-			expect(t, outs, schema.RewardMean, []int64{batch, 1}, wantR, tol)
-			expect(t, outs, schema.LogVar, []int64{batch, int64(cfg.ObsDim + 1)}, wantL, tol)
+			want.check(t, outs)
 		})
 	}
 	meta := readMeta(t, model)
@@ -90,4 +70,64 @@ func readMeta(t *testing.T, model []byte) map[string]string {
 		meta[k] = v
 	}
 	return meta
+}
+
+// stepModel returns randADM(seed, cfg) and its exported step graph.
+func stepModel(t *testing.T, seed int64, cfg models.ADMConfig) (*models.ADM, []byte) {
+	t.Helper()
+	m := randADM(t, seed, cfg)
+	model, err := onnx.ExportADMStep(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, model
+}
+
+// runStep runs the ADM step graph model on a batch of obs and act rows with
+// the hidden state of its first len(hidden)/(Layers·Hidden) rows.
+func runStep(t *testing.T, model []byte, cfg models.ADMConfig, hidden []float32, batch int, obs, act []float32) map[string]output {
+	t.Helper()
+	n0 := len(hidden) / (cfg.Layers * cfg.Hidden)
+	return runORT(t, model, []input{
+		{name: schema.Hidden, shape: []int64{int64(cfg.Layers), int64(n0), int64(cfg.Hidden)}, f32: hidden},
+		{name: schema.Obs, shape: []int64{int64(batch), int64(cfg.ObsDim)}, f32: obs},
+		{name: schema.Act, shape: []int64{int64(batch), int64(cfg.ActDim)}, f32: act},
+	}, []string{schema.HiddenOut, schema.NextObsMean, schema.RewardMean, schema.LogVar})
+}
+
+// stepWant is the step graph's expected outputs for a batch, built row by
+// row from the float64 reference.
+type stepWant struct {
+	cfg                      models.ADMConfig
+	batch                    int
+	hidden, next, rew, lvars []float64
+}
+
+func newStepWant(cfg models.ADMConfig, batch int) *stepWant {
+	return &stepWant{cfg: cfg, batch: batch, hidden: make([]float64, cfg.Layers*batch*cfg.Hidden)}
+}
+
+// addRow advances row b's reference hidden state hs by one step on (obs,
+// act) and records the row's expected outputs.
+func (w *stepWant) addRow(m *models.ADM, b int, hs [][]float64, obs, act []float32) {
+	o := f64(obs)
+	mu, lv := testfix.ADMHead(m, testfix.ADMStep(m, hs, o, f64(act)), nil)
+	for l, h := range hs {
+		copy(w.hidden[(l*w.batch+b)*w.cfg.Hidden:], h)
+	}
+	for i := 0; i < w.cfg.ObsDim; i++ {
+		w.next = append(w.next, o[i]+mu[i])
+	}
+	w.rew = append(w.rew, mu[w.cfg.ObsDim])
+	w.lvars = append(w.lvars, lv...)
+}
+
+// check compares the step graph's outputs with w.
+func (w *stepWant) check(t *testing.T, outs map[string]output) {
+	t.Helper()
+	B, c := int64(w.batch), w.cfg
+	expect(t, outs, schema.HiddenOut, []int64{int64(c.Layers), B, int64(c.Hidden)}, w.hidden, tol)
+	expect(t, outs, schema.NextObsMean, []int64{B, int64(c.ObsDim)}, w.next, tol)
+	expect(t, outs, schema.RewardMean, []int64{B, 1}, w.rew, tol)
+	expect(t, outs, schema.LogVar, []int64{B, int64(c.ObsDim + 1)}, w.lvars, tol)
 }

@@ -21,17 +21,7 @@ import (
 //
 //	go test -run XXX -bench ActHandler -benchmem -count 5 ./serve/
 func BenchmarkActHandler(b *testing.B) {
-	rng := rand.New(rand.NewSource(1))
-	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	pol, err := onnx.ExportActor(models.NewActor(11, low, high, []int{256, 256}, rng), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir() + "/b"
-	if err := policies.WriteBundle(dir, policies.Bundle{Policy: pol,
-		Manifest: policies.Manifest{Task: "hopper", ActLow: low, ActHigh: high}}); err != nil {
-		b.Fatal(err)
-	}
+	dir := hopperBundle(b)
 	body := []byte(`{"obs":[0.0125,-0.031,0.0042,0.0187,-0.0263,0.117,-0.289,0.402,-0.154,0.0981,-0.0447]}`)
 	for _, rt := range []string{"go", "ort"} {
 		b.Run(rt, func(b *testing.B) {
@@ -59,4 +49,22 @@ func BenchmarkActHandler(b *testing.B) {
 			}
 		})
 	}
+}
+
+// hopperBundle writes a bundle of a random Hopper-sized actor
+// (11 -> 256x256 -> 3, actions in [-1, 1]) and returns its directory.
+func hopperBundle(b *testing.B) string {
+	b.Helper()
+	rng := rand.New(rand.NewSource(1))
+	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
+	pol, err := onnx.ExportActor(models.NewActor(11, low, high, []int{256, 256}, rng), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir() + "/b"
+	if err := policies.WriteBundle(dir, policies.Bundle{Policy: pol,
+		Manifest: policies.Manifest{Task: "hopper", ActLow: low, ActHigh: high}}); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }

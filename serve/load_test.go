@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/admpo/admpo/models"
-	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -70,17 +67,7 @@ func TestBenchLoopback(t *testing.T) {
 //	GOMAXPROCS=2 go test -run XXX -bench Loopback -benchtime 1x ./serve/
 func BenchmarkLoopback(b *testing.B) {
 	needORT(b)
-	rng := rand.New(rand.NewSource(1))
-	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	pol, err := onnx.ExportActor(models.NewActor(11, low, high, []int{256, 256}, rng), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir() + "/b"
-	if err := policies.WriteBundle(dir, policies.Bundle{Policy: pol,
-		Manifest: policies.Manifest{Task: "hopper", ActLow: low, ActHigh: high}}); err != nil {
-		b.Fatal(err)
-	}
+	dir := hopperBundle(b)
 	p, err := policies.Open(dir, policies.Options{})
 	if err != nil {
 		b.Fatal(err)

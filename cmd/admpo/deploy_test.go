@@ -270,17 +270,7 @@ func (s *syncBuffer) String() string {
 // 60 s drain delay short and the process exits 0.
 func TestServeDrainOnSIGTERM(t *testing.T) {
 	bin := buildBinary(t)
-	cmd := exec.Command(bin, "serve", "--runtime", "go", "--bundle", testBundle(t), "--addr", "127.0.0.1:0", "--drain-delay", "60s")
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatal("serve printed nothing")
-	}
-	line := sc.Text()
+	cmd, line := startServe(t, bin, "--runtime", "go", "--bundle", testBundle(t), "--addr", "127.0.0.1:0", "--drain-delay", "60s")
 	base := line[strings.Index(line, " on http://")+4:]
 	get := func(path string) int {
 		resp, err := http.Get(base + path)
@@ -314,6 +304,23 @@ func TestServeDrainOnSIGTERM(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Fatalf("the second SIGTERM took %v to end the drain", d)
 	}
+}
+
+// startServe starts `admpo serve` with args, kills it when the test ends
+// and returns it with the first line it printed (the address it serves on).
+func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatal("serve printed nothing")
+	}
+	return cmd, sc.Text()
 }
 
 // TestHelpFiles: every help/NAME.txt belongs to a command whose --help shows

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,18 +57,8 @@ func TestServeTLSAndToken(t *testing.T) {
 			t.Errorf("serve %v: exit %d, %q; want a usage error", args, r.code, r.stderr)
 		}
 	}
-	cmd := exec.Command(bin, "serve", "--runtime", "go", "--bundle", bundle, "--addr", "127.0.0.1:0", "--drain-delay", "0s",
+	cmd, line := startServe(t, bin, "--runtime", "go", "--bundle", bundle, "--addr", "127.0.0.1:0", "--drain-delay", "0s",
 		"--tls-cert", certFile, "--tls-key", keyFile, "--token-file", tokFile)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatal("serve printed nothing")
-	}
-	line := sc.Text()
 	i := strings.Index(line, " on https://")
 	if i < 0 {
 		t.Fatalf("first line %q, want ... on https://ADDR", line)

@@ -69,15 +69,7 @@ func TestVideoGIF(t *testing.T) {
 	if err := v.write(path); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := gif.DecodeAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := readGIF(t, path)
 	if len(g.Image) != 5 || !slices.Equal(g.Delay, []int{4, 4, 4, 4, 4}) { // steps 0, 5, 10, 15, 20
 		t.Fatalf("%d frames, delays %v: want 5 frames of 4/100 s", len(g.Image), g.Delay)
 	}
@@ -114,15 +106,7 @@ func TestEvalVideo(t *testing.T) {
 	if !slices.Equal(plain.Returns, with.Returns) || !slices.Equal(plain.Lengths, with.Lengths) {
 		t.Errorf("--video changed the episodes: %v %v, want %v %v", with.Returns, with.Lengths, plain.Returns, plain.Lengths)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	g, err := gif.DecodeAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := readGIF(t, out)
 	// 125 frames/s of hopper's 0.008 s steps: every step, the reset included.
 	if len(g.Image) != plain.Lengths[0]+1 || g.Image[0].Bounds().Dx() != 64 || g.Image[0].Bounds().Dy() != 48 {
 		t.Errorf("%d frames of %v, want %d of 64x48", len(g.Image), g.Image[0].Bounds(), plain.Lengths[0]+1)
@@ -139,4 +123,19 @@ func TestEvalVideo(t *testing.T) {
 	if _, err := os.Stat(none); err == nil {
 		t.Errorf("without EGL a GIF was written")
 	}
+}
+
+// readGIF decodes the GIF file at path.
+func readGIF(t *testing.T, path string) *gif.GIF {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := gif.DecodeAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -1,6 +1,7 @@
-// Package testfix holds test fixtures shared by the runtime packages'
-// tests (infer, policies, policies/goruntime, serve, evaluate): an
-// independent float64 forward pass of a models.Actor to check the exported
-// actor against, random observations and the largest difference of two
-// results. Only tests import it.
+// Package testfix holds test fixtures shared by the tests of infer, onnx,
+// policies, serve and evaluate: the float64 reference of every network
+// (forward passes written from the equations in models/weights.go, sharing
+// no code with models/forward.go or the ONNX exporter) to check exported and
+// Go-run networks against, random observations and the largest difference
+// of two results. Only tests import it.
 package testfix

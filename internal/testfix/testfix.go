@@ -7,45 +7,17 @@ import (
 	"github.com/admpo/admpo/models"
 )
 
-// RefActor is an independent float64 forward pass of a, straight from its
-// weights, for the len(obs)/a.ObsDim rows of obs: per row the action
-// scale·tanh(u + exp(logstd)·noise) + bias, or with noise nil the
-// deterministic scale·tanh(u) + bias. The hidden layers use ReLU, or swish
-// when a.Net.Activation is "swish".
+// RefActor is Actor for the len(obs)/a.ObsDim rows of obs and, unless nil,
+// the matching rows of noise: the actions, row after row.
 func RefActor(a *models.Actor, obs, noise []float32) []float64 {
-	lo, hi := float64(a.LogStdMin), float64(a.LogStdMax)
 	var out []float64
 	for r := 0; r < len(obs)/a.ObsDim; r++ {
-		x := make([]float64, a.ObsDim)
-		for i := range x {
-			x[i] = float64(obs[r*a.ObsDim+i])
+		var nz []float64
+		if noise != nil {
+			nz = F64(noise[r*a.ActDim : (r+1)*a.ActDim])
 		}
-		for li, l := range a.Net.Layers {
-			y := make([]float64, l.Out)
-			for o := range y {
-				s := float64(l.B[o])
-				for i := 0; i < l.In; i++ {
-					s += x[i] * float64(l.W[i*l.Out+o])
-				}
-				if li+1 < len(a.Net.Layers) {
-					if a.Net.Activation == "swish" {
-						s /= 1 + math.Exp(-s)
-					} else {
-						s = math.Max(s, 0)
-					}
-				}
-				y[o] = s
-			}
-			x = y
-		}
-		for j := 0; j < a.ActDim; j++ {
-			u := x[j]
-			if noise != nil {
-				logstd := lo + 0.5*(hi-lo)*(math.Tanh(x[a.ActDim+j])+1)
-				u += math.Exp(logstd) * float64(noise[r*a.ActDim+j])
-			}
-			out = append(out, float64(a.Scale[j])*math.Tanh(u)+float64(a.Bias[j]))
-		}
+		act, _ := Actor(a, F64(obs[r*a.ObsDim:(r+1)*a.ObsDim]), nz)
+		out = append(out, act...)
 	}
 	return out
 }
