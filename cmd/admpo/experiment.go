@@ -266,26 +266,7 @@ func expMSweep(args []string) error {
 	seedsFlag := fs.String("seeds", "0", "seeds, e.g. 0,1,2")
 	preset := fs.String("preset", "quick", "offline preset: paper or quick")
 	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
-	ov := newOverrideFlags(fs)
-	for _, f := range []struct {
-		name, help string
-		s          span
-	}{
-		{"epochs", "epochs (default: the preset's)", atLeast1},
-		{"steps-per-epoch", "policy updates per epoch", atLeast1},
-		{"rollout-batch", "start sequences per roll-out", atLeast1},
-		{"horizon", "roll-out length H", atLeast1},
-		{"adm-hidden", "ADM GRU width", atLeast1},
-		{"adm-layers", "ADM GRU layers", atLeast1},
-		{"adm-res-blocks", "ADM head ResBlocks", nonNeg},
-		{"model-max-epochs", "cap on the ADM fit's epochs", nonNeg},
-		{"model-patience", "ADM fit epochs without holdout improvement before stopping", atLeast1},
-		{"eval-episodes", "deterministic episodes per evaluation", atLeast1},
-	} {
-		ov.addInt(f.name, f.help, f.s)
-	}
-	ov.addFloat("penalty", "reward penalty coefficient beta (default: the preset's)", nonNeg)
-	ov.addFloat("real-ratio", "share of data set transitions in each SAC batch (default: the preset's)", unit)
+	ov := addOverrides(fs, mSweepFields(&train.OfflineConfig{}))
 	bound(fs, atLeast1, "last")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -318,10 +299,9 @@ func expMSweep(args []string) error {
 		return usageErr(err)
 	}
 	cfg.Dataset = *dataset
-	ov.copyGiven(map[string]*int{"epochs": &cfg.Epochs, "steps-per-epoch": &cfg.StepsPerEpoch, "rollout-batch": &cfg.RolloutBatch,
-		"horizon": &cfg.Horizon, "adm-hidden": &cfg.ADMHidden, "adm-layers": &cfg.ADMLayers, "adm-res-blocks": &cfg.ADMResBlocks,
-		"model-max-epochs": &cfg.ModelMaxEpochs, "model-patience": &cfg.ModelPatience, "eval-episodes": &cfg.EvalEpisodes},
-		map[string]*float64{"penalty": &cfg.Penalty, "real-ratio": &cfg.RealRatio}, nil)
+	if err := ov.apply(mSweepFields(&cfg)); err != nil {
+		return err
+	}
 	fmt.Printf("m-sweep on %s: m in %v, seeds %v; every run: %d epochs x %d updates, H=%d, beta=%g, ADM %dx%d/%d, model fit <= %d epochs\n",
 		name, ms, seeds, cfg.Epochs, cfg.StepsPerEpoch, cfg.Horizon, cfg.Penalty, cfg.ADMLayers, cfg.ADMHidden, cfg.ADMResBlocks, cfg.ModelMaxEpochs)
 	ctx, stop := interruptible()

@@ -16,102 +16,6 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-// offlineOverrides registers one flag per tunable offline config value;
-// unset flags keep the preset's value.
-type offlineOverrides struct {
-	*overrideFlags
-	auto    *bool
-	dropout *bool
-}
-
-// flagSpec is one override flag: its name, help and allowed values.
-type flagSpec struct {
-	name, help string
-	s          span
-}
-
-var offlineIntFlags = []flagSpec{
-	{"steps-per-epoch", "policy updates per epoch (one per step)", atLeast1},
-	{"batch", "SAC / BC batch size", atLeast1},
-	{"rollout-every", "policy updates between model roll-outs", atLeast1},
-	{"rollout-batch", "start sequences per roll-out", atLeast1},
-	{"horizon", "roll-out length H", atLeast1},
-	{"model-retain", "roll-outs the model buffer keeps", atLeast1},
-	{"m", "ADM maximum backtracking length", atLeast1},
-	{"adm-hidden", "ADM GRU width", atLeast1},
-	{"adm-layers", "ADM GRU layers", atLeast1},
-	{"adm-res-blocks", "ADM head ResBlocks", nonNeg},
-	{"ensemble", "MOPO ensemble members", atLeast1},
-	{"elites", "MOPO elite members", atLeast1},
-	{"model-max-epochs", "cap on the model fit's epochs (0: until early stopping)", nonNeg},
-	{"model-patience", "model fit epochs without holdout improvement before stopping", atLeast1},
-	{"model-epoch-passes", "passes over the ADM's train starts per fit epoch (paper: m, as the authors' epoch)", atLeast1},
-	{"eval-episodes", "deterministic episodes per evaluation", atLeast1},
-	{"checkpoint-every", "policy updates between checkpoints", atLeast1},
-	{"threads", "ONNX Runtime threads for roll-outs (0: its default)", nonNeg},
-	{"blas-threads", "OpenBLAS threads for training (0: leave OpenBLAS's choice)", nonNeg},
-}
-
-var offlineFloatFlags = []flagSpec{
-	{"real-ratio", "share of data set transitions in each SAC batch", unit},
-	{"actor-lr", "actor learning rate (decayed by --actor-lr-schedule for SAC; constant for BC)", positive},
-	{"critic-lr", "critic learning rate", positive},
-	{"alpha-lr", "entropy coefficient learning rate", positive},
-	{"alpha", "initial (or, with --auto-alpha=false, fixed) entropy coefficient", positive},
-	{"target-entropy", "SAC target entropy of the actions in the task's units", anyNum},
-	{"penalty", "reward penalty coefficient beta (r - beta*U)", nonNeg},
-	{"model-lr", "ADM learning rate", positive},
-	{"gamma", "discount", span{Lo: 0, Hi: 1, Open: true}},
-}
-
-func addOfflineOverrides(fs *pflag.FlagSet) *offlineOverrides {
-	o := &offlineOverrides{overrideFlags: newOverrideFlags(fs)}
-	for _, f := range offlineIntFlags {
-		o.addInt(f.name, f.help, f.s)
-	}
-	for _, f := range offlineFloatFlags {
-		o.addFloat(f.name, f.help, f.s)
-	}
-	o.addString("hidden", "actor and critic hidden sizes, e.g. 256,256")
-	o.addString("engine", "ADM roll-out engine: incremental or direct")
-	o.addString("actor-lr-schedule", "actor learning rate schedule: cosine-epoch (the authors': cosine to 0 over the run,\n"+
-		"stepped once per epoch), cosine (stepped every update) or constant")
-	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
-	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
-	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's\n"+
-		"(paper admpo: fixed at the authors' alpha of the data set; quick and mopo: tuned from 0.2)")
-	o.dropout = fs.Bool("rollout-dropout", false, rolloutDropoutHelp)
-	return o
-}
-
-func (o *offlineOverrides) apply(c *train.OfflineConfig) error {
-	o.copyGiven(map[string]*int{"steps-per-epoch": &c.StepsPerEpoch, "batch": &c.Batch, "rollout-every": &c.RolloutEvery,
-		"rollout-batch": &c.RolloutBatch, "horizon": &c.Horizon, "model-retain": &c.ModelRetain, "m": &c.M,
-		"adm-hidden": &c.ADMHidden, "adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks,
-		"ensemble": &c.Ensemble, "elites": &c.Elites, "model-max-epochs": &c.ModelMaxEpochs,
-		"model-patience": &c.ModelPatience, "eval-episodes": &c.EvalEpisodes, "checkpoint-every": &c.CheckpointEvery,
-		"threads": &c.Threads, "blas-threads": &c.BLASThreads, "model-epoch-passes": &c.ModelEpochPasses},
-		map[string]*float64{"real-ratio": &c.RealRatio, "actor-lr": &c.ActorLR, "critic-lr": &c.CriticLR,
-			"alpha-lr": &c.AlphaLR, "alpha": &c.InitAlpha, "target-entropy": &c.TargetEntropy, "penalty": &c.Penalty,
-			"model-lr": &c.ModelLR, "gamma": &c.Gamma},
-		map[string]*string{"engine": &c.Engine, "provider": &c.Provider, "actor-lr-schedule": &c.ActorLRSchedule,
-			"model-improve": &c.ModelImprove})
-	if o.fs.Changed("auto-alpha") {
-		c.AutoAlpha = *o.auto
-	}
-	if o.fs.Changed("rollout-dropout") {
-		c.RolloutDropout = *o.dropout
-	}
-	if v, ok := o.given("hidden"); ok {
-		h, err := parseInts(v)
-		if err != nil {
-			return fmt.Errorf("%w: --hidden: %v", errUsage, err)
-		}
-		c.Hidden = h
-	}
-	return nil
-}
-
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
@@ -205,7 +109,7 @@ type offlineFlags struct {
 	epochs, diagStarts                                     *int
 	seed                                                   *int64
 	dryRun, tb                                             *bool
-	ov                                                     *offlineOverrides
+	ov                                                     *overrides
 }
 
 // newOfflineFlags returns train offline's flag set (also what admpo sweep
@@ -233,7 +137,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.tb = addTensorBoardFlag(fs, "policy update")
 	f.configPath = fs.String("config", "", configHelp+"; --dataset replaces the file's data keys\n"+
 		"(dataset, dataset_name, obs_dim, act_dim, action_low, action_high, termination_model; an empty env)")
-	f.ov = addOfflineOverrides(fs)
+	f.ov = addOverrides(fs, offlineFields(&train.OfflineConfig{}))
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
 	return fs, f
@@ -301,7 +205,7 @@ func trainOffline(args []string) error {
 		if fs.Changed("epochs") {
 			cfg.Epochs = *epochs
 		}
-		if err := ov.apply(&cfg); err != nil {
+		if err := ov.apply(offlineFields(&cfg)); err != nil {
 			return err
 		}
 		if err := cfg.Validate(); err != nil {

@@ -26,60 +26,6 @@ func interruptible() (ctx context.Context, stop context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// overrideFlags registers flags that replace config values only when they
-// are given on the command line, so unset flags keep the preset's values.
-// Flags are listed in --help in the order they are added.
-type overrideFlags struct {
-	fs     *pflag.FlagSet
-	ints   map[string]*int
-	floats map[string]*float64
-	strs   map[string]*string
-}
-
-func newOverrideFlags(fs *pflag.FlagSet) *overrideFlags {
-	return &overrideFlags{fs: fs, ints: map[string]*int{}, floats: map[string]*float64{}, strs: map[string]*string{}}
-}
-
-// addInt adds an int override flag (shown with default 0) whose given
-// values must lie in s.
-func (o *overrideFlags) addInt(name, help string, s span) {
-	o.ints[name] = o.fs.Int(name, 0, help)
-	bound(o.fs, s, name)
-}
-
-// addFloat adds a float override flag (shown with default 0) whose given
-// values must lie in s.
-func (o *overrideFlags) addFloat(name, help string, s span) {
-	o.floats[name] = o.fs.Float64(name, 0, help)
-	bound(o.fs, s, name)
-}
-
-// addString adds a string override flag (shown with default "").
-func (o *overrideFlags) addString(name, help string) { o.strs[name] = o.fs.String(name, "", help) }
-
-// given is the value of string flag name and whether it was set.
-func (o *overrideFlags) given(name string) (string, bool) {
-	return *o.strs[name], o.fs.Changed(name)
-}
-
-// copyGiven copies every given flag into its config field; the maps take
-// flag names to the fields.
-func (o *overrideFlags) copyGiven(ints map[string]*int, floats map[string]*float64, strs map[string]*string) {
-	setGiven(o.fs, o.ints, ints)
-	setGiven(o.fs, o.floats, floats)
-	setGiven(o.fs, o.strs, strs)
-}
-
-// setGiven sets *dst[name] = *src[name] for each flag name given on the
-// command line.
-func setGiven[T any](fs *pflag.FlagSet, src, dst map[string]*T) {
-	for name, p := range dst {
-		if fs.Changed(name) {
-			*p = *src[name]
-		}
-	}
-}
-
 // onlyWithResume is a usage error naming the first flag given beside
 // --resume other than resume itself and allowed: a resumed run keeps its
 // config.

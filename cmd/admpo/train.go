@@ -28,99 +28,6 @@ func runTrain(args []string) error {
 	return fmt.Errorf("%w: train: unknown sub-command %q (online or offline)", errUsage, args[0])
 }
 
-// overrides registers one flag per tunable online config value; unset
-// flags keep the preset's value.
-type overrides struct {
-	*overrideFlags
-	hidden    *[]int
-	warmStart *bool
-	auto      *bool
-	dropout   *bool
-}
-
-// rolloutDropoutHelp is --rollout-dropout's help (online and offline).
-const rolloutDropoutHelp = "admpo: keep the ADM's ResBlock dropout (0.1) on in roll-outs, U^ADM and the fit's holdout\n" +
-	"validation, as the authors' code does (it never puts the model in eval mode); the masks are seeded,\n" +
-	"so runs stay reproducible; unset: the preset's (paper: on; quick: off)"
-
-func addOverrides(fs *pflag.FlagSet) *overrides {
-	o := &overrides{overrideFlags: newOverrideFlags(fs)}
-	o.addInt("warmup", "uniform random env steps before learning (not counted in --steps)", nonNeg)
-	o.addInt("updates-per-step", "policy updates per env step (G)", nonNeg)
-	o.addInt("batch", "SAC batch size", atLeast1)
-	o.addFloat("real-ratio", "share of real transitions in each batch", unit)
-	o.addFloat("target-entropy", "SAC target entropy of the actions in the task's units (the authors' log-probability\n"+
-		"includes the action scale: Humanoid's +-0.4 bounds add 17 log 2.5 nats to its entropy)", anyNum)
-	o.addInt("actor-every", "critic updates per actor and alpha update (authors' actor_freq: 20 on walker2d, ant, humanoid)", atLeast1)
-	o.addFloat("alpha", "initial entropy coefficient (fixed with --auto-alpha=false; paper: 1, the authors' log alpha 0)", positive)
-	o.auto = fs.Bool("auto-alpha", true, "tune the entropy coefficient towards the target entropy; unset: the preset's (paper and quick: tuned)")
-	o.addFloat("lr", "learning rate of actor, critics and alpha", positive)
-	o.addFloat("tau", "Polyak rate of the target critics", span{Lo: 0, Hi: 1, Open: true})
-	o.hidden = fs.IntSlice("hidden", nil, "SAC hidden layer sizes, e.g. 256,256")
-	bound(fs, atLeast1, "hidden")
-	o.addInt("model-every", "env steps between model fits and roll-outs", atLeast1)
-	o.addInt("rollout-batch", "start sequences per roll-out", atLeast1)
-	o.addString("rollout-schedule", "roll-out length schedule a->b:x->y (learning steps a to b after the warm-up, length x to y)")
-	o.addInt("model-retain", "roll-out rounds the model buffer keeps (authors: model_retain_steps / interval)", atLeast1)
-	o.addInt("m", "ADM maximum backtracking length", atLeast1)
-	o.addInt("adm-hidden", "ADM GRU width", atLeast1)
-	o.addInt("adm-layers", "ADM GRU layers", atLeast1)
-	o.addInt("adm-res-blocks", "ADM head ResBlocks", nonNeg)
-	o.addInt("ensemble", "MBPO ensemble members", atLeast1)
-	o.addInt("elites", "MBPO elite members", atLeast1)
-	o.addFloat("model-lr", "ADM learning rate (the ensemble uses MBPO's 1e-3)", positive)
-	o.warmStart = fs.Bool("model-warm-start", false, "ADM: keep training across fits instead of re-initialising (default: the preset's)")
-	o.addInt("model-max-epochs", "cap on epochs per model fit (0: until early stop)", nonNeg)
-	o.addInt("model-patience", "model fit epochs without holdout improvement before stopping", atLeast1)
-	o.addInt("model-epoch-steps", "cap on Adam steps per model fit epoch, each followed by a holdout check (0: full passes)", nonNeg)
-	o.addFloat("model-steps-per-row", "Adam steps per fit = this x new real transitions since the last fit (0: no cap, fit to early stop)", nonNeg)
-	o.addInt("model-epoch-passes", "passes over the ADM's train starts per fit epoch (paper: m, as the authors' epoch)", atLeast1)
-	o.addString("model-improve", "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)")
-	o.addInt("model-max-holdout", "most transitions (ensemble) or start states (ADM) held out per fit", nonNeg)
-	o.addString("engine", "ADM roll-out engine: incremental or direct")
-	o.dropout = fs.Bool("rollout-dropout", false, rolloutDropoutHelp)
-	o.addInt("eval-every", "env steps between evaluations", atLeast1)
-	o.addInt("eval-episodes", "deterministic episodes per evaluation", atLeast1)
-	o.addInt("checkpoint-every", "env steps between checkpoints", atLeast1)
-	o.addInt("threads", "ONNX Runtime threads for roll-outs (0: its default)", nonNeg)
-	o.addInt("blas-threads", "OpenBLAS threads for training (presets: 1)", nonNeg)
-	o.addString("provider", "ONNX Runtime provider for roll-outs: cpu or cuda")
-	return o
-}
-
-func (o *overrides) apply(c *train.OnlineConfig) error {
-	o.copyGiven(map[string]*int{"warmup": &c.WarmUp, "updates-per-step": &c.UpdatesPerStep, "batch": &c.Batch,
-		"model-every": &c.ModelEvery, "rollout-batch": &c.RolloutBatch, "m": &c.M, "adm-hidden": &c.ADMHidden,
-		"adm-layers": &c.ADMLayers, "eval-every": &c.EvalEvery, "eval-episodes": &c.EvalEpisodes,
-		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads,
-		"model-retain": &c.ModelRetain, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
-		"model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience, "model-max-holdout": &c.ModelMaxHold,
-		"actor-every": &c.ActorEvery, "model-epoch-passes": &c.ModelEpochPasses, "model-epoch-steps": &c.ModelEpochSteps},
-		map[string]*float64{"real-ratio": &c.RealRatio, "target-entropy": &c.TargetEntropy, "lr": &c.LR,
-			"tau": &c.Tau, "model-lr": &c.ModelLR, "alpha": &c.Alpha, "model-steps-per-row": &c.ModelStepsPerRow},
-		map[string]*string{"engine": &c.Engine, "provider": &c.Provider, "model-improve": &c.ModelImprove})
-	if o.fs.Changed("auto-alpha") {
-		c.AutoAlpha = *o.auto
-	}
-	if o.fs.Changed("hidden") {
-		c.Hidden = *o.hidden
-	}
-	if o.fs.Changed("model-warm-start") {
-		c.ModelWarmStart = *o.warmStart
-	}
-	if o.fs.Changed("rollout-dropout") {
-		c.RolloutDropout = *o.dropout
-	}
-	if v, ok := o.given("rollout-schedule"); ok {
-		s, err := train.ParseSchedule(v)
-		if err != nil {
-			return usageErr(err)
-		}
-		c.Rollout = s
-	}
-	return nil
-}
-
 // onlineFlags are train online's flags.
 type onlineFlags struct {
 	env, algo, preset, out, resume, configPath *string
@@ -146,7 +53,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)
-	f.ov = addOverrides(fs)
+	f.ov = addOverrides(fs, onlineFields(&train.OnlineConfig{}))
 	bound(fs, atLeast1, "steps")
 	bound(fs, anyNum, "seed")
 	return fs, f
@@ -200,7 +107,7 @@ func trainOnline(args []string) error {
 		if fs.Changed("steps") {
 			cfg.Steps = *steps
 		}
-		if err := ov.apply(&cfg); err != nil {
+		if err := ov.apply(onlineFields(&cfg)); err != nil {
 			return err
 		}
 		if err := cfg.Validate(); err != nil {
