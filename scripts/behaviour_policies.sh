@@ -18,6 +18,8 @@
 # training does not depend on it, so a rerun with EVAL_EVERY=1000 in another
 # RUNS_DIR follows the same run with finer snapshots). Resumable: a
 # finished run is reused, an interrupted one continues from its checkpoint.
+# SEED picks the SAC seed (default 0; run directories are ENV-SEED): a task
+# whose seed-0 run learns slowly (walker2d) can be run again with another seed.
 # Run two at a time on two cores, e.g.
 #   ENVS=hopper scripts/behaviour_policies.sh & ENVS=walker2d scripts/behaviour_policies.sh &
 set -euo pipefail
@@ -34,11 +36,12 @@ for env in ${ENVS:-hopper walker2d halfcheetah}; do
     halfcheetah) stop=13377 ;;  # D4RL normalised 110
     *) stop=0 ;;
   esac
-  dir="$out/$env-0"
+  seed=${SEED:-0}
+  dir="$out/$env-$seed"
   if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi
   echo $$ > "$dir.lock"
-  "$bin" collect --env "$env" --kind expert --seed 0 --train-dir "$dir" --train-steps 1000000 --train-eval-every "${EVAL_EVERY:-5000}" \
-    --stop-return "$stop" --size 20000 --out "$out/$env-expert-check.hdf5" >> "$dir.log" 2>&1 || echo "$env: exit $?"
+  "$bin" collect --env "$env" --kind expert --seed "$seed" --train-dir "$dir" --train-steps 1000000 --train-eval-every "${EVAL_EVERY:-5000}" \
+    --stop-return "$stop" --size 20000 --out "$out/$env-$seed-expert-check.hdf5" >> "$dir.log" 2>&1 || echo "$env: exit $?"
   rm -f "$dir.lock"
   echo "$(date +%T) $env: $(grep -E 'deterministic return|wrote' "$dir.log" | tail -2 | tr '\n' ' ')"
 done
