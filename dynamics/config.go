@@ -31,4 +31,7 @@ type Config struct {
 	// RolloutDropout keeps the ADM's dropout on in roll-outs and in the
 	// fit's holdout validation.
 	RolloutDropout bool
+	// OnEpoch, when set, is called after every fit epoch with its point of
+	// the learning curve (progress for long fits).
+	OnEpoch func(FitEpoch)
 }

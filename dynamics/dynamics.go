@@ -16,6 +16,25 @@ type FitReport struct {
 	HoldoutLoss  float64   // best holdout loss
 	HoldoutPerK  []float64 // holdout MSE of the mean for k = 1..m (one value for one-step models)
 	HoldoutCount int
+	// Curve is the fit's learning curve, one entry per epoch.
+	Curve []FitEpoch
+}
+
+// FitEpoch is one epoch of a fit: how far it had trained and how well the
+// model then predicted its holdout data.
+type FitEpoch struct {
+	Epoch     int
+	AdamSteps int     // Adam steps of the fit so far
+	TrainLoss float64 // mean train-batch Gaussian NLL over the epoch (ensemble: mean over members)
+	// HoldoutLoss is the holdout MSE after the epoch, the measure of
+	// FitReport.HoldoutLoss (ADM: over valid (start, k) pairs; ensemble: the
+	// mean of the epoch's best Elites members).
+	HoldoutLoss float64
+	HoldoutPerK []float64 // ADM: the holdout MSE for k = 1..m; ensemble: nil
+	// StopMetric is what early stopping compares (ADM: the variance-scaled
+	// holdout MSE; ensemble: HoldoutLoss).
+	StopMetric float64
+	Seconds    float64 // wall time since the fit started
 }
 
 // Model is a learned dynamics model that the model-based loops fit, export

@@ -25,7 +25,7 @@ func NewEnsemble(cfg Config, obsDim, actDim int) (Model, error) {
 	e := models.NewEnsemble(obsDim, actDim, cfg.Ensemble, []int{200, 200, 200, 200}, rand.New(rand.NewSource(cfg.Seed)))
 	fc := DefaultEnsembleFitConfig()
 	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.Patience, cfg.MaxEpochs
-	fc.MaxSteps = cfg.EpochSteps
+	fc.MaxSteps, fc.OnEpoch = cfg.EpochSteps, cfg.OnEpoch
 	if cfg.MaxHoldout > 0 {
 		fc.MaxHoldout = cfg.MaxHoldout
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"time"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
@@ -52,6 +53,9 @@ type ADMFitConfig struct {
 	// [s_{t+k} - s_{t+k-1}, r_{t+k}]; roll-outs then feed back its own
 	// predicted states.
 	Bootstrap bool
+	// OnEpoch, when set, is called after every epoch with its point of
+	// FitReport.Curve.
+	OnEpoch func(FitEpoch)
 }
 
 // DefaultADMFitConfig returns the reference implementation's fit settings.
@@ -65,6 +69,7 @@ type ADMEpoch struct {
 	Epoch          int
 	TrainNLL       float64   // mean train-batch NLL over the epoch
 	Steps          int       // Adam steps in the epoch
+	Seconds        float64   // wall time since the fit started, after the epoch's holdout check
 	HoldoutMSE     float64   // mean squared error of the mean over valid (start, k) pairs and dims
 	HoldoutNLL     float64   // Gaussian NLL (without constants) over the same pairs
 	HoldoutMSEPerK []float64 // k = 1..m
@@ -474,6 +479,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	best := m.Clone()
 	bestMSE := math.Inf(1)
 	since, total := 0, 0
+	start := time.Now()
 	for epoch := 1; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
 		perm := rng.Perm(split.nTrain)
 		for p := 1; p < fc.EpochPasses; p++ {
@@ -526,10 +532,15 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		if err != nil {
 			return rep, err
 		}
-		e := ADMEpoch{Epoch: epoch, TrainNLL: nllSum / math.Max(wSum, 1), Steps: steps}
+		e := ADMEpoch{Epoch: epoch, TrainNLL: nllSum / math.Max(wSum, 1), Steps: steps, Seconds: time.Since(start).Seconds()}
 		e.HoldoutMSE, e.HoldoutNLL, e.HoldoutMSEPerK, e.HoldoutNLLPerK = ev.summary()
 		e.HoldoutScaledMSE = ev.scaledMSE()
 		rep.History = append(rep.History, e)
+		rep.Curve = append(rep.Curve, FitEpoch{Epoch: epoch, AdamSteps: total, TrainLoss: e.TrainNLL, HoldoutLoss: e.HoldoutMSE,
+			HoldoutPerK: e.HoldoutMSEPerK, StopMetric: e.HoldoutScaledMSE, Seconds: e.Seconds})
+		if fc.OnEpoch != nil {
+			fc.OnEpoch(rep.Curve[len(rep.Curve)-1])
+		}
 		if math.IsNaN(e.HoldoutMSE) || math.IsNaN(e.TrainNLL) {
 			return rep, fmt.Errorf("dynamics: ADM fit diverged at epoch %d (train NLL %v, holdout MSE %v)", epoch, e.TrainNLL, e.HoldoutMSE)
 		}

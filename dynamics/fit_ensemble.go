@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"sort"
+	"time"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/models"
@@ -28,6 +29,9 @@ type EnsembleFitConfig struct {
 	Elites        int       // members kept for roll-outs, best holdout MSE first (5)
 	Decay         []float64 // per-layer weight decay (models.EnsembleDecay); nil for none
 	Reinit        bool      // re-draw the weights before fitting (MBPO keeps training: false)
+	// OnEpoch, when set, is called after every epoch with its point of
+	// FitReport.Curve.
+	OnEpoch func(FitEpoch)
 }
 
 // DefaultEnsembleFitConfig returns MBPO's fit settings.
@@ -41,6 +45,8 @@ type EnsembleEpoch struct {
 	Epoch      int
 	TrainNLL   []float64 // per member, mean over the epoch's batches
 	HoldoutMSE []float64 // per member
+	Steps      int       // Adam steps in the epoch
+	Seconds    float64   // wall time since the fit started, after the epoch's holdout check
 }
 
 // EnsembleFitReport is a FitReport with per-member results. HoldoutLoss is
@@ -224,6 +230,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 	}
 	rep.HoldoutCount = hold
 	since, total := 0, 0
+	start := time.Now()
 	for epoch := 1; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
 		orders := make([][]int, nm)
 		for i := range orders {
@@ -241,7 +248,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 			steps = min(steps, fc.MaxTotalSteps-total)
 		}
 		total += steps
-		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm)}
+		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm), Steps: steps}
 		for s := 0; s < steps; s++ {
 			if err := ctx.Err(); err != nil {
 				return rep, fmt.Errorf("dynamics: ensemble fit stopped in epoch %d: %w", epoch, err)
@@ -282,7 +289,12 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 				}
 			}
 		}
+		ep.Seconds = time.Since(start).Seconds()
 		rep.History = append(rep.History, ep)
+		rep.Curve = append(rep.Curve, ensembleCurvePoint(ep, total, fc.Elites))
+		if fc.OnEpoch != nil {
+			fc.OnEpoch(rep.Curve[len(rep.Curve)-1])
+		}
 		if improved {
 			since = 0
 		} else if since++; since >= fc.Patience {
@@ -325,4 +337,21 @@ func hiddenSizes(m *models.MLP) []int {
 		h = append(h, l.Out)
 	}
 	return h
+}
+
+// ensembleCurvePoint summarises an epoch for FitReport.Curve: the mean
+// train NLL over members and the mean holdout MSE of the epoch's best
+// elites members.
+func ensembleCurvePoint(ep EnsembleEpoch, steps, elites int) FitEpoch {
+	var tl float64
+	for _, v := range ep.TrainNLL {
+		tl += v / float64(len(ep.TrainNLL))
+	}
+	mse := append([]float64(nil), ep.HoldoutMSE...)
+	sort.Float64s(mse)
+	var hl float64
+	for _, v := range mse[:elites] {
+		hl += v / float64(elites)
+	}
+	return FitEpoch{Epoch: ep.Epoch, AdamSteps: steps, TrainLoss: tl, HoldoutLoss: hl, StopMetric: hl, Seconds: ep.Seconds}
 }

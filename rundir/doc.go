@@ -5,6 +5,7 @@
 //	config.json        the resolved config (ConfigFile)
 //	progress.csv       one row per log step (ProgressFile); progress.jsonl adds per-k errors and timing (ProgressJSONLFile)
 //	offline.csv        an offline run's evaluations: D4RL normalised score, raw return and roll-out statistics (OfflineLogFile)
+//	model_fit.csv      an offline run's model fit, one row per epoch: Adam steps, wall time, losses (ModelFitFile)
 //	checkpoint.ckpt    the whole training state (CheckpointFile)
 //	policy.onnx        the final policy (PolicyFile)
 //	adm.onnx           the final ADM of an admpo run (ADMFile); ensemble.onnx for mbpo and mopo (EnsembleFile)

@@ -13,6 +13,7 @@ const (
 	ProgressFile      = "progress.csv"
 	ProgressJSONLFile = "progress.jsonl"
 	OfflineLogFile    = "offline.csv"
+	ModelFitFile      = "model_fit.csv"
 	CheckpointFile    = "checkpoint.ckpt"
 	PolicyFile        = "policy.onnx"
 	ADMFile           = "adm.onnx"

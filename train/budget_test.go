@@ -2,12 +2,18 @@ package train
 
 import (
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/rundir"
 )
 
 // budgetRecorder records the step budget of every fit.
@@ -91,5 +97,74 @@ func TestOfflineModelLR(t *testing.T) {
 	cfg.Algo = "bc"
 	if err := cfg.Validate(); err != nil && strings.Contains(err.Error(), "model learning rate") {
 		t.Fatalf("bc has no model: %v", err)
+	}
+}
+
+// TestOfflineCPUPresetDiffersOnlyWhereItSays: the offline cpu preset is the
+// paper preset with the four settings its doc lists changed, for every
+// algorithm and for ADMPO-OFF's per-data-set values.
+func TestOfflineCPUPresetDiffersOnlyWhereItSays(t *testing.T) {
+	for _, algo := range OfflineAlgos {
+		for _, kind := range []string{"medium", "medium-replay", "random"} {
+			paper, err := OfflinePreset("paper", "hopper", kind, algo, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpu, err := OfflinePreset("cpu", "hopper", kind, algo, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paper.Preset = "cpu"
+			paper.Epochs, paper.RolloutBatch, paper.ModelEpochSteps, paper.ModelMaxEpochs = 200, 10000, 1000, 30
+			if string(paper.JSON()) != string(cpu.JSON()) {
+				t.Fatalf("%s %s: the cpu preset differs from the paper's in more than its four settings:\n%s\n%s", algo, kind, paper.JSON(), cpu.JSON())
+			}
+		}
+	}
+}
+
+// TestOfflineModelEpochSteps: model_epoch_steps reaches the fit, whose
+// epochs then hold that many Adam steps each, as model_fit.csv records
+// (epochs x steps, capped by model_max_epochs); a config.json without the
+// key keeps full passes.
+func TestOfflineModelEpochSteps(t *testing.T) {
+	offNeedORT(t)
+	data := offRandomDataset(t, 1500) // > 3 fit batches of 256 train starts (the fit's batch, not SAC's)
+	for _, algo := range []string{"admpo", "mopo"} {
+		cfg := offTinyConfig(t, algo, "random", data)
+		cfg.Epochs, cfg.StepsPerEpoch, cfg.Batch = 1, 10, 16
+		cfg.ModelEpochSteps, cfg.ModelMaxEpochs, cfg.ModelPatience = 3, 4, 10
+		if got := cfg.dynamicsConfig().EpochSteps; got != 3 {
+			t.Fatalf("%s: dynamics config EpochSteps %d, want 3", algo, got)
+		}
+		dir := filepath.Join(t.TempDir(), algo)
+		offRunToEnd(t, cfg, dir)
+		f, err := os.Open(filepath.Join(dir, rundir.ModelFitFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1+4 || rows[0][1] != "adam_steps" {
+			t.Fatalf("%s: model_fit.csv %v, want a header and 4 epochs", algo, rows)
+		}
+		for i, r := range rows[1:] {
+			if want := strconv.Itoa(3 * (i + 1)); r[0] != strconv.Itoa(i+1) || r[1] != want {
+				t.Fatalf("%s: model_fit.csv row %d is %v, want epoch %d at %s Adam steps", algo, i+1, r, i+1, want)
+			}
+		}
+		if algo == "admpo" && len(rows[0]) != 6+cfg.M {
+			t.Fatalf("admpo: model_fit.csv header %v, want holdout_mse_k1..k%d", rows[0], cfg.M)
+		}
+	}
+	var c OfflineConfig
+	if err := json.Unmarshal([]byte(`{"algo":"admpo","model_max_epochs":3}`), &c); err != nil || c.ModelEpochSteps != 0 {
+		t.Fatalf("a config without model_epoch_steps: %d (%v), want 0 (full passes)", c.ModelEpochSteps, err)
+	}
+	if b := (OfflineConfig{}).JSON(); strings.Contains(string(b), "model_epoch_steps") {
+		t.Fatalf("model_epoch_steps 0 is written (configs of earlier runs would change): %s", b)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -40,7 +41,9 @@ type Offline struct {
 	fitted    bool
 	lastBC    float64
 	lastRoll  RollStats
-	lastScore float64 // normalised score of the last evaluation
+	lastScore float64             // normalised score of the last evaluation
+	fitCurve  []dynamics.FitEpoch // the model fit's epochs so far (model_fit.csv)
+	fitLogErr error               // the first error writing model_fit.csv during the fit
 	olog      *offlineLog
 }
 
@@ -192,7 +195,9 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 			return nil, err
 		}
 	}
-	if err := o.initParts(cfg.Seed*11, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mopo", cfg.dynamicsConfig()); err != nil {
+	dc := cfg.dynamicsConfig()
+	dc.OnEpoch = o.fitEpoch
+	if err := o.initParts(cfg.Seed*11, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mopo", dc); err != nil {
 		o.Close()
 		return nil, err
 	}
@@ -307,14 +312,36 @@ func (o *Offline) status(msg string) { o.report(o.Cfg.TotalSteps(), o.lastScore,
 // cancelled: see interruptibleRound).
 func (o *Offline) fit(ctx context.Context) (string, error) {
 	t0 := time.Now()
+	o.fitCurve, o.fitLogErr = nil, nil
 	rep, err := o.dyn.Fit(ctx, o.real, 0, o.rng)
 	o.time.Fit += time.Since(t0).Seconds()
 	if err != nil {
 		return "", fmt.Errorf("train: model fit: %w", err)
 	}
+	if o.fitLogErr != nil {
+		return "", o.fitLogErr
+	}
 	o.lastFit, o.fitted = rep, true
+	if err := writeModelFitLog(o.Dir, rep.Curve); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("model fit: %d epochs, holdout MSE %.5f, per k %s (%.1fs)", rep.Epochs, rep.HoldoutLoss,
 		fmtFloats(rep.HoldoutPerK), time.Since(t0).Seconds()), nil
+}
+
+// fitEpoch reports a model fit epoch (the fit takes minutes to hours on
+// D4RL-sized data) and rewrites model_fit.csv with the curve so far.
+func (o *Offline) fitEpoch(e dynamics.FitEpoch) {
+	o.fitCurve = append(o.fitCurve, e)
+	if err := writeModelFitLog(o.Dir, o.fitCurve); err != nil && o.fitLogErr == nil {
+		o.fitLogErr = err
+	}
+	capped := ""
+	if c := o.Cfg; c.ModelMaxEpochs > 0 {
+		capped = fmt.Sprintf(" of at most %d", c.ModelMaxEpochs)
+	}
+	o.status(fmt.Sprintf("model fit epoch %d%s: %d Adam steps, holdout MSE %.5f, train NLL %.4f (%.0fs)", e.Epoch, capped,
+		e.AdamSteps, e.HoldoutLoss, e.TrainLoss, e.Seconds))
 }
 
 func fmtFloats(v []float64) string {

@@ -60,6 +60,9 @@ type OfflineConfig struct {
 	ModelLR        float64 `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
 	ModelMaxEpochs int     `json:"model_max_epochs"` // cap on the one model fit (0: until early stop)
 	ModelPatience  int     `json:"model_patience"`
+	// ModelEpochSteps caps the Adam steps of one fit epoch, each followed by
+	// a holdout check (0, or absent: full passes over the data).
+	ModelEpochSteps int `json:"model_epoch_steps,omitempty"`
 	// ModelEpochPasses and ModelImprove are as in OnlineConfig.
 	ModelEpochPasses int    `json:"model_epoch_passes"`
 	ModelImprove     string `json:"model_improve"`
@@ -224,9 +227,12 @@ func DatasetIdentity(path string, meta map[string]string) (env, kind string, err
 // algorithm: "paper" (ADMPO-OFF as the authors' code runs it: the paper's
 // m, H and beta, a fixed alpha per data set, 5000 epochs of 1000 updates
 // (3000 on random data) with the actor's cosine stepped per epoch; MOPO's
-// own per-data-set H and beta over 1000 epochs) or "quick" (the same loop sized for
-// two CPU cores: smaller networks for the model, 5000 roll-out starts, 20
-// epochs).
+// own per-data-set H and beta over 1000 epochs), "cpu" (the paper's
+// algorithms, models and per-data-set settings on a D4RL-sized data set in
+// about an hour of one CPU core: 200 epochs for every algorithm, 10000
+// roll-out starts and a model fit of at most 30000 Adam steps) or "quick"
+// (the same loop sized for two CPU cores: smaller networks for the model,
+// 5000 roll-out starts, 20 epochs).
 func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, error) {
 	key := env + "-" + kind
 	hk := key
@@ -284,6 +290,18 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	}
 	switch name {
 	case "paper":
+	case "cpu":
+		// The paper preset's algorithms on one CPU core in about an hour
+		// (docs/results-offline.md, "The cpu preset", has each change's
+		// measured cost): 200 epochs of 1000 updates for every algorithm
+		// (paper: 5000 ADMPO-OFF, 1000 MOPO), the actor's cosine over those
+		// epochs; 10000 roll-out starts every epoch (paper 50000; the model
+		// buffer then holds 5 x 10000 x H); the model fitted in epochs of
+		// 1000 Adam steps, each followed by the holdout check, at most 30
+		// (paper: full passes until early stop, hours on 1M transitions).
+		// Everything else is the paper's.
+		c.Epochs, c.RolloutBatch = 200, 10000
+		c.ModelEpochSteps, c.ModelMaxEpochs = 1000, 30
 	case "quick":
 		// Alpha tuned from 0.2, the actor's cosine over the 20 epochs'
 		// updates and one ADM pass per epoch, as the quick preset was tuned.
@@ -295,7 +313,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 			c.ActorLRSchedule = "cosine"
 		}
 	default:
-		return OfflineConfig{}, fmt.Errorf("train: unknown preset %q (paper or quick)", name)
+		return OfflineConfig{}, fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
 	}
 	return c, c.Validate()
 }
@@ -324,6 +342,7 @@ func (c OfflineConfig) Validate() error {
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
 		p.check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model patience %d / max epochs %d / max holdout %d invalid",
 			c.ModelPatience, c.ModelMaxEpochs, c.ModelMaxHold)
+		p.check(c.ModelEpochSteps >= 0, "model epoch steps %d must be >= 0", c.ModelEpochSteps)
 	}
 	p.model(c.Algo, "mopo", c.dynamicsConfig())
 	return p.err("offline config")
@@ -346,6 +365,6 @@ func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutB
 func (c OfflineConfig) dynamicsConfig() dynamics.Config {
 	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
 		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, LR: c.ModelLR, MaxEpochs: c.ModelMaxEpochs,
-		Patience: c.ModelPatience, EpochPasses: c.ModelEpochPasses, Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold,
+		EpochSteps: c.ModelEpochSteps, Patience: c.ModelPatience, EpochPasses: c.ModelEpochPasses, Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold,
 		Engine: c.Engine, RolloutDropout: c.RolloutDropout}
 }

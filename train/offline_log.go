@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/rundir"
 )
 
@@ -125,4 +126,29 @@ func (l *offlineLog) log(r OfflineRecord) error {
 func (l *offlineLog) close() error {
 	l.w.Flush()
 	return l.f.Close()
+}
+
+// writeModelFitLog writes the model fit's learning curve to model_fit.csv:
+// per epoch the Adam steps so far, the wall time, the train NLL, the holdout
+// MSE, early stopping's metric and (ADM) the holdout MSE of every k.
+func writeModelFitLog(dir string, curve []dynamics.FitEpoch) error {
+	header := []string{"epoch", "adam_steps", "wall_s", "train_nll", "holdout_mse", "stop_metric"}
+	if len(curve) > 0 {
+		for k := range curve[0].HoldoutPerK {
+			header = append(header, fmt.Sprintf("holdout_mse_k%d", k+1))
+		}
+	}
+	rows := make([][]string, 0, len(curve))
+	for _, e := range curve {
+		r := []string{strconv.Itoa(e.Epoch), strconv.Itoa(e.AdamSteps), formatCell(e.Seconds), formatCell(e.TrainLoss),
+			formatCell(e.HoldoutLoss), formatCell(e.StopMetric)}
+		for _, v := range e.HoldoutPerK {
+			r = append(r, formatCell(v))
+		}
+		rows = append(rows, r)
+	}
+	if err := writeCSVLog(filepath.Join(dir, rundir.ModelFitFile), header, rows); err != nil {
+		return fmt.Errorf("train: model fit log: %w", err)
+	}
+	return nil
 }

@@ -264,7 +264,7 @@ func expMSweep(args []string) error {
 	kind := fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
 	msFlag := fs.String("m", "1,2,3,5,8", "maximum backtracking lengths")
 	seedsFlag := fs.String("seeds", "0", "seeds, e.g. 0,1,2")
-	preset := fs.String("preset", "quick", "offline preset: paper or quick")
+	preset := fs.String("preset", "quick", "offline preset: paper, cpu or quick")
 	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
 	ov := addOverrides(fs, mSweepFields(&train.OfflineConfig{}))
 	bound(fs, atLeast1, "last")

@@ -124,7 +124,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.termination = fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
 		"(default: task with a task; otherwise learned when the data hold terminals, else none; none for bc)")
 	f.algo = fs.String("algo", "admpo", "admpo, mopo or bc")
-	f.preset = fs.String("preset", "quick", "paper or quick")
+	f.preset = fs.String("preset", "quick", "paper, cpu or quick (see above)")
 	f.epochs = fs.Int("epochs", 0, "epochs (default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")

@@ -164,7 +164,7 @@ func offlineFields(c *train.OfflineConfig) map[string]any {
 		"penalty": &c.Penalty, "model-retain": &c.ModelRetain, "m": &c.M, "adm-hidden": &c.ADMHidden,
 		"adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
 		"model-lr": &c.ModelLR, "model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience,
-		"model-epoch-passes": &c.ModelEpochPasses, "model-improve": &c.ModelImprove, "engine": &c.Engine,
+		"model-epoch-steps": &c.ModelEpochSteps, "model-epoch-passes": &c.ModelEpochPasses, "model-improve": &c.ModelImprove, "engine": &c.Engine,
 		"rollout-dropout": &c.RolloutDropout, "eval-episodes": &c.EvalEpisodes, "checkpoint-every": &c.CheckpointEvery,
 		"threads": &c.Threads, "blas-threads": &c.BLASThreads, "provider": &c.Provider,
 	}
