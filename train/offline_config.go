@@ -229,7 +229,7 @@ func DatasetIdentity(path string, meta map[string]string) (env, kind string, err
 // (3000 on random data) with the actor's cosine stepped per epoch; MOPO's
 // own per-data-set H and beta over 1000 epochs), "cpu" (the paper's
 // algorithms, models and per-data-set settings on a D4RL-sized data set in
-// about an hour of one CPU core: 200 epochs for every algorithm, 10000
+// about two hours of one CPU core: 200 epochs for every algorithm, 10000
 // roll-out starts and a model fit of at most 30000 Adam steps) or "quick"
 // (the same loop sized for two CPU cores: smaller networks for the model,
 // 5000 roll-out starts, 20 epochs).
@@ -291,7 +291,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	switch name {
 	case "paper":
 	case "cpu":
-		// The paper preset's algorithms on one CPU core in about an hour
+		// The paper preset's algorithms on one CPU core in about two hours
 		// (docs/results-offline.md, "The cpu preset", has each change's
 		// measured cost): 200 epochs of 1000 updates for every algorithm
 		// (paper: 5000 ADMPO-OFF, 1000 MOPO), the actor's cosine over those
