@@ -220,3 +220,54 @@ func Summary(w io.Writer, curves []Curve) error {
 	}
 	return tw.Flush()
 }
+
+// TableAt writes a Markdown table of the evaluations at the given steps
+// (env steps online, policy updates offline): per algorithm and step, the
+// mean ± standard error over the runs that evaluated at exactly that step,
+// with their count when it is not every run of the algorithm, or "-" where
+// none did.
+func TableAt(w io.Writer, runs []Run, steps []int) error {
+	by := map[string][]Run{}
+	var algos []string
+	for _, r := range runs {
+		if _, ok := by[r.Algo]; !ok {
+			algos = append(algos, r.Algo)
+		}
+		by[r.Algo] = append(by[r.Algo], r)
+	}
+	sort.Strings(algos)
+	head, rule := "| algo (seeds) |", "|---|"
+	for _, s := range steps {
+		head += fmt.Sprintf(" %d |", s)
+		rule += "---|"
+	}
+	if _, err := fmt.Fprintf(w, "%s\n%s\n", head, rule); err != nil {
+		return err
+	}
+	for _, a := range algos {
+		line := fmt.Sprintf("| %s (%d) |", a, len(by[a]))
+		for _, s := range steps {
+			var v []float64
+			for _, r := range by[a] {
+				for i, rs := range r.Steps {
+					if rs == s {
+						v = append(v, r.Returns[i])
+						break
+					}
+				}
+			}
+			switch m, se := MeanSE(v); {
+			case len(v) == 0:
+				line += " - |"
+			case len(v) < len(by[a]):
+				line += fmt.Sprintf(" %.1f ± %.1f (%d) |", m, se, len(v))
+			default:
+				line += fmt.Sprintf(" %.1f ± %.1f |", m, se)
+			}
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -102,3 +102,29 @@ func TestAxesFollowTheRunKind(t *testing.T) {
 		t.Errorf("online and offline runs together: %v, want an error", err)
 	}
 }
+
+// TestTableAt: the table's cells are the mean ± standard error over the
+// runs that evaluated at exactly that step (worked out by hand), with their
+// count where some seeds have not got there, and "-" where none has.
+func TestTableAt(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, filepath.Join(root, "hopper-admpo-0"), "admpo", 0, []float64{10, 20, 60})
+	writeRun(t, filepath.Join(root, "hopper-admpo-1"), "admpo", 1, []float64{14, 40}) // not yet at 3000
+	writeRun(t, filepath.Join(root, "hopper-sac-0"), "sac", 0, []float64{5})
+	runs, err := LoadRuns(filepath.Join(root, "hopper-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := TableAt(&buf, runs, []int{2000, 2500, 3000}); err != nil {
+		t.Fatal(err)
+	}
+	// admpo at 2000: 20 and 40, mean 30, SE 10; at 2500 only rows without an
+	// evaluation; at 3000 one of two seeds (60). sac: nothing after 1000.
+	want := "| algo (seeds) | 2000 | 2500 | 3000 |\n|---|---|---|---|\n" +
+		"| admpo (2) | 30.0 ± 10.0 | - | 60.0 ± 0.0 (1) |\n" +
+		"| sac (1) | - | - | - |\n"
+	if buf.String() != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}

@@ -14,6 +14,9 @@ func runPlot(args []string) error {
 	runs := fs.String("runs", "runs/*", "glob pattern of run directories")
 	out := fs.String("out", "curves.png", "output image (.png or .svg)")
 	title := fs.String("title", "", "plot title (default: the task name)")
+	at := fs.IntSlice("at", nil, "also print a Markdown table of mean ± standard error at these steps (env steps online,\n"+
+		"warm-up included; policy updates offline), e.g. 15000,25000,35000,45000,55000")
+	bound(fs, atLeast1, "at")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -38,6 +41,12 @@ func runPlot(args []string) error {
 	}
 	if err := report.Summary(os.Stdout, curves); err != nil {
 		return err
+	}
+	if len(*at) > 0 {
+		fmt.Println()
+		if err := report.TableAt(os.Stdout, rs, *at); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("wrote %s (%d runs)\n", *out, len(rs))
 	return nil
