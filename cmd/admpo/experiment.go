@@ -17,24 +17,14 @@ import (
 )
 
 func runExperiment(args []string) error {
-	subs := map[string]func([]string) error{
-		"compounding-error": expCompounding,
-		"uncertainty":       expUncertainty,
-		"m-sweep":           expMSweep,
-	}
-	if done, err := groupHelp(args, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
+	return runGroup(args, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
 		"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
 		"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
 		"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
 		"See admpo experiment SUB --help.\n",
-		"experiment needs a sub-command: compounding-error, uncertainty or m-sweep"); done {
-		return err
-	}
-	f, ok := subs[args[0]]
-	if !ok {
-		return fmt.Errorf("%w: experiment: unknown sub-command %q (compounding-error, uncertainty or m-sweep)", errUsage, args[0])
-	}
-	return f(args[1:])
+		"experiment needs a sub-command: compounding-error, uncertainty or m-sweep",
+		"experiment: unknown sub-command %q (compounding-error, uncertainty or m-sweep)",
+		map[string]func([]string) error{"compounding-error": expCompounding, "uncertainty": expUncertainty, "m-sweep": expMSweep})
 }
 
 // budgetFlags registers the model-size and fit-cap flags shared by the
