@@ -86,24 +86,16 @@ func trainOnline(args []string) error {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
-		if err := cf.apply((*plainOnline)(&cfg)); err != nil {
+		if err := layerConfig(cf, &cfg, (*plainOnline)(&cfg), func() {
+			cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
+			if fs.Changed("seed") {
+				cfg.Seed = *seed
+			}
+			if fs.Changed("steps") {
+				cfg.Steps = *steps
+			}
+		}, ov, onlineFields(&cfg)); err != nil {
 			return err
-		}
-		if err := cf.legacyDefaults(&cfg); err != nil {
-			return err
-		}
-		cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
-		if fs.Changed("seed") {
-			cfg.Seed = *seed
-		}
-		if fs.Changed("steps") {
-			cfg.Steps = *steps
-		}
-		if err := ov.apply(onlineFields(&cfg)); err != nil {
-			return err
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageErr(err)
 		}
 		if *dryRun {
 			_, err := os.Stdout.Write(cfg.JSON())
