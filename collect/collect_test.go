@@ -9,7 +9,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/sac"
 	"github.com/admpo/admpo/train"
@@ -130,14 +130,6 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 	}
 }
 
-// needORT skips a test that needs ONNX Runtime where it is not installed.
-func needORT(t *testing.T) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
-	}
-}
-
 func approxEq(a, b []float32, tol float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -186,7 +178,7 @@ func TestConcatKeepsEpisodesApart(t *testing.T) {
 // "kill", and checks the snapshot choice: expert = best return, medium =
 // closest to a third of it.
 func TestBehaviourSnapshots(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	dir := filepath.Join(t.TempDir(), "beh")
 	bc := DefaultBehaviourConfig("hopper", 1, 400)
 	bc.WarmUp, bc.EvalEvery, bc.EvalEpisodes, bc.Hidden = 100, 100, 1, []int{16, 16}
@@ -254,7 +246,7 @@ func tinyActor(t *testing.T, task string, seed int64) []byte {
 // next row's observation inside an episode, timeouts only at 1000 steps or
 // at the cut).
 func TestCollectParallelDeterministic(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	actor := tinyActor(t, "halfcheetah", 3)
 	const n = 2500
 	a, sa, err := Dataset("halfcheetah", n, 7, 1, ONNXActors(actor, false))

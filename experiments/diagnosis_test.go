@@ -12,7 +12,7 @@ import (
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/train"
@@ -76,7 +76,7 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 // carry real history) and always 1 for the ensemble, the one-step group a
 // part of step 1, and the group means recombining to the overall mean.
 func TestDiagnosisGroupsByStepAndK(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	data := randomHopperData(t, 400)
 	for _, algo := range []string{"admpo", "mopo"} {
 		cfg := tinyOfflineConfig(t, algo, "random", data)
@@ -133,7 +133,7 @@ func TestDiagnosisGroupsByStepAndK(t *testing.T) {
 // policy gives other transitions and a separate JSON file (the run's own
 // diagnosis.json stays), and an actor of another task's size is refused.
 func TestDiagnosisWithAnotherPolicy(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	data := randomHopperData(t, 400)
 	dirs := map[string]string{}
 	for _, algo := range []string{"admpo", "mopo"} {
@@ -191,14 +191,6 @@ func TestDiagnosisWithAnotherPolicy(t *testing.T) {
 	}
 	if _, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 50, Seed: 3, Policy: wrong}); err == nil || !strings.Contains(err.Error(), "17") {
 		t.Fatalf("a 17x6 actor on a hopper model: %v, want an error naming the sizes", err)
-	}
-}
-
-// needORT skips a test that needs ONNX Runtime where it is not installed.
-func needORT(t *testing.T) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
 	}
 }
 

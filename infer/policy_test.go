@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
@@ -13,7 +14,7 @@ import (
 // forward (tanh-squashed Gaussian, rescaled log-std, action bounds), for
 // sampled and mean actions and for batch sizes 1 and 37.
 func TestPolicyMatchesActor(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od = 6
 	actor := newTestActor(71, od, []float64{-1, -3, 0}, []float64{1, 1, 2}, []int{24, 24})
 	b, err := onnx.ExportActor(actor, nil)

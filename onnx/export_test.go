@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -14,7 +15,7 @@ import (
 const tol = 1e-5
 
 func TestActorMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	const obsDim, actDim, batch = 7, 3, 41
 	a := randActor(1, obsDim, actDim, []int{32, 24})
 	model, err := onnx.ExportActor(a, map[string]string{"task": "hopper"})
@@ -47,7 +48,7 @@ func TestActorMatchesReference(t *testing.T) {
 }
 
 func TestCriticMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	const obsDim, actDim, batch = 11, 3, 29
 	rng := rand.New(rand.NewSource(3))
 	c := models.NewCritic(obsDim, actDim, []int{40, 40}, rng)
@@ -69,7 +70,7 @@ func TestCriticMatchesReference(t *testing.T) {
 }
 
 func TestEnsembleMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	const obsDim, actDim, members, batch = 6, 2, 3, 33
 	e := randEnsemble(4, obsDim, actDim, members, []int{20, 16, 20})
 	model, err := onnx.ExportEnsemble(e, nil)
@@ -206,7 +207,7 @@ func (tc *admCase) check(t *testing.T, opts onnx.ADMOptions) {
 }
 
 func TestADMMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 24, Layers: 3, ResBlocks: 2, M: 4}
 	tc := newADMCase(randADM(t, 6, cfg), 37, 7)
 	seen := map[int]bool{}
@@ -227,7 +228,7 @@ func TestADMMatchesReference(t *testing.T) {
 // TestADMHopperSize checks the paper's hopper model size (3x200 GRU, 4
 // ResBlocks, m = 5) in both forms.
 func TestADMHopperSize(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.DefaultADMConfig(11, 3, 5)
 	tc := newADMCase(randADM(t, 8, cfg), 24, 9)
 	tc.check(t, onnx.ADMOptions{Form: onnx.ADMGRUOp})
@@ -235,7 +236,7 @@ func TestADMHopperSize(t *testing.T) {
 }
 
 func TestADMSingleLayerNoBlocks(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 3, ActDim: 1, Hidden: 8, Layers: 1, ResBlocks: 0, M: 1}
 	tc := newADMCase(randADM(t, 10, cfg), 9, 11)
 	for _, form := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled} {
@@ -245,7 +246,7 @@ func TestADMSingleLayerNoBlocks(t *testing.T) {
 }
 
 func TestADMStepMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
 	m, model := stepModel(t, 12, cfg)
 	const batch = 13
@@ -272,7 +273,7 @@ func TestADMStepMatchesReference(t *testing.T) {
 // Exports are byte-for-byte reproducible (metadata sorted, no map order),
 // and ONNX Runtime reads the metadata back.
 func TestExportDeterministicWithMetadata(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 3, ActDim: 2, Hidden: 8, Layers: 2, ResBlocks: 1, M: 3}
 	m := randADM(t, 14, cfg)
 	meta := map[string]string{"task": "walker2d", "seed": "7", "z": "last"}

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -19,7 +20,7 @@ import (
 // fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
 // fresh rows only; the metadata says fresh_rows=true.
 func TestADMStepFreshRows(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 3, ResBlocks: 1, M: 3}
 	m, model := stepModel(t, 14, cfg)
 	const batch = 11

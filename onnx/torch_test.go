@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -57,7 +58,7 @@ func TestADMMatchesPyTorch(t *testing.T) {
 	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
 		t.Skipf("%s cannot import torch (install python3-torch): %v", python, err)
 	}
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 5, ActDim: 3, Hidden: 32, Layers: 3, ResBlocks: 2, M: 5}
 	m := randADM(t, 21, cfg)
 	tc := newADMCase(m, 20, 22)

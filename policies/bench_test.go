@@ -3,6 +3,8 @@ package policies
 import (
 	"testing"
 	"time"
+
+	"github.com/admpo/admpo/internal/ortskip"
 )
 
 func TestSummarize(t *testing.T) {
@@ -18,7 +20,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestBenchAct(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, 31, 4, 2, 2)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
 		p := openTestPolicy(t, f, false, Options{Runtime: rt})
@@ -38,7 +40,7 @@ func TestBenchAct(t *testing.T) {
 //
 //	go test -run XXX -bench Act -benchtime 20000x ./policies/
 func BenchmarkAct(b *testing.B) {
-	needORT(b)
+	ortskip.IfMissing(b)
 	f := newHopperFixture(b)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
 		b.Run(rt, func(b *testing.B) {

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -98,14 +97,6 @@ func infs(n int, sign int) Floats {
 		v[i] = math.Inf(sign)
 	}
 	return v
-}
-
-// needORT skips the test when ONNX Runtime cannot be loaded.
-func needORT(t testing.TB) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime unavailable (run `make setup`): %v", err)
-	}
 }
 
 // needNumpy skips the test when /usr/bin/python3 cannot import numpy.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 )
@@ -58,7 +59,7 @@ func refUADM(t *testing.T, adm *models.ADM, obs, acts []float32) float64 {
 }
 
 func TestMonitorMatchesReference(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od, ad, m = 5, 3, 4
 	f := newFixture(t, 21, od, ad, m)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
@@ -24,13 +23,6 @@ type fixture struct {
 	actor *models.Actor
 	adm   *models.ADM
 	dir   string
-}
-
-func needORT(t testing.TB) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime unavailable (run `make setup`): %v", err)
-	}
 }
 
 func newFixture(t testing.TB, withADM bool) *fixture {

@@ -11,6 +11,7 @@ import (
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/train"
 )
@@ -20,7 +21,7 @@ import (
 // labelled admpo-off / offline with a U^ADM calibration, and `admpo eval`
 // plays it; export of a directory that is no run fails cleanly.
 func TestExportOfflineRunCommand(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	bin := buildBinary(t)
 	tmp := t.TempDir()
 	d, _, err := collect.Dataset("hopper", 1200, 3, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))

@@ -13,7 +13,7 @@ import (
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/train"
 )
 
@@ -99,9 +99,7 @@ func TestTrainOfflineDatasetErrors(t *testing.T) {
 	} else {
 		t.Log("skipping the NaN file case: /usr/bin/python3 with h5py is needed to write one")
 	}
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
-	}
+	ortskip.IfMissing(t)
 	// Without a task the data train: no evaluation, the learned
 	// termination (the data hold hopper's falls), sizes in config.json.
 	anonOut := filepath.Join(tmp, "run-anon")
