@@ -117,16 +117,9 @@ func (e *ADMDirect) PredictDropout(obs, acts []float32, lens []int32, mask, next
 func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, mask, next, rew, lv []float32) error {
 	var ts tensors
 	defer ts.destroy()
-	vals := make([]ort.Value, 0, 7)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{{obs, []int{n, e.obsDim}}, {acts, []int{e.m, n, e.act}}} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
-			return err
-		}
-		vals = append(vals, t)
+	vals, err := wrapAll(&ts, make([]ort.Value, 0, 7), f32Buf{obs, []int{n, e.obsDim}}, f32Buf{acts, []int{e.m, n, e.act}})
+	if err != nil {
+		return err
 	}
 	lt, err := wrap(&ts, lens, n)
 	if err != nil {
@@ -141,15 +134,9 @@ func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, mask, next, re
 		vals = append(vals, mt)
 	}
 	nin := len(vals)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{{next, []int{n, e.obsDim}}, {rew, []int{n, 1}}, {lv, []int{n, e.obsDim + 1}}} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
-			return err
-		}
-		vals = append(vals, t)
+	vals, err = wrapAll(&ts, vals, f32Buf{next, []int{n, e.obsDim}}, f32Buf{rew, []int{n, 1}}, f32Buf{lv, []int{n, e.obsDim + 1}})
+	if err != nil {
+		return err
 	}
 	return e.sess.Run(vals[:nin], vals[nin:])
 }

@@ -179,20 +179,13 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 		}
 		var ts tensors
 		defer ts.destroy()
-		vals := make([]ort.Value, 0, 8)
-		for _, x := range []struct {
-			d    []float32
-			dims []int
-		}{
-			{wk.hin, []int{L, n0, H}}, {e.obs[lo*od : hi*od], []int{pn, od}}, {e.a[lo*ad : hi*ad], []int{pn, ad}},
-			{wk.hout, []int{L, pn, H}}, {e.next[lo*od : hi*od], []int{pn, od}}, {e.rew[lo:hi], []int{pn, 1}},
-			{e.lv[lo*(od+1) : hi*(od+1)], []int{pn, od + 1}},
-		} {
-			t, err := wrap(&ts, x.d, x.dims...)
-			if err != nil {
-				return err
-			}
-			vals = append(vals, t)
+		vals, err := wrapAll(&ts, make([]ort.Value, 0, 8),
+			f32Buf{wk.hin, []int{L, n0, H}}, f32Buf{e.obs[lo*od : hi*od], []int{pn, od}},
+			f32Buf{e.a[lo*ad : hi*ad], []int{pn, ad}}, f32Buf{wk.hout, []int{L, pn, H}},
+			f32Buf{e.next[lo*od : hi*od], []int{pn, od}}, f32Buf{e.rew[lo:hi], []int{pn, 1}},
+			f32Buf{e.lv[lo*(od+1) : hi*(od+1)], []int{pn, od + 1}})
+		if err != nil {
+			return err
 		}
 		nin := 3
 		if drop { // the mask input goes after hidden, obs and act

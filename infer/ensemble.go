@@ -101,16 +101,10 @@ func (e *Ensemble) predict(w *window.Window, alive []int, wantU bool, rng *rand.
 	e.lv = grow(e.lv, e.members*n*d)
 	var ts tensors
 	defer ts.destroy()
-	vals := make([]ort.Value, 0, 4)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{{e.obs, []int{n, od}}, {e.a, []int{n, ad}}, {e.mean, []int{e.members, n, d}}, {e.lv, []int{e.members, n, d}}} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
-			return err
-		}
-		vals = append(vals, t)
+	vals, err := wrapAll(&ts, make([]ort.Value, 0, 4), f32Buf{e.obs, []int{n, od}}, f32Buf{e.a, []int{n, ad}},
+		f32Buf{e.mean, []int{e.members, n, d}}, f32Buf{e.lv, []int{e.members, n, d}})
+	if err != nil {
+		return err
 	}
 	if err := e.sess.Run(vals[:2], vals[2:]); err != nil {
 		return err

@@ -120,3 +120,21 @@ func wrap[T ort.TensorData](ts *tensors, data []T, dims ...int) (*ort.Tensor[T],
 	ts.vals = append(ts.vals, x)
 	return x, nil
 }
+
+// f32Buf is a float32 buffer and the shape of the tensor over it.
+type f32Buf struct {
+	data []float32
+	dims []int
+}
+
+// wrapAll appends to vals a tensor over each buffer (no copy), in order.
+func wrapAll(ts *tensors, vals []ort.Value, bufs ...f32Buf) ([]ort.Value, error) {
+	for _, b := range bufs {
+		t, err := wrap(ts, b.data, b.dims...)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, t)
+	}
+	return vals, nil
+}
