@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/internal/scratch"
 	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
@@ -157,18 +158,15 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 		}
 	}
 	n := len(e.plans)
-	e.obs = grow(e.obs, n*od)
-	e.acts = grow(e.acts, m*n*ad)
-	if cap(e.lens) < n {
-		e.lens = make([]int32, n)
-	}
-	e.lens = e.lens[:n]
-	e.next = grow(e.next, n*od)
-	e.rew = grow(e.rew, n)
-	e.lv = grow(e.lv, n*(od+1))
+	e.obs = scratch.Resize(e.obs, n*od)
+	e.acts = scratch.Resize(e.acts, m*n*ad)
+	e.lens = scratch.Resize(e.lens, n)
+	e.next = scratch.Resize(e.next, n*od)
+	e.rew = scratch.Resize(e.rew, n)
+	e.lv = scratch.Resize(e.lv, n*(od+1))
 	drop := e.drop.on()
 	if drop {
-		e.mask = grow(e.mask, e.drop.blocks*n*e.drop.hidden)
+		e.mask = scratch.Resize(e.mask, e.drop.blocks*n*e.drop.hidden)
 	}
 	// Each piece [lo, hi) owns obs/lens/outputs rows lo..hi-1 and the
 	// sequence-first action block acts[m·lo·ad : m·hi·ad] of shape [m, hi-lo, ad].
@@ -205,10 +203,10 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 		return nil
 	}
 	na := len(alive)
-	p.next = grow(p.next, na*od)
-	p.rew = grow(p.rew, na)
-	p.lv = grow(p.lv, na*(od+1))
-	p.u = grow(p.u, na)
+	p.next = scratch.Resize(p.next, na*od)
+	p.rew = scratch.Resize(p.rew, na)
+	p.lv = scratch.Resize(p.lv, na*(od+1))
+	p.u = scratch.Resize(p.u, na)
 	i := 0
 	for q, r := range alive {
 		l := w.Len[r]
