@@ -3,7 +3,6 @@ package policies
 import (
 	"math"
 	"math/rand"
-	"os/exec"
 	"testing"
 
 	"github.com/admpo/admpo/models"
@@ -97,14 +96,6 @@ func infs(n int, sign int) Floats {
 		v[i] = math.Inf(sign)
 	}
 	return v
-}
-
-// needNumpy skips the test when /usr/bin/python3 cannot import numpy.
-func needNumpy(t testing.TB) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import numpy").Run(); err != nil {
-		t.Skipf("/usr/bin/python3 with numpy unavailable: %v", err)
-	}
 }
 
 // newActor opens a single actor of the runtime (a pool of one).
