@@ -34,7 +34,7 @@ func TestActorMatchesReference(t *testing.T) {
 	}, []string{schema.Action, schema.MeanAction})
 	var wantA, wantM []float64
 	for b := 0; b < batch; b++ {
-		act, mean := testfix.Actor(a, f64(obs[b*obsDim:(b+1)*obsDim]), f64(noise[b*actDim:(b+1)*actDim]))
+		act, mean := testfix.Actor(a, testfix.F64(obs[b*obsDim:(b+1)*obsDim]), testfix.F64(noise[b*actDim:(b+1)*actDim]))
 		wantA = append(wantA, act...)
 		wantM = append(wantM, mean...)
 	}
@@ -64,7 +64,7 @@ func TestCriticMatchesReference(t *testing.T) {
 	}, []string{schema.Q})
 	var want []float64
 	for b := 0; b < batch; b++ {
-		want = append(want, testfix.Critic(c, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim])))
+		want = append(want, testfix.Critic(c, testfix.F64(obs[b*obsDim:(b+1)*obsDim]), testfix.F64(act[b*actDim:(b+1)*actDim])))
 	}
 	expect(t, outs, schema.Q, []int64{batch, 1}, want, tol)
 }
@@ -89,7 +89,7 @@ func TestEnsembleMatchesReference(t *testing.T) {
 	wantL := make([]float64, members*batch*d)
 	for b := 0; b < batch; b++ {
 		for i := 0; i < members; i++ {
-			mu, lv := testfix.EnsembleMember(e, i, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim]))
+			mu, lv := testfix.EnsembleMember(e, i, testfix.F64(obs[b*obsDim:(b+1)*obsDim]), testfix.F64(act[b*actDim:(b+1)*actDim]))
 			copy(wantM[(i*batch+b)*d:], mu)
 			copy(wantL[(i*batch+b)*d:], lv)
 		}
@@ -163,11 +163,11 @@ func (tc *admCase) setWants() {
 	tc.wantNext, tc.wantR, tc.wantLV = nil, nil, nil
 	tc.wantAllM = make([]float64, c.M*batch*d)
 	for b, k := range tc.clamped {
-		obs := f64(tc.obs[b*c.ObsDim : (b+1)*c.ObsDim])
+		obs := testfix.F64(tc.obs[b*c.ObsDim : (b+1)*c.ObsDim])
 		acts := make([][]float64, c.M)
 		for j := range acts {
 			off := (j*batch + b) * c.ActDim
-			acts[j] = f64(tc.actions[off : off+c.ActDim])
+			acts[j] = testfix.F64(tc.actions[off : off+c.ActDim])
 		}
 		means, lvs := testfix.ADM(tc.m, obs, acts)
 		for i := 0; i < c.ObsDim; i++ {

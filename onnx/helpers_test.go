@@ -136,14 +136,6 @@ func uniformVec(rng *rand.Rand, n int, lo, hi float64) []float32 {
 	return v
 }
 
-func f64(v []float32) []float64 {
-	r := make([]float64, len(v))
-	for i, x := range v {
-		r[i] = float64(x)
-	}
-	return r
-}
-
 // randNormalizer gives a non-trivial normaliser of dimension n.
 func randNormalizer(rng *rand.Rand, n int) models.Normalizer {
 	return models.Normalizer{Mean: randVec(rng, n, 1), Std: uniformVec(rng, n, 0.3, 3)}

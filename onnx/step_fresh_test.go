@@ -36,7 +36,7 @@ func TestADMStepFreshRows(t *testing.T) {
 				hs := testfix.ADMHidden(m)
 				if b < n0 {
 					for l := range hs {
-						hs[l] = f64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
+						hs[l] = testfix.F64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
 					}
 				}
 				want.addRow(m, b, hs, obs[b*cfg.ObsDim:(b+1)*cfg.ObsDim], act[b*cfg.ActDim:(b+1)*cfg.ActDim])
@@ -111,8 +111,8 @@ func newStepWant(cfg models.ADMConfig, batch int) *stepWant {
 // addRow advances row b's reference hidden state hs by one step on (obs,
 // act) and records the row's expected outputs.
 func (w *stepWant) addRow(m *models.ADM, b int, hs [][]float64, obs, act []float32) {
-	o := f64(obs)
-	mu, lv := testfix.ADMHead(m, testfix.ADMStep(m, hs, o, f64(act)), nil)
+	o := testfix.F64(obs)
+	mu, lv := testfix.ADMHead(m, testfix.ADMStep(m, hs, o, testfix.F64(act)), nil)
 	for l, h := range hs {
 		copy(w.hidden[(l*w.batch+b)*w.cfg.Hidden:], h)
 	}
