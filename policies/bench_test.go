@@ -44,15 +44,7 @@ func BenchmarkAct(b *testing.B) {
 	f := newHopperFixture(b)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
 		b.Run(rt, func(b *testing.B) {
-			dir := b.TempDir() + "/b"
-			if err := WriteBundle(dir, f.bundle(false)); err != nil {
-				b.Fatal(err)
-			}
-			p, err := Open(dir, Options{Runtime: rt})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
+			p := openTestPolicy(b, f, false, Options{Runtime: rt})
 			l, err := BenchAct(p, b.N, 1)
 			if err != nil {
 				b.Fatal(err)

@@ -3,6 +3,7 @@ package policies
 import (
 	"math"
 	"math/rand"
+	"path/filepath"
 	"testing"
 
 	"github.com/admpo/admpo/models"
@@ -105,4 +106,20 @@ func newActor(rt string, model []byte, info *ModelInfo, od, ad int, opts Options
 		return nil, err
 	}
 	return as[0], nil
+}
+
+// openTestPolicy writes f's bundle (with its ADM or not) and opens it with
+// opts; the policy closes when the test ends.
+func openTestPolicy(t testing.TB, f *fixture, withADM bool, opts Options) *Policy {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "b")
+	if err := WriteBundle(dir, f.bundle(withADM)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }

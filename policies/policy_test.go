@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -138,20 +137,6 @@ func TestInspect(t *testing.T) {
 	if _, err := Inspect([]byte("not a model at all")); err == nil {
 		t.Fatal("text accepted as a model")
 	}
-}
-
-func openTestPolicy(t *testing.T, f *fixture, withADM bool, opts Options) *Policy {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "b")
-	if err := WriteBundle(dir, f.bundle(withADM)); err != nil {
-		t.Fatal(err)
-	}
-	p, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
 }
 
 // TestPolicyAct checks Act/ActBatch (deterministic by default) and seeded
