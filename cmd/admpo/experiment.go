@@ -161,9 +161,13 @@ type study struct {
 	budget experiments.FitBudget // the fit budget (zero unless the study fits models)
 }
 
-// open reads the data set and resolves the task, the data set's name, the
-// output and models directories and the fit budget.
-func (s *studyFlags) open() (study, error) {
+// open parses the study's arguments with fs (whose flags include s's), reads
+// the data set and resolves the task, the data set's name, the output and
+// models directories and the fit budget.
+func (s *studyFlags) open(fs *pflag.FlagSet, args []string) (study, error) {
+	if err := parse(fs, args); err != nil {
+		return study{}, err
+	}
 	var st study
 	var err error
 	if st.data, st.task, st.name, err = expData(*s.dataset, *s.env); err != nil {
@@ -207,10 +211,7 @@ func expCompounding(args []string) error {
 	bound(fs, atLeast1, "horizon", "segments", "stride")
 	bound(fs, span{Lo: 0, Hi: 1, Open: true}, "test-frac")
 	bound(fs, anyNum, "seed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	st, err := sf.open()
+	st, err := sf.open(fs, args)
 	if err != nil {
 		return err
 	}
@@ -241,10 +242,7 @@ func expUncertainty(args []string) error {
 	bound(fs, positive, "bc-lr")
 	bound(fs, span{Lo: 0, Hi: 1, Open: true}, "test-frac")
 	bound(fs, anyNum, "seed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	st, err := sf.open()
+	st, err := sf.open(fs, args)
 	if err != nil {
 		return err
 	}
@@ -275,10 +273,7 @@ func expMSweep(args []string) error {
 	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
 	ov := addOverrides(fs, mSweepFields(&train.OfflineConfig{}))
 	bound(fs, atLeast1, "last")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	st, err := sf.open()
+	st, err := sf.open(fs, args)
 	if err != nil {
 		return err
 	}
