@@ -18,14 +18,7 @@ func TestPolicyMatchesActor(t *testing.T) {
 	const od = 6
 	actor := newTestActor(71, od, []float64{-1, -3, 0}, []float64{1, 1, 2}, []int{24, 24})
 	b, err := onnx.ExportActor(actor, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := infer.OpenPolicy(b, testOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := openEngine(t, "actor", b, err, infer.OpenPolicy, testOpts)
 	if p.ObsDim != od || p.ActDim != 3 {
 		t.Fatalf("policy dims %dx%d, want %dx3", p.ObsDim, p.ActDim, od)
 	}
