@@ -92,14 +92,14 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 					if err := env.SetState(q64(r.QPos[i*qp:(i+1)*qp]), q64(r.QVel[i*qv:(i+1)*qv])); err != nil {
 						t.Fatal(err)
 					}
-					if !approxEq(f32(env.Observation()), r.Obs[i*od:(i+1)*od], 1e-4) {
+					if !approxEq(envs.Float32(env.Observation()), r.Obs[i*od:(i+1)*od], 1e-4) {
 						t.Fatalf("row %d: observation differs from its recorded state", i)
 					}
 					s, err := env.Step(q64(r.Act[i*ad : (i+1)*ad]))
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !approxEq(f32(s.Obs), r.NextObs[i*od:(i+1)*od], 2e-3) || math.Abs(s.Reward-float64(r.Rew[i])) > 2e-3 {
+					if !approxEq(envs.Float32(s.Obs), r.NextObs[i*od:(i+1)*od], 2e-3) || math.Abs(s.Reward-float64(r.Rew[i])) > 2e-3 {
 						t.Fatalf("row %d: next observation or reward differs from the replay", i)
 					}
 					if s.Terminated != r.Terminal[i] {

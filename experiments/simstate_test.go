@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/internal/testfix"
 )
 
 // recordedStep is one transition as a data set stores it (float32).
@@ -36,7 +35,7 @@ func recordTransitions(t *testing.T, task string, n int, seed int64) []recordedS
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, recordedStep{obs: testfix.F32(obs), act: testfix.F32(a), next: testfix.F32(st.Obs)})
+		out = append(out, recordedStep{obs: envs.Float32(obs), act: envs.Float32(a), next: envs.Float32(st.Obs)})
 		obs = st.Obs
 		if st.Terminated || st.Truncated {
 			obs = env.ResetNext()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/internal/testfix"
 )
 
 // pendulumRun sets up one SAC learning run on inverted-pendulum.
@@ -40,7 +39,7 @@ func pendulumEvaluate(s *Agent, env *envs.Env, episodes int, seed int64) (mean, 
 	for e := 0; e < episodes; e++ {
 		obs, ret := env.Reset(seed+int64(e)), 0.0
 		for {
-			a, err := s.Act(testfix.F32(obs), true, nil)
+			a, err := s.Act(envs.Float32(obs), true, nil)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -105,7 +104,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 				act[j] = low[j] + (high[j]-low[j])*rng.Float64()
 			}
 		} else {
-			a, err := s.Act(testfix.F32(obs), false, rng)
+			a, err := s.Act(envs.Float32(obs), false, rng)
 			if err != nil {
 				return res, err
 			}
@@ -117,7 +116,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := replay.Add(testfix.F32(obs), testfix.F32(act), float32(st.Reward), testfix.F32(st.Obs), st.Terminated, st.Truncated); err != nil {
+		if err := replay.Add(envs.Float32(obs), envs.Float32(act), float32(st.Reward), envs.Float32(st.Obs), st.Terminated, st.Truncated); err != nil {
 			return res, err
 		}
 		obs = st.Obs

@@ -1,8 +1,7 @@
 // Package testfix holds test fixtures shared by the tests of infer, onnx,
-// policies, serve, evaluate, experiments and sac: the float64 reference of
-// every network (forward passes written from the equations in
-// models/weights.go, sharing no code with models/forward.go or the ONNX
-// exporter) to check exported and Go-run networks against, random
-// observations, float32/float64 conversions and the largest difference of
-// two results. Only tests import it.
+// policies, serve and evaluate: the float64 reference of every network
+// (forward passes written from the equations in models/weights.go, sharing
+// no code with models/forward.go or the ONNX exporter) to check exported and
+// Go-run networks against, random observations and the largest difference
+// of two results. Only tests import it.
 package testfix

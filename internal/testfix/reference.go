@@ -20,15 +20,6 @@ func F64(v []float32) []float64 {
 	return r
 }
 
-// F32 returns v converted to float32.
-func F32(v []float64) []float32 {
-	r := make([]float32, len(v))
-	for i, x := range v {
-		r[i] = float32(x)
-	}
-	return r
-}
-
 // Linear is y = x·W + B with W [In, Out] row-major.
 func Linear(l *models.Linear, x []float64) []float64 {
 	y := make([]float64, l.Out)
