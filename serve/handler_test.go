@@ -124,7 +124,7 @@ func TestActResponses(t *testing.T) {
 		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &r) != nil {
 			t.Fatalf("history %d: %d %s", steps, rec.Code, rec.Body)
 		}
-		want := refUADM(t, f.adm, append(flatObs, obs...), append(flatAct, r.Action...))
+		want := testfix.UADM(t, f.adm, append(flatObs, obs...), append(flatAct, r.Action...))
 		if math.Abs(r.UADM.U-want) > 1e-4*math.Max(1, want) || r.UADM.K != min(steps+1, testM) {
 			t.Fatalf("history %d: uadm %+v, reference U %v", steps, r.UADM, want)
 		}
