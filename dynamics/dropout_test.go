@@ -1,13 +1,13 @@
 package dynamics
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
-	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -18,7 +18,12 @@ import (
 // a second implementation of the masked head; and it differs from the
 // validation without dropout.
 func TestHoldoutValidationWithDropout(t *testing.T) {
-	ortskip.IfMissing(t)
+	if err := infer.Init(); err != nil {
+		if errors.Is(err, infer.ErrORTMissing) {
+			t.Skipf("ONNX Runtime not installed: %v", err)
+		}
+		t.Fatal(err)
+	}
 	const M, p, seed = 3, 0.1, 77
 	rng := rand.New(rand.NewSource(3))
 	data := linearReplay(t, newLinearSystem(0.9, rng), 10, 20, rng)
