@@ -245,8 +245,8 @@ func runEpisode(env *envs.Env, act envs.Actor, e int, seed int64) collectedEpiso
 	lo, hi := env.ActionLow(), env.ActionHigh()
 	ret, _, err := envs.Play(env, act, env.Reset(seed), rng, envs.Hooks{
 		BeforeStep: func(obs []float32, a []float64) error {
-			r.qpos = append(r.qpos, f32(env.QPos())...)
-			r.qvel = append(r.qvel, f32(env.QVel())...)
+			r.qpos = append(r.qpos, envs.Float32(env.QPos())...)
+			r.qvel = append(r.qvel, envs.Float32(env.QVel())...)
 			r.obs = append(r.obs, obs...)
 			r.act = append(r.act, f32clip(a, lo, hi)...)
 			return nil
@@ -260,15 +260,6 @@ func runEpisode(env *envs.Env, act envs.Actor, e int, seed int64) collectedEpiso
 	})
 	r.ret, r.err = ret, err
 	return r
-}
-
-// f32 stores the simulator's float64 state values as float32.
-func f32(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return out
 }
 
 // f32clip stores the action the env applied (clipped to the bounds).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/sac"
 	"github.com/admpo/admpo/train"
@@ -92,14 +92,14 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 					if err := env.SetState(q64(r.QPos[i*qp:(i+1)*qp]), q64(r.QVel[i*qv:(i+1)*qv])); err != nil {
 						t.Fatal(err)
 					}
-					if !approxEq(f32(env.Observation()), r.Obs[i*od:(i+1)*od], 1e-4) {
+					if !approxEq(envs.Float32(env.Observation()), r.Obs[i*od:(i+1)*od], 1e-4) {
 						t.Fatalf("row %d: observation differs from its recorded state", i)
 					}
 					s, err := env.Step(q64(r.Act[i*ad : (i+1)*ad]))
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !approxEq(f32(s.Obs), r.NextObs[i*od:(i+1)*od], 2e-3) || math.Abs(s.Reward-float64(r.Rew[i])) > 2e-3 {
+					if !approxEq(envs.Float32(s.Obs), r.NextObs[i*od:(i+1)*od], 2e-3) || math.Abs(s.Reward-float64(r.Rew[i])) > 2e-3 {
 						t.Fatalf("row %d: next observation or reward differs from the replay", i)
 					}
 					if s.Terminated != r.Terminal[i] {
@@ -127,14 +127,6 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 				t.Fatalf("mean complete-episode return %v, collector says %v", sum/float64(st.Episodes), st.MeanReturn)
 			}
 		})
-	}
-}
-
-// needORT skips a test that needs ONNX Runtime where it is not installed.
-func needORT(t *testing.T) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
 	}
 }
 
@@ -186,7 +178,7 @@ func TestConcatKeepsEpisodesApart(t *testing.T) {
 // "kill", and checks the snapshot choice: expert = best return, medium =
 // closest to a third of it.
 func TestBehaviourSnapshots(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	dir := filepath.Join(t.TempDir(), "beh")
 	bc := DefaultBehaviourConfig("hopper", 1, 400)
 	bc.WarmUp, bc.EvalEvery, bc.EvalEpisodes, bc.Hidden = 100, 100, 1, []int{16, 16}
@@ -254,7 +246,7 @@ func tinyActor(t *testing.T, task string, seed int64) []byte {
 // next row's observation inside an episode, timeouts only at 1000 steps or
 // at the cut).
 func TestCollectParallelDeterministic(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	actor := tinyActor(t, "halfcheetah", 3)
 	const n = 2500
 	a, sa, err := Dataset("halfcheetah", n, 7, 1, ONNXActors(actor, false))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/internal/atomicfile"
+	"github.com/admpo/admpo/internal/pyref"
 )
 
 // randomDataset returns a seeded data set with every optional part filled.
@@ -130,10 +131,10 @@ func fixtureWant() *Dataset {
 }
 
 func TestD4RLReadsH5pyFixture(t *testing.T) {
-	needPython(t, "h5py", "numpy")
+	pyref.Need(t, "h5py", "numpy")
 	dir := t.TempDir()
 	p1, p2 := filepath.Join(dir, "d4rl.hdf5"), filepath.Join(dir, "variant.hdf5")
-	runPython(t, h5pyFixture, p1, p2)
+	pyref.Run(t, h5pyFixture, p1, p2)
 
 	got, err := ReadD4RL(p1)
 	if err != nil {
@@ -189,7 +190,7 @@ print(json.dumps(out))
 `
 
 func TestD4RLWrittenFileOpensInH5py(t *testing.T) {
-	needPython(t, "h5py", "numpy")
+	pyref.Need(t, "h5py", "numpy")
 	p := filepath.Join(t.TempDir(), "admpo.hdf5")
 	d := randomDataset(3)
 	if err := WriteD4RL(p, d); err != nil {
@@ -204,7 +205,7 @@ func TestD4RLWrittenFileOpensInH5py(t *testing.T) {
 		}
 		Meta map[string]string
 	}
-	if err := json.Unmarshal([]byte(runPython(t, h5pyInspect, p)), &seen); err != nil {
+	if err := json.Unmarshal([]byte(pyref.Run(t, h5pyInspect, p)), &seen); err != nil {
 		t.Fatal(err)
 	}
 	type spec struct {

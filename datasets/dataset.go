@@ -3,7 +3,8 @@ package datasets
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // Dataset is an offline data set of N transitions (s, a, r, s', terminal,
@@ -159,20 +160,9 @@ func (d *Dataset) check() error {
 		return fmt.Errorf("datasets: timeouts has %d rows, want N = %d", len(d.Timeout), d.N)
 	}
 	for _, a := range arrs {
-		if i := firstNonFinite(a.v); i >= 0 {
+		if i := stats.FirstNonFinite(a.v); i >= 0 {
 			return fmt.Errorf("datasets: %s[row %d, col %d] is %v", a.name, i/a.width, i%a.width, a.v[i])
 		}
 	}
 	return nil
-}
-
-// firstNonFinite returns the index of the first NaN or Inf in v, or -1.
-func firstNonFinite(v []float32) int {
-	for i, x := range v {
-		f := float64(x)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return i
-		}
-	}
-	return -1
 }

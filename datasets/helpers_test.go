@@ -1,38 +1,11 @@
 package datasets
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// python is Debian's interpreter, the one that sees python3-h5py and numpy.
-const python = "/usr/bin/python3"
-
-// needPython skips the test unless /usr/bin/python3 can import every module.
-func needPython(t *testing.T, modules ...string) {
-	t.Helper()
-	code := "import " + strings.Join(modules, ", ")
-	if out, err := exec.Command(python, "-c", code).CombinedOutput(); err != nil {
-		t.Skipf("skipping: %s -c %q failed (%v): %s", python, code, err, bytes.TrimSpace(out))
-	}
-}
-
-// runPython runs script with args and returns its standard output.
-func runPython(t *testing.T, script string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python failed: %v\n%s", err, stderr.String())
-	}
-	return string(out)
-}
 
 // wantErr fails unless err is non-nil and its text contains every part.
 func wantErr(t *testing.T, err error, parts ...string) {

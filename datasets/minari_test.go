@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/admpo/admpo/internal/pyref"
 )
 
 // minariSample is 3 episodes of 4, 3 and 2 steps (terminated, timed out,
@@ -48,13 +50,13 @@ func minariSample() *Dataset {
 // total_steps, and data/metadata.json with total_episodes, total_steps,
 // data_format and Box spaces; the values are the sample's, built here.
 func TestWriteMinariLayoutWithH5py(t *testing.T) {
-	needPython(t, "h5py", "numpy")
+	pyref.Need(t, "h5py", "numpy")
 	d := minariSample()
 	dir := filepath.Join(t.TempDir(), "hopper-medium-v0")
 	if err := WriteMinari(dir, d, MinariSpec{DatasetID: "admpo/hopper/medium-v0", ActLow: []float64{-1, -1}, ActHigh: []float64{1, 1}}); err != nil {
 		t.Fatal(err)
 	}
-	out := runPython(t, `
+	out := pyref.Run(t, `
 import h5py, json, sys, numpy as np
 root = sys.argv[1]
 meta = json.load(open(root + "/data/metadata.json"))
@@ -145,9 +147,9 @@ print(json.dumps({"meta": {k: meta[k] for k in ("total_episodes", "total_steps",
 // id attributes, a namespaced dataset id, an infos group) and compares
 // every transition with the values the script wrote.
 func TestReadMinariWrittenByH5py(t *testing.T) {
-	needPython(t, "h5py", "numpy")
+	pyref.Need(t, "h5py", "numpy")
 	dir := filepath.Join(t.TempDir(), "mujoco", "hopper", "medium-v0")
-	out := runPython(t, `
+	out := pyref.Run(t, `
 import h5py, json, os, sys, numpy as np
 root = sys.argv[1]
 os.makedirs(root + "/data")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/admpo/admpo/internal/pyref"
 )
 
 // neorlFixture writes NeoRL-style archives with numpy: 12 rows of a 12-wide
@@ -71,14 +73,14 @@ func neorlWant() *Dataset {
 }
 
 func TestNeoRLReadsNumpyFixture(t *testing.T) {
-	needPython(t, "numpy")
+	pyref.Need(t, "numpy")
 	dir := t.TempDir()
 	plain, zipped := filepath.Join(dir, "Hopper-v3-low-1000-train.npz"), filepath.Join(dir, "z.npz")
 	bad := filepath.Join(dir, "bad")
 	if err := os.Mkdir(bad, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runPython(t, neorlFixture, plain, zipped, bad)
+	pyref.Run(t, neorlFixture, plain, zipped, bad)
 
 	want := neorlWant()
 	for _, p := range []string{plain, zipped, filepath.Join(bad, "done-int.npz"),
@@ -179,10 +181,10 @@ func TestNeoRLReadsNumpyFixture(t *testing.T) {
 // TestNeoRLCorruptMember flips bytes inside the compressed data of one
 // member, which the zip checksum or the deflate stream must catch.
 func TestNeoRLCorruptMember(t *testing.T) {
-	needPython(t, "numpy")
+	pyref.Need(t, "numpy")
 	dir := t.TempDir()
 	plain, zipped := filepath.Join(dir, "p.npz"), filepath.Join(dir, "z.npz")
-	runPython(t, neorlFixture, plain, zipped, dir)
+	pyref.Run(t, neorlFixture, plain, zipped, dir)
 	raw, err := os.ReadFile(plain)
 	if err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ type Hooks struct {
 // reset just done) until termination or the step limit, drawing the
 // actor's noise from rng. It returns the episode's return and length.
 func Play(e *Env, a Actor, obs []float64, rng *rand.Rand, h Hooks) (ret float64, n int, err error) {
-	o32 := toFloat32(obs)
+	o32 := Float32(obs)
 	act := make([]float64, e.Task.ActDim)
 	for {
 		if err := a.Act(o32, rng, act); err != nil {
@@ -65,7 +65,7 @@ func Play(e *Env, a Actor, obs []float64, rng *rand.Rand, h Hooks) (ret float64,
 		}
 		ret += st.Reward
 		n++
-		o32 = toFloat32(st.Obs)
+		o32 = Float32(st.Obs)
 		if h.AfterStep != nil {
 			if err := h.AfterStep(st, o32); err != nil {
 				return ret, n, fmt.Errorf("step %d: %w", n, err)
@@ -137,8 +137,9 @@ func Evaluate(e *Env, a Actor, cfg EvalConfig) (*Returns, error) {
 	return r, nil
 }
 
-// toFloat32 converts an observation to the actors' precision.
-func toFloat32(v []float64) []float32 {
+// Float32 converts simulator values (observations, states, actions) to the
+// float32 of the buffers and networks.
+func Float32(v []float64) []float32 {
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = float32(x)

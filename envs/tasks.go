@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"sort"
 	"strings"
+
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // MaxEpisodeSteps is the Gymnasium v4 time limit: episodes are truncated
@@ -139,16 +141,6 @@ func allFinite64(v []float64) bool {
 	return true
 }
 
-func allFinite32(v []float32) bool {
-	for _, x := range v {
-		f := float64(x)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // --- the tasks -----------------------------------------------------------------
 
 func init() {
@@ -172,7 +164,7 @@ func init() {
 		},
 		// The corrected rule: all |obs[1:]| < 100 (not abs of a boolean).
 		Done: func(o []float32) bool {
-			if !allFinite32(o) {
+			if !stats.Finite(o) {
 				return true
 			}
 			for _, v := range o[1:] {
@@ -214,7 +206,7 @@ func init() {
 		isHealthy: func(qpos, qvel []float64) bool {
 			return allFinite64(qpos) && allFinite64(qvel) && qpos[2] >= 0.2 && qpos[2] <= 1.0
 		},
-		Done: func(o []float32) bool { return !(allFinite32(o) && o[0] >= 0.2 && o[0] <= 1.0) },
+		Done: func(o []float32) bool { return !(stats.Finite(o) && o[0] >= 0.2 && o[0] <= 1.0) },
 	})
 	register(&Task{
 		Name: "humanoid", Model: "humanoid.xml", FrameSkip: 5, ObsDim: 45, ActDim: 17,
@@ -232,6 +224,6 @@ func init() {
 		isHealthy: func(qpos, qvel []float64) bool {
 			return allFinite64(qpos) && allFinite64(qvel) && math.Abs(qpos[1]) <= 0.2
 		},
-		Done: func(o []float32) bool { return !(allFinite32(o) && math.Abs(float64(o[1])) <= 0.2) },
+		Done: func(o []float32) bool { return !(stats.Finite(o) && math.Abs(float64(o[1])) <= 0.2) },
 	})
 }

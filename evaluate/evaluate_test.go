@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -65,9 +65,7 @@ func TestEvaluateMatchesReference(t *testing.T) {
 	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
 		t.Run(rt, func(t *testing.T) {
 			if rt == policies.RuntimeORT {
-				if err := infer.Init(); err != nil {
-					t.Skipf("ONNX Runtime unavailable: %v", err)
-				}
+				ortskip.IfMissing(t)
 			}
 			p, err := policies.Open(dir, policies.Options{Runtime: rt, NoMonitor: true})
 			if err != nil {

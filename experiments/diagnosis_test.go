@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/collect"
-	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/train"
@@ -76,16 +76,16 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 // carry real history) and always 1 for the ensemble, the one-step group a
 // part of step 1, and the group means recombining to the overall mean.
 func TestDiagnosisGroupsByStepAndK(t *testing.T) {
-	needORT(t)
-	data := randomHopperData(t, 400)
+	ortskip.IfMissing(t)
+	data := trainfix.RandomHopperFile(t, 400)
 	for _, algo := range []string{"admpo", "mopo"} {
-		cfg := tinyOfflineConfig(t, algo, "random", data)
+		cfg := trainfix.TinyOfflineConfig(t, algo, "random", data)
 		cfg.Epochs, cfg.Horizon = 1, 3
 		if algo == "admpo" {
 			cfg.M = 3
 		}
 		dir := filepath.Join(t.TempDir(), algo)
-		runOfflineToEnd(t, cfg, dir)
+		trainfix.RunOfflineToEnd(t, cfg, dir)
 		d, err := DiagnoseOffline(dir, DiagnoseOptions{Starts: 300, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
@@ -133,11 +133,11 @@ func TestDiagnosisGroupsByStepAndK(t *testing.T) {
 // policy gives other transitions and a separate JSON file (the run's own
 // diagnosis.json stays), and an actor of another task's size is refused.
 func TestDiagnosisWithAnotherPolicy(t *testing.T) {
-	needORT(t)
-	data := randomHopperData(t, 400)
+	ortskip.IfMissing(t)
+	data := trainfix.RandomHopperFile(t, 400)
 	dirs := map[string]string{}
 	for _, algo := range []string{"admpo", "mopo"} {
-		cfg := tinyOfflineConfig(t, algo, "random", data)
+		cfg := trainfix.TinyOfflineConfig(t, algo, "random", data)
 		cfg.Epochs = 1
 		dirs[algo] = filepath.Join(t.TempDir(), "hopper-random", algo+"-0")
 		o, err := train.NewOffline(cfg, dirs[algo])
@@ -191,60 +191,5 @@ func TestDiagnosisWithAnotherPolicy(t *testing.T) {
 	}
 	if _, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 50, Seed: 3, Policy: wrong}); err == nil || !strings.Contains(err.Error(), "17") {
 		t.Fatalf("a 17x6 actor on a hopper model: %v, want an error naming the sizes", err)
-	}
-}
-
-// needORT skips a test that needs ONNX Runtime where it is not installed.
-func needORT(t *testing.T) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
-	}
-}
-
-// randomHopperData collects n uniform-random hopper transitions into a
-// D4RL file.
-func randomHopperData(t *testing.T, n int) string {
-	t.Helper()
-	d, _, err := collect.Dataset("hopper", n, 3, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "hopper-random.hdf5")
-	if err := datasets.WriteD4RL(path, d); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// tinyOfflineConfig is an offline run small enough for a unit test.
-func tinyOfflineConfig(t *testing.T, algo, kind, dataset string) train.OfflineConfig {
-	t.Helper()
-	c, err := train.OfflinePreset("quick", "hopper", kind, algo, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Dataset = dataset
-	c.Epochs, c.StepsPerEpoch, c.CheckpointEvery, c.EvalEpisodes = 3, 100, 100, 1
-	c.Batch, c.Hidden = 32, []int{32, 32}
-	c.RolloutEvery, c.RolloutBatch, c.Horizon, c.ModelRetain = 50, 64, 2, 2
-	c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 2, 16, 1, 1
-	c.Ensemble, c.Elites, c.ModelMaxEpochs, c.ModelPatience = 3, 2, 2, 2
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// runOfflineToEnd trains a fresh offline run of cfg in dir to its end.
-func runOfflineToEnd(t *testing.T, cfg train.OfflineConfig, dir string) {
-	t.Helper()
-	o, err := train.NewOffline(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	if err := o.Run(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 }

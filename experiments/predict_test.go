@@ -9,7 +9,16 @@ import (
 	"github.com/admpo/admpo/models"
 )
 
-func randHistory(rng *rand.Rand, rows, m, od, ad int) *window.Window {
+// randADMHistory draws from seed an ADM of cfg and a window of rows rows
+// of random lengths, states and actions for it.
+func randADMHistory(t *testing.T, seed int64, cfg models.ADMConfig, rows int) (*models.ADM, *window.Window) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
+	adm, err := models.NewADM(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, od, ad := cfg.M, cfg.ObsDim, cfg.ActDim
 	h := window.New(rows, m, od, ad)
 	for r := 0; r < rows; r++ {
 		h.Len[r] = 1 + rng.Intn(m)
@@ -20,20 +29,15 @@ func randHistory(rng *rand.Rand, rows, m, od, ad int) *window.Window {
 	for i := range h.A {
 		h.A[i] = float32(2*rng.Float64() - 1)
 	}
-	return h
+	return adm, h
 }
 
 // TestADMPredictKMatchesPerRowUnroll checks the batched backtracking
 // prediction against unrolling the ADM row by row from the state k-1 steps
 // back with the window's actions, written out by index here.
 func TestADMPredictKMatchesPerRowUnroll(t *testing.T) {
-	rng := rand.New(rand.NewSource(5))
 	const od, ad, m = 4, 2, 4
-	adm, err := models.NewADM(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: 16, Layers: 2, ResBlocks: 1, M: m}, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := randHistory(rng, 9, m, od, ad)
+	adm, h := randADMHistory(t, 5, models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: 16, Layers: 2, ResBlocks: 1, M: m}, 9)
 	var st *models.ADMState
 	for k := 1; k <= m; k++ {
 		var rows []int
@@ -73,13 +77,8 @@ func TestADMPredictKMatchesPerRowUnroll(t *testing.T) {
 // length-grouped prediction against stepping each row's GRU alone over its
 // window's states and actions.
 func TestRNNPredictMatchesPerRowSteps(t *testing.T) {
-	rng := rand.New(rand.NewSource(6))
 	const od, ad, m = 3, 2, 3
-	adm, err := models.NewADM(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: 12, Layers: 1, ResBlocks: 2, M: m}, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := randHistory(rng, 11, m, od, ad)
+	adm, h := randADMHistory(t, 6, models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: 12, Layers: 1, ResBlocks: 2, M: m}, 11)
 	rows := []int{0, 2, 3, 5, 6, 7, 10}
 	got := make([]float32, len(rows)*od)
 	if err := rnnPredict(adm, h, rows, got); err != nil {

@@ -35,21 +35,13 @@ func recordTransitions(t *testing.T, task string, n int, seed int64) []recordedS
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, recordedStep{obs: to32(obs), act: to32(a), next: to32(st.Obs)})
+		out = append(out, recordedStep{obs: envs.Float32(obs), act: envs.Float32(a), next: envs.Float32(st.Obs)})
 		obs = st.Obs
 		if st.Terminated || st.Truncated {
 			obs = env.ResetNext()
 		}
 	}
 	return out
-}
-
-func to32(v []float64) []float32 {
-	o := make([]float32, len(v))
-	for i, x := range v {
-		o[i] = float32(x)
-	}
-	return o
 }
 
 // TestTrueStepReproducesRecordedTransitions sets the simulator to every

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/internal/scratch"
 	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
@@ -117,16 +118,9 @@ func (e *ADMDirect) PredictDropout(obs, acts []float32, lens []int32, mask, next
 func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, mask, next, rew, lv []float32) error {
 	var ts tensors
 	defer ts.destroy()
-	vals := make([]ort.Value, 0, 7)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{{obs, []int{n, e.obsDim}}, {acts, []int{e.m, n, e.act}}} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
-			return err
-		}
-		vals = append(vals, t)
+	vals, err := wrapAll(&ts, make([]ort.Value, 0, 7), f32Buf{obs, []int{n, e.obsDim}}, f32Buf{acts, []int{e.m, n, e.act}})
+	if err != nil {
+		return err
 	}
 	lt, err := wrap(&ts, lens, n)
 	if err != nil {
@@ -141,15 +135,9 @@ func (e *ADMDirect) run(n int, obs, acts []float32, lens []int32, mask, next, re
 		vals = append(vals, mt)
 	}
 	nin := len(vals)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{{next, []int{n, e.obsDim}}, {rew, []int{n, 1}}, {lv, []int{n, e.obsDim + 1}}} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
-			return err
-		}
-		vals = append(vals, t)
+	vals, err = wrapAll(&ts, vals, f32Buf{next, []int{n, e.obsDim}}, f32Buf{rew, []int{n, 1}}, f32Buf{lv, []int{n, e.obsDim + 1}})
+	if err != nil {
+		return err
 	}
 	return e.sess.Run(vals[:nin], vals[nin:])
 }
@@ -170,18 +158,15 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 		}
 	}
 	n := len(e.plans)
-	e.obs = grow(e.obs, n*od)
-	e.acts = grow(e.acts, m*n*ad)
-	if cap(e.lens) < n {
-		e.lens = make([]int32, n)
-	}
-	e.lens = e.lens[:n]
-	e.next = grow(e.next, n*od)
-	e.rew = grow(e.rew, n)
-	e.lv = grow(e.lv, n*(od+1))
+	e.obs = scratch.Resize(e.obs, n*od)
+	e.acts = scratch.Resize(e.acts, m*n*ad)
+	e.lens = scratch.Resize(e.lens, n)
+	e.next = scratch.Resize(e.next, n*od)
+	e.rew = scratch.Resize(e.rew, n)
+	e.lv = scratch.Resize(e.lv, n*(od+1))
 	drop := e.drop.on()
 	if drop {
-		e.mask = grow(e.mask, e.drop.blocks*n*e.drop.hidden)
+		e.mask = scratch.Resize(e.mask, e.drop.blocks*n*e.drop.hidden)
 	}
 	// Each piece [lo, hi) owns obs/lens/outputs rows lo..hi-1 and the
 	// sequence-first action block acts[m·lo·ad : m·hi·ad] of shape [m, hi-lo, ad].
@@ -218,10 +203,10 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 		return nil
 	}
 	na := len(alive)
-	p.next = grow(p.next, na*od)
-	p.rew = grow(p.rew, na)
-	p.lv = grow(p.lv, na*(od+1))
-	p.u = grow(p.u, na)
+	p.next = scratch.Resize(p.next, na*od)
+	p.rew = scratch.Resize(p.rew, na)
+	p.lv = scratch.Resize(p.lv, na*(od+1))
+	p.u = scratch.Resize(p.u, na)
 	i := 0
 	for q, r := range alive {
 		l := w.Len[r]

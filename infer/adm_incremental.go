@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 
+	"github.com/admpo/admpo/internal/scratch"
 	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
@@ -126,15 +127,12 @@ func (e *ADMIncremental) rowBounds() {
 func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh func(pair) bool, shift, keyed bool) error {
 	n := len(e.pairs)
 	od, ad, H, L := e.obsDim, e.act, e.hidden, e.layers
-	e.obs = grow(e.obs, n*od)
-	e.a = grow(e.a, n*ad)
-	e.next = grow(e.next, n*od)
-	e.rew = grow(e.rew, n)
-	e.lv = grow(e.lv, n*(od+1))
-	if cap(e.pos) < n {
-		e.pos = make([]int, n)
-	}
-	e.pos = e.pos[:n]
+	e.obs = scratch.Resize(e.obs, n*od)
+	e.a = scratch.Resize(e.a, n*ad)
+	e.next = scratch.Resize(e.next, n*od)
+	e.rew = scratch.Resize(e.rew, n)
+	e.lv = scratch.Resize(e.lv, n*(od+1))
+	e.pos = scratch.Resize(e.pos, n)
 	e.rowBounds()
 	return e.split.each(e.bnd, func(wi, lo, hi int) error {
 		pn := hi - lo
@@ -148,11 +146,11 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 		}
 		n0 := pn - nf
 		wk := &e.wk[wi]
-		wk.hin = grow(wk.hin, L*n0*H)
-		wk.hout = grow(wk.hout, L*pn*H)
+		wk.hin = scratch.Resize(wk.hin, L*n0*H)
+		wk.hout = scratch.Resize(wk.hout, L*pn*H)
 		drop := e.drop.on()
 		if drop {
-			wk.mask = grow(wk.mask, e.drop.blocks*pn*e.drop.hidden)
+			wk.mask = scratch.Resize(wk.mask, e.drop.blocks*pn*e.drop.hidden)
 		}
 		c, f := 0, n0
 		for i := lo; i < hi; i++ {
@@ -179,20 +177,13 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 		}
 		var ts tensors
 		defer ts.destroy()
-		vals := make([]ort.Value, 0, 8)
-		for _, x := range []struct {
-			d    []float32
-			dims []int
-		}{
-			{wk.hin, []int{L, n0, H}}, {e.obs[lo*od : hi*od], []int{pn, od}}, {e.a[lo*ad : hi*ad], []int{pn, ad}},
-			{wk.hout, []int{L, pn, H}}, {e.next[lo*od : hi*od], []int{pn, od}}, {e.rew[lo:hi], []int{pn, 1}},
-			{e.lv[lo*(od+1) : hi*(od+1)], []int{pn, od + 1}},
-		} {
-			t, err := wrap(&ts, x.d, x.dims...)
-			if err != nil {
-				return err
-			}
-			vals = append(vals, t)
+		vals, err := wrapAll(&ts, make([]ort.Value, 0, 8),
+			f32Buf{wk.hin, []int{L, n0, H}}, f32Buf{e.obs[lo*od : hi*od], []int{pn, od}},
+			f32Buf{e.a[lo*ad : hi*ad], []int{pn, ad}}, f32Buf{wk.hout, []int{L, pn, H}},
+			f32Buf{e.next[lo*od : hi*od], []int{pn, od}}, f32Buf{e.rew[lo:hi], []int{pn, 1}},
+			f32Buf{e.lv[lo*(od+1) : hi*(od+1)], []int{pn, od + 1}})
+		if err != nil {
+			return err
 		}
 		nin := 3
 		if drop { // the mask input goes after hidden, obs and act
@@ -236,7 +227,7 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 // state after the actions from state j up to the current state.
 func (e *ADMIncremental) begin(w *window.Window) error {
 	rows := len(w.Len)
-	e.h = grow(e.h, rows*e.m*e.layers*e.hidden)
+	e.h = scratch.Resize(e.h, rows*e.m*e.layers*e.hidden)
 	clear(e.h)
 	for t := 0; t < e.m-1; t++ {
 		e.pairs = e.pairs[:0]
@@ -272,11 +263,11 @@ func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng 
 		return err
 	}
 	na := len(alive)
-	p.next = grow(p.next, na*od)
-	p.rew = grow(p.rew, na)
-	p.lv = grow(p.lv, na*(od+1))
+	p.next = scratch.Resize(p.next, na*od)
+	p.rew = scratch.Resize(p.rew, na)
+	p.lv = scratch.Resize(p.lv, na*(od+1))
 	if wantU {
-		p.u = grow(p.u, na)
+		p.u = scratch.Resize(p.u, na)
 	}
 	i := 0
 	for q, r := range alive {
@@ -286,7 +277,7 @@ func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng 
 		p.rew[q] = e.rew[c]
 		copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
 		if wantU {
-			e.u = grow(e.u, l*od)
+			e.u = scratch.Resize(e.u, l*od)
 			for j := 0; j < l; j++ { // the row's plans in slot order
 				copy(e.u[j*od:(j+1)*od], e.next[e.pos[i+j]*od:])
 			}

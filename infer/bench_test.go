@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -45,7 +46,7 @@ var (
 )
 
 func hopperModels(b *testing.B) {
-	needORT(b)
+	ortskip.IfMissing(b)
 	hopperOnce.Do(func() {
 		rng := rand.New(rand.NewSource(1))
 		adm, err := models.NewADM(models.DefaultADMConfig(11, 3, 5), rng)

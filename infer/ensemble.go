@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/admpo/admpo/internal/scratch"
 	"github.com/admpo/admpo/internal/window"
 	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
@@ -91,35 +92,29 @@ func (e *Ensemble) advance(w *window.Window, alive []int, cont []bool) {}
 
 func (e *Ensemble) predict(w *window.Window, alive []int, wantU bool, rng *rand.Rand, p *prediction) error {
 	n, od, ad, d := len(alive), e.obsDim, e.act, e.obsDim+1
-	e.obs = grow(e.obs, n*od)
-	e.a = grow(e.a, n*ad)
+	e.obs = scratch.Resize(e.obs, n*od)
+	e.a = scratch.Resize(e.a, n*ad)
 	for q, r := range alive {
 		copy(e.obs[q*od:], w.Current(r))
 		copy(e.a[q*ad:], w.Action(r, w.Len[r]-1))
 	}
-	e.mean = grow(e.mean, e.members*n*d)
-	e.lv = grow(e.lv, e.members*n*d)
+	e.mean = scratch.Resize(e.mean, e.members*n*d)
+	e.lv = scratch.Resize(e.lv, e.members*n*d)
 	var ts tensors
 	defer ts.destroy()
-	vals := make([]ort.Value, 0, 4)
-	for _, x := range []struct {
-		d    []float32
-		dims []int
-	}{{e.obs, []int{n, od}}, {e.a, []int{n, ad}}, {e.mean, []int{e.members, n, d}}, {e.lv, []int{e.members, n, d}}} {
-		t, err := wrap(&ts, x.d, x.dims...)
-		if err != nil {
-			return err
-		}
-		vals = append(vals, t)
+	vals, err := wrapAll(&ts, make([]ort.Value, 0, 4), f32Buf{e.obs, []int{n, od}}, f32Buf{e.a, []int{n, ad}},
+		f32Buf{e.mean, []int{e.members, n, d}}, f32Buf{e.lv, []int{e.members, n, d}})
+	if err != nil {
+		return err
 	}
 	if err := e.sess.Run(vals[:2], vals[2:]); err != nil {
 		return err
 	}
-	p.next = grow(p.next, n*od)
-	p.rew = grow(p.rew, n)
-	p.lv = grow(p.lv, n*d)
+	p.next = scratch.Resize(p.next, n*od)
+	p.rew = scratch.Resize(p.rew, n)
+	p.lv = scratch.Resize(p.lv, n*d)
 	if wantU {
-		p.u = grow(p.u, n)
+		p.u = scratch.Resize(p.u, n)
 	}
 	for q := range alive {
 		mem := e.elites[rng.Intn(len(e.elites))]

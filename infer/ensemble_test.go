@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -20,7 +21,7 @@ type ensFixture struct {
 
 func newEnsFixture(t *testing.T) *ensFixture {
 	t.Helper()
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od, ad = 5, 2
 	f := &ensFixture{
 		// 5 members, 3 of them elites: the draw must use the elite list and

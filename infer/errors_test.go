@@ -78,14 +78,7 @@ func TestRolloutRejectsBadStarts(t *testing.T) {
 	// A policy for other dimensions.
 	other := newTestActor(82, f.obsDim+1, []float64{-1, -1}, []float64{1, 1}, []int{8})
 	ob, err := onnx.ExportActor(other, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := infer.OpenPolicy(ob, testOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
+	op := openEngine(t, "actor", ob, err, infer.OpenPolicy, testOpts)
 	_, err = f.direct.Rollout(op, good(), cfg, rand.New(rand.NewSource(1)))
 	wantErr(t, "policy/model mismatch", err, "policy is 6x2", "model is 5x2")
 }

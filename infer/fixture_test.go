@@ -1,28 +1,16 @@
 package infer_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
 
 // testOpts keeps ONNX Runtime to one thread: the test machine is shared.
 var testOpts = infer.Options{Threads: 1}
-
-// needORT skips the test when the ONNX Runtime library is not installed
-// (`make setup`) and fails it when the library is there but cannot load.
-func needORT(t testing.TB) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		if errors.Is(err, infer.ErrORTMissing) {
-			t.Skipf("ONNX Runtime not installed: %v", err)
-		}
-		t.Fatalf("loading ONNX Runtime: %v", err)
-	}
-}
 
 // admFixture is a random ADM and actor, exported and opened in every engine.
 type admFixture struct {
@@ -42,7 +30,7 @@ func smallADMConfig(m int) models.ADMConfig {
 
 func newADMFixture(t testing.TB, seed int64, cfg models.ADMConfig, form onnx.ADMForm) *admFixture {
 	t.Helper()
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := &admFixture{obsDim: cfg.ObsDim, actDim: cfg.ActDim}
 	f.adm = newTestADM(seed, cfg)
 	low, high := make([]float64, cfg.ActDim), make([]float64, cfg.ActDim)

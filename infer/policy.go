@@ -2,9 +2,9 @@ package infer
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx/schema"
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -63,10 +63,8 @@ func (p *Policy) Act(obs, noise, out []float32) error {
 	if len(out) != n*p.ActDim {
 		return fmt.Errorf("infer: policy: output has %d values, want %d", len(out), n*p.ActDim)
 	}
-	for i, v := range obs {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("infer: policy: observation %d value %d is %v", i/p.ObsDim, i%p.ObsDim, v)
-		}
+	if i := stats.FirstNonFinite(obs); i >= 0 {
+		return fmt.Errorf("infer: policy: observation %d value %d is %v", i/p.ObsDim, i%p.ObsDim, obs[i])
 	}
 	det := noise == nil
 	if det {
@@ -119,4 +117,22 @@ func wrap[T ort.TensorData](ts *tensors, data []T, dims ...int) (*ort.Tensor[T],
 	}
 	ts.vals = append(ts.vals, x)
 	return x, nil
+}
+
+// f32Buf is a float32 buffer and the shape of the tensor over it.
+type f32Buf struct {
+	data []float32
+	dims []int
+}
+
+// wrapAll appends to vals a tensor over each buffer (no copy), in order.
+func wrapAll(ts *tensors, vals []ort.Value, bufs ...f32Buf) ([]ort.Value, error) {
+	for _, b := range bufs {
+		t, err := wrap(ts, b.data, b.dims...)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, t)
+	}
+	return vals, nil
 }

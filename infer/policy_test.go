@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
@@ -13,18 +14,11 @@ import (
 // forward (tanh-squashed Gaussian, rescaled log-std, action bounds), for
 // sampled and mean actions and for batch sizes 1 and 37.
 func TestPolicyMatchesActor(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od = 6
 	actor := newTestActor(71, od, []float64{-1, -3, 0}, []float64{1, 1, 2}, []int{24, 24})
 	b, err := onnx.ExportActor(actor, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := infer.OpenPolicy(b, testOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := openEngine(t, "actor", b, err, infer.OpenPolicy, testOpts)
 	if p.ObsDim != od || p.ActDim != 3 {
 		t.Fatalf("policy dims %dx%d, want %dx3", p.ObsDim, p.ActDim, od)
 	}

@@ -285,10 +285,3 @@ func UADM(preds []float32, kn, od int) float64 {
 	}
 	return math.Sqrt(total / float64(od))
 }
-
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}

@@ -192,21 +192,3 @@ func (t *tensors) destroy() {
 	}
 	t.vals = nil
 }
-
-func newF32(t *tensors, dims ...int64) (*ort.Tensor[float32], error) {
-	x, err := ort.NewEmptyTensor[float32](ort.NewShape(dims...))
-	if err != nil {
-		return nil, fmt.Errorf("infer: tensor %v: %w", dims, err)
-	}
-	t.vals = append(t.vals, x)
-	return x, nil
-}
-
-func newI32(t *tensors, dims ...int64) (*ort.Tensor[int32], error) {
-	x, err := ort.NewEmptyTensor[int32](ort.NewShape(dims...))
-	if err != nil {
-		return nil, fmt.Errorf("infer: tensor %v: %w", dims, err)
-	}
-	t.vals = append(t.vals, x)
-	return x, nil
-}

@@ -1,49 +1,14 @@
 package models
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/pyref"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// gmTorch runs a Python script with /usr/bin/python3, feeding it input as
-// JSON on stdin and decoding its stdout JSON into out. It skips the test when
-// PyTorch is not importable.
-func gmTorch(t *testing.T, script string, input, out any) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skip("skipping: /usr/bin/python3 cannot import torch (install python3-torch)")
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ref.py")
-	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("/usr/bin/python3", path)
-	cmd.Stdin = strings.NewReader(string(in))
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	res, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python reference failed: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		t.Fatalf("decoding python output: %v\n%s", err, res)
-	}
-}
 
 const gmAdamScript = `
 import json, sys, torch
@@ -93,7 +58,8 @@ func TestAdamVsTorch(t *testing.T) {
 		allGrads = append(allGrads, grads)
 	}
 	var wants [][][]float64
-	gmTorch(t, gmAdamScript, inputs, &wants)
+	pyref.Need(t, "torch")
+	pyref.RunJSON(t, gmAdamScript, inputs, &wants)
 	for c, wd := range wds {
 		params, grads, want := allParams[c], allGrads[c], wants[c]
 		a := NewAdamSlices(params, 3e-3)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/admpo/admpo/internal/pyref"
 	"github.com/admpo/admpo/models/ops"
 )
 
@@ -74,13 +75,6 @@ func readExchange(t *testing.T, dir, stem string) (map[string][]float32, map[str
 		out[m["name"].(string)] = v
 	}
 	return out, man
-}
-
-func needTorch(t *testing.T) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skipf("skipping: /usr/bin/python3 cannot import torch (%v); install python3-torch", err)
-	}
 }
 
 // relErr is max|got-want| / max(max|want|, floor).
@@ -231,7 +225,7 @@ func checkPlainForward(t *testing.T, m *ADM, batch int, b admBatch, wantMean, wa
 }
 
 func TestADMMatchesPyTorch(t *testing.T) {
-	needTorch(t)
+	pyref.Need(t, "torch")
 	cfg := ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 24, Layers: 3, ResBlocks: 4, M: 4}
 	const batch = 6
 	m := randomADM(t, cfg, 11)
@@ -248,7 +242,7 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		namedTensor{Name: "weight", Shape: []int{cfg.M, batch}, data: b.weight})
 	writeExchange(t, dir, "in", map[string]int{"obs": cfg.ObsDim, "act": cfg.ActDim, "hidden": cfg.Hidden,
 		"layers": cfg.Layers, "blocks": cfg.ResBlocks, "m": cfg.M}, ts)
-	out, err := exec.Command("/usr/bin/python3", "testdata/adm_torch.py", dir).CombinedOutput()
+	out, err := exec.Command(pyref.Python, "testdata/adm_torch.py", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("reference script: %v\n%s", err, out)
 	}

@@ -199,29 +199,38 @@ func GetADMInto(f *ckpt.File, prefix string, m *ADM) error {
 }
 
 // SaveADM writes m alone to path (sections under "adm").
-func SaveADM(path string, m *ADM) error {
+func SaveADM(path string, m *ADM) error { return saveAlone(path, "adm", "ADM", m, PutADM) }
+
+// LoadADM reads an ADM written by SaveADM. The returned file gives access to
+// any other sections stored with it.
+func LoadADM(path string) (*ADM, *ckpt.File, error) { return loadAlone(path, "adm", "ADM", GetADM) }
+
+// saveAlone writes v alone to a new checkpoint file at path, stored by put
+// under prefix; what names the model in errors.
+func saveAlone[T any](path, prefix, what string, v T, put func(*ckpt.File, string, T) error) error {
 	f := ckpt.New()
-	if err := PutADM(f, "adm", m); err != nil {
+	if err := put(f, prefix, v); err != nil {
 		return err
 	}
 	if err := f.Save(path); err != nil {
-		return fmt.Errorf("models: saving ADM: %w", err)
+		return fmt.Errorf("models: saving %s: %w", what, err)
 	}
 	return nil
 }
 
-// LoadADM reads an ADM written by SaveADM. The returned file gives access to
-// any other sections stored with it.
-func LoadADM(path string) (*ADM, *ckpt.File, error) {
+// loadAlone reads the checkpoint file at path and the model get finds in it
+// under prefix; what names the model in errors.
+func loadAlone[T any](path, prefix, what string, get func(*ckpt.File, string) (T, error)) (T, *ckpt.File, error) {
+	var zero T
 	f, err := ckpt.Load(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("models: loading ADM: %w", err)
+		return zero, nil, fmt.Errorf("models: loading %s: %w", what, err)
 	}
-	m, err := GetADM(f, "adm")
+	v, err := get(f, prefix)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return zero, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return m, f, nil
+	return v, f, nil
 }
 
 // mlpConfig is the stored architecture of an MLP.
@@ -317,27 +326,12 @@ func GetEnsemble(f *ckpt.File, prefix string) (*Ensemble, error) {
 
 // SaveEnsemble writes e alone to path (sections under "ensemble").
 func SaveEnsemble(path string, e *Ensemble) error {
-	f := ckpt.New()
-	if err := PutEnsemble(f, "ensemble", e); err != nil {
-		return err
-	}
-	if err := f.Save(path); err != nil {
-		return fmt.Errorf("models: saving ensemble: %w", err)
-	}
-	return nil
+	return saveAlone(path, "ensemble", "ensemble", e, PutEnsemble)
 }
 
 // LoadEnsemble reads an ensemble written by SaveEnsemble.
 func LoadEnsemble(path string) (*Ensemble, *ckpt.File, error) {
-	f, err := ckpt.Load(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("models: loading ensemble: %w", err)
-	}
-	e, err := GetEnsemble(f, "ensemble")
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return e, f, nil
+	return loadAlone(path, "ensemble", "ensemble", GetEnsemble)
 }
 
 // actorConfig is the stored architecture of an Actor.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/onnx/schema"
@@ -22,7 +23,7 @@ import (
 // best-seq/s is the fastest single run, the least disturbed by other
 // processes on a shared machine.
 func BenchmarkADMForms(b *testing.B) {
-	initORT(b)
+	ortskip.IfMissing(b)
 	cfg := models.DefaultADMConfig(11, 3, 5)
 	m := randADM(b, 1, cfg)
 	for _, threads := range []int{1, 2} {

@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -14,7 +15,7 @@ import (
 const tol = 1e-5
 
 func TestActorMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	const obsDim, actDim, batch = 7, 3, 41
 	a := randActor(1, obsDim, actDim, []int{32, 24})
 	model, err := onnx.ExportActor(a, map[string]string{"task": "hopper"})
@@ -33,7 +34,7 @@ func TestActorMatchesReference(t *testing.T) {
 	}, []string{schema.Action, schema.MeanAction})
 	var wantA, wantM []float64
 	for b := 0; b < batch; b++ {
-		act, mean := testfix.Actor(a, f64(obs[b*obsDim:(b+1)*obsDim]), f64(noise[b*actDim:(b+1)*actDim]))
+		act, mean := testfix.Actor(a, testfix.F64(obs[b*obsDim:(b+1)*obsDim]), testfix.F64(noise[b*actDim:(b+1)*actDim]))
 		wantA = append(wantA, act...)
 		wantM = append(wantM, mean...)
 	}
@@ -47,7 +48,7 @@ func TestActorMatchesReference(t *testing.T) {
 }
 
 func TestCriticMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	const obsDim, actDim, batch = 11, 3, 29
 	rng := rand.New(rand.NewSource(3))
 	c := models.NewCritic(obsDim, actDim, []int{40, 40}, rng)
@@ -63,13 +64,13 @@ func TestCriticMatchesReference(t *testing.T) {
 	}, []string{schema.Q})
 	var want []float64
 	for b := 0; b < batch; b++ {
-		want = append(want, testfix.Critic(c, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim])))
+		want = append(want, testfix.Critic(c, testfix.F64(obs[b*obsDim:(b+1)*obsDim]), testfix.F64(act[b*actDim:(b+1)*actDim])))
 	}
 	expect(t, outs, schema.Q, []int64{batch, 1}, want, tol)
 }
 
 func TestEnsembleMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	const obsDim, actDim, members, batch = 6, 2, 3, 33
 	e := randEnsemble(4, obsDim, actDim, members, []int{20, 16, 20})
 	model, err := onnx.ExportEnsemble(e, nil)
@@ -88,7 +89,7 @@ func TestEnsembleMatchesReference(t *testing.T) {
 	wantL := make([]float64, members*batch*d)
 	for b := 0; b < batch; b++ {
 		for i := 0; i < members; i++ {
-			mu, lv := testfix.EnsembleMember(e, i, f64(obs[b*obsDim:(b+1)*obsDim]), f64(act[b*actDim:(b+1)*actDim]))
+			mu, lv := testfix.EnsembleMember(e, i, testfix.F64(obs[b*obsDim:(b+1)*obsDim]), testfix.F64(act[b*actDim:(b+1)*actDim]))
 			copy(wantM[(i*batch+b)*d:], mu)
 			copy(wantL[(i*batch+b)*d:], lv)
 		}
@@ -162,11 +163,11 @@ func (tc *admCase) setWants() {
 	tc.wantNext, tc.wantR, tc.wantLV = nil, nil, nil
 	tc.wantAllM = make([]float64, c.M*batch*d)
 	for b, k := range tc.clamped {
-		obs := f64(tc.obs[b*c.ObsDim : (b+1)*c.ObsDim])
+		obs := testfix.F64(tc.obs[b*c.ObsDim : (b+1)*c.ObsDim])
 		acts := make([][]float64, c.M)
 		for j := range acts {
 			off := (j*batch + b) * c.ActDim
-			acts[j] = f64(tc.actions[off : off+c.ActDim])
+			acts[j] = testfix.F64(tc.actions[off : off+c.ActDim])
 		}
 		means, lvs := testfix.ADM(tc.m, obs, acts)
 		for i := 0; i < c.ObsDim; i++ {
@@ -206,7 +207,7 @@ func (tc *admCase) check(t *testing.T, opts onnx.ADMOptions) {
 }
 
 func TestADMMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 24, Layers: 3, ResBlocks: 2, M: 4}
 	tc := newADMCase(randADM(t, 6, cfg), 37, 7)
 	seen := map[int]bool{}
@@ -227,7 +228,7 @@ func TestADMMatchesReference(t *testing.T) {
 // TestADMHopperSize checks the paper's hopper model size (3x200 GRU, 4
 // ResBlocks, m = 5) in both forms.
 func TestADMHopperSize(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.DefaultADMConfig(11, 3, 5)
 	tc := newADMCase(randADM(t, 8, cfg), 24, 9)
 	tc.check(t, onnx.ADMOptions{Form: onnx.ADMGRUOp})
@@ -235,7 +236,7 @@ func TestADMHopperSize(t *testing.T) {
 }
 
 func TestADMSingleLayerNoBlocks(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 3, ActDim: 1, Hidden: 8, Layers: 1, ResBlocks: 0, M: 1}
 	tc := newADMCase(randADM(t, 10, cfg), 9, 11)
 	for _, form := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled} {
@@ -245,7 +246,7 @@ func TestADMSingleLayerNoBlocks(t *testing.T) {
 }
 
 func TestADMStepMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
 	m, model := stepModel(t, 12, cfg)
 	const batch = 13
@@ -272,7 +273,7 @@ func TestADMStepMatchesReference(t *testing.T) {
 // Exports are byte-for-byte reproducible (metadata sorted, no map order),
 // and ONNX Runtime reads the metadata back.
 func TestExportDeterministicWithMetadata(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 3, ActDim: 2, Hidden: 8, Layers: 2, ResBlocks: 1, M: 3}
 	m := randADM(t, 14, cfg)
 	meta := map[string]string{"task": "walker2d", "seed": "7", "z": "last"}

@@ -1,27 +1,14 @@
 package onnx_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand"
 	"testing"
 
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	ort "github.com/yalue/onnxruntime_go"
 )
-
-// initORT loads ONNX Runtime, skipping only when the library is not installed.
-func initORT(t testing.TB) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		if errors.Is(err, infer.ErrORTMissing) {
-			t.Skipf("ONNX Runtime not installed (run `make setup`): %v", err)
-		}
-		t.Fatalf("infer.Init: %v", err)
-	}
-}
 
 // input is one named ORT input tensor.
 type input struct {
@@ -147,14 +134,6 @@ func uniformVec(rng *rand.Rand, n int, lo, hi float64) []float32 {
 		v[i] = float32(lo + (hi-lo)*rng.Float64())
 	}
 	return v
-}
-
-func f64(v []float32) []float64 {
-	r := make([]float64, len(v))
-	for i, x := range v {
-		r[i] = float64(x)
-	}
-	return r
 }
 
 // randNormalizer gives a non-trivial normaliser of dimension n.

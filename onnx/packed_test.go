@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -27,7 +28,7 @@ func admCaseWithLengths(m *models.ADM, seed int64, lengths []int32) *admCase {
 // increasing and decreasing order, every row of length 1 (steps 2..m get
 // empty batches), every row of length m, a single row, and the hopper size.
 func TestADMPackedMatchesReference(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 24, Layers: 3, ResBlocks: 2, M: 4}
 	m := randADM(t, 6, cfg)
 	opts := onnx.ADMOptions{Form: onnx.ADMPacked}
@@ -65,7 +66,7 @@ func TestADMPackedMatchesReference(t *testing.T) {
 // TestADMPackedOptions: the packed form records adm_form=packed and refuses
 // AllSteps (it never computes every step of every row).
 func TestADMPackedOptions(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	m := randADM(t, 3, models.ADMConfig{ObsDim: 3, ActDim: 2, Hidden: 8, Layers: 2, ResBlocks: 1, M: 3})
 	if _, err := onnx.ExportADM(m, onnx.ADMOptions{Form: onnx.ADMPacked, AllSteps: true}, nil); err == nil ||
 		!strings.Contains(err.Error(), "all_mean") {

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/pyref"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
-
-const python = "/usr/bin/python3"
 
 // checkScript runs onnx.checker.check_model(full_check=True) on every file
 // and prints what the onnx package decoded from each.
@@ -52,9 +51,7 @@ type pyModel struct {
 // declared output shapes must agree with the ops) and compares what the
 // onnx package decodes with what was written.
 func TestONNXCheckerAcceptsExports(t *testing.T) {
-	if err := exec.Command(python, "-c", "import onnx").Run(); err != nil {
-		t.Skipf("%s cannot import onnx (install python3-onnx): %v", python, err)
-	}
+	pyref.Need(t, "onnx")
 	rng := rand.New(rand.NewSource(1))
 	cfg := models.ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 16, Layers: 3, ResBlocks: 2, M: 4}
 	adm := randADM(t, 2, cfg)
@@ -120,7 +117,7 @@ func TestONNXCheckerAcceptsExports(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	out, err := exec.Command(python, append([]string{"-c", checkScript}, paths...)...).CombinedOutput()
+	out, err := exec.Command(pyref.Python, append([]string{"-c", checkScript}, paths...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("onnx checker: %v\n%s", err, out)
 	}

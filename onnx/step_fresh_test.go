@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -19,7 +20,7 @@ import (
 // fresh rows. n0 = batch is the plain step, n0 = 0 a batch of
 // fresh rows only; the metadata says fresh_rows=true.
 func TestADMStepFreshRows(t *testing.T) {
-	initORT(t)
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 3, ResBlocks: 1, M: 3}
 	m, model := stepModel(t, 14, cfg)
 	const batch = 11
@@ -35,7 +36,7 @@ func TestADMStepFreshRows(t *testing.T) {
 				hs := testfix.ADMHidden(m)
 				if b < n0 {
 					for l := range hs {
-						hs[l] = f64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
+						hs[l] = testfix.F64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
 					}
 				}
 				want.addRow(m, b, hs, obs[b*cfg.ObsDim:(b+1)*cfg.ObsDim], act[b*cfg.ActDim:(b+1)*cfg.ActDim])
@@ -110,8 +111,8 @@ func newStepWant(cfg models.ADMConfig, batch int) *stepWant {
 // addRow advances row b's reference hidden state hs by one step on (obs,
 // act) and records the row's expected outputs.
 func (w *stepWant) addRow(m *models.ADM, b int, hs [][]float64, obs, act []float32) {
-	o := f64(obs)
-	mu, lv := testfix.ADMHead(m, testfix.ADMStep(m, hs, o, f64(act)), nil)
+	o := testfix.F64(obs)
+	mu, lv := testfix.ADMHead(m, testfix.ADMStep(m, hs, o, testfix.F64(act)), nil)
 	for l, h := range hs {
 		copy(w.hidden[(l*w.batch+b)*w.cfg.Hidden:], h)
 	}

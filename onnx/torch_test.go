@@ -3,10 +3,11 @@ package onnx_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/pyref"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -54,10 +55,8 @@ print(json.dumps(res))
 // TestADMMatchesPyTorch compares both ADM graph forms on ONNX Runtime with
 // torch.nn.GRU and torch's layer_norm/softplus on the same weights.
 func TestADMMatchesPyTorch(t *testing.T) {
-	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
-		t.Skipf("%s cannot import torch (install python3-torch): %v", python, err)
-	}
-	initORT(t)
+	pyref.Need(t, "torch")
+	ortskip.IfMissing(t)
 	cfg := models.ADMConfig{ObsDim: 5, ActDim: 3, Hidden: 32, Layers: 3, ResBlocks: 2, M: 5}
 	m := randADM(t, 21, cfg)
 	tc := newADMCase(m, 20, 22)
@@ -74,12 +73,9 @@ func TestADMMatchesPyTorch(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(python, "-c", torchScript, p).Output()
-	if err != nil {
-		t.Fatalf("torch reference: %v", err)
-	}
+	out := pyref.Run(t, torchScript, p)
 	var want struct{ Next, Reward, Logvar []float64 }
-	if err := json.Unmarshal(out, &want); err != nil {
+	if err := json.Unmarshal([]byte(out), &want); err != nil {
 		t.Fatalf("torch output: %v\n%s", err, out)
 	}
 	// The torch results replace the Go reference's; check compares ORT with them.

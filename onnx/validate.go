@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/models"
 )
 
@@ -11,10 +12,8 @@ import (
 // error instead of a graph ONNX Runtime rejects (or silently misreads).
 
 func checkFinite(what string, v []float32) error {
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%s[%d] is %v", what, i, x)
-		}
+	if i := stats.FirstNonFinite(v); i >= 0 {
+		return fmt.Errorf("%s[%d] is %v", what, i, v[i])
 	}
 	return nil
 }

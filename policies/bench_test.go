@@ -3,6 +3,8 @@ package policies
 import (
 	"testing"
 	"time"
+
+	"github.com/admpo/admpo/internal/ortskip"
 )
 
 func TestSummarize(t *testing.T) {
@@ -18,7 +20,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestBenchAct(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, 31, 4, 2, 2)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
 		p := openTestPolicy(t, f, false, Options{Runtime: rt})
@@ -38,19 +40,11 @@ func TestBenchAct(t *testing.T) {
 //
 //	go test -run XXX -bench Act -benchtime 20000x ./policies/
 func BenchmarkAct(b *testing.B) {
-	needORT(b)
+	ortskip.IfMissing(b)
 	f := newHopperFixture(b)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
 		b.Run(rt, func(b *testing.B) {
-			dir := b.TempDir() + "/b"
-			if err := WriteBundle(dir, f.bundle(false)); err != nil {
-				b.Fatal(err)
-			}
-			p, err := Open(dir, Options{Runtime: rt})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
+			p := openTestPolicy(b, f, false, Options{Runtime: rt})
 			l, err := BenchAct(p, b.N, 1)
 			if err != nil {
 				b.Fatal(err)

@@ -1,13 +1,12 @@
 package policies
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand"
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/admpo/admpo/internal/pyref"
 )
 
 func TestCalibrateClosedForm(t *testing.T) {
@@ -61,7 +60,7 @@ func TestCalibrateClosedForm(t *testing.T) {
 // TestCalibrateMatchesNumpy compares the percentiles with numpy.percentile
 // (linear method) on random data.
 func TestCalibrateMatchesNumpy(t *testing.T) {
-	needNumpy(t)
+	pyref.Need(t, "numpy")
 	rng := rand.New(rand.NewSource(2))
 	us := make([]float64, 537)
 	for i := range us {
@@ -71,18 +70,9 @@ func TestCalibrateMatchesNumpy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(map[string]any{"u": us, "p": DefaultPercentiles})
-	cmd := exec.Command("/usr/bin/python3", "-c",
-		"import json,sys,numpy as np; d=json.load(sys.stdin); print(json.dumps(np.percentile(np.array(d['u']), d['p']).tolist()))")
-	cmd.Stdin = strings.NewReader(string(data))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python: %v", err)
-	}
 	var want []float64
-	if err := json.Unmarshal(out, &want); err != nil {
-		t.Fatal(err)
-	}
+	pyref.RunJSON(t, "import json,sys,numpy as np; d=json.load(sys.stdin); print(json.dumps(np.percentile(np.array(d['u']), d['p']).tolist()))",
+		map[string]any{"u": us, "p": DefaultPercentiles}, &want)
 	for i, q := range c.Quantiles {
 		if math.Abs(q.U-want[i]) > 1e-12*math.Max(1, want[i]) {
 			t.Fatalf("p%v: %v, numpy %v", q.P, q.U, want[i])

@@ -3,10 +3,9 @@ package policies
 import (
 	"math"
 	"math/rand"
-	"os/exec"
+	"path/filepath"
 	"testing"
 
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -100,22 +99,6 @@ func infs(n int, sign int) Floats {
 	return v
 }
 
-// needORT skips the test when ONNX Runtime cannot be loaded.
-func needORT(t testing.TB) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime unavailable (run `make setup`): %v", err)
-	}
-}
-
-// needNumpy skips the test when /usr/bin/python3 cannot import numpy.
-func needNumpy(t testing.TB) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import numpy").Run(); err != nil {
-		t.Skipf("/usr/bin/python3 with numpy unavailable: %v", err)
-	}
-}
-
 // newActor opens a single actor of the runtime (a pool of one).
 func newActor(rt string, model []byte, info *ModelInfo, od, ad int, opts Options) (actor, error) {
 	as, err := newActors(rt, model, info, od, ad, 1, opts)
@@ -123,4 +106,20 @@ func newActor(rt string, model []byte, info *ModelInfo, od, ad int, opts Options
 		return nil, err
 	}
 	return as[0], nil
+}
+
+// openTestPolicy writes f's bundle (with its ADM or not) and opens it with
+// opts; the policy closes when the test ends.
+func openTestPolicy(t testing.TB, f *fixture, withADM bool, opts Options) *Policy {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "b")
+	if err := WriteBundle(dir, f.bundle(withADM)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }

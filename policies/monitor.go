@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/scratch"
 	"github.com/admpo/admpo/internal/stats"
 )
 
@@ -100,16 +101,13 @@ func (mo *Monitor) uadm(obs, acts []float32, l int) (float64, error) {
 		return 0, ErrClosed
 	}
 	od, ad, m := mo.od, mo.ad, mo.m
-	mo.obs = resize(mo.obs, l*od)
-	mo.acts = resize(mo.acts, m*l*ad)
+	mo.obs = scratch.Resize(mo.obs, l*od)
+	mo.acts = scratch.Resize(mo.acts, m*l*ad)
 	clear(mo.acts)
-	mo.next = resize(mo.next, l*od)
-	mo.rew = resize(mo.rew, l)
-	mo.lv = resize(mo.lv, l*(od+1))
-	if cap(mo.lens) < l {
-		mo.lens = make([]int32, l)
-	}
-	mo.lens = mo.lens[:l]
+	mo.next = scratch.Resize(mo.next, l*od)
+	mo.rew = scratch.Resize(mo.rew, l)
+	mo.lv = scratch.Resize(mo.lv, l*(od+1))
+	mo.lens = scratch.Resize(mo.lens, l)
 	for k := 1; k <= l; k++ {
 		i, s := k-1, l-k
 		copy(mo.obs[i*od:(i+1)*od], obs[s*od:(s+1)*od])
@@ -129,11 +127,4 @@ func (mo *Monitor) close() {
 	defer mo.mu.Unlock()
 	mo.closed = true
 	mo.adm.Close()
-}
-
-func resize(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
 }

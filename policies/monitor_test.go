@@ -6,59 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
-	"github.com/admpo/admpo/models"
 )
 
-// refUADM recomputes U^ADM with the plain-Go ADM forward pass of the models
-// package, one plan at a time, and a float64 two-pass variance.
-func refUADM(t *testing.T, adm *models.ADM, obs, acts []float32) float64 {
-	t.Helper()
-	od, ad, m := adm.Cfg.ObsDim, adm.Cfg.ActDim, adm.Cfg.M
-	l := len(obs) / od
-	if l > m {
-		obs, acts = obs[(l-m)*od:], acts[(l-m)*ad:]
-		l = m
-	}
-	if l == 1 {
-		return 0
-	}
-	preds := make([][]float64, l)
-	for k := 1; k <= l; k++ {
-		s := l - k
-		start := obs[s*od : (s+1)*od]
-		steps := make([][]float32, k)
-		mean := make([][]float32, k)
-		lv := make([][]float32, k)
-		for j := range steps {
-			steps[j] = acts[(s+j)*ad : (s+j+1)*ad]
-			mean[j] = make([]float32, od+1)
-			lv[j] = make([]float32, od+1)
-		}
-		if _, err := adm.PredictAll(nil, 1, start, steps, mean, lv); err != nil {
-			t.Fatal(err)
-		}
-		preds[k-1] = make([]float64, od)
-		for d := 0; d < od; d++ {
-			preds[k-1][d] = float64(start[d]) + float64(mean[k-1][d])
-		}
-	}
-	var total float64
-	for d := 0; d < od; d++ {
-		var mu float64
-		for k := range preds {
-			mu += preds[k][d]
-		}
-		mu /= float64(l)
-		for k := range preds {
-			total += (preds[k][d] - mu) * (preds[k][d] - mu) / float64(l)
-		}
-	}
-	return math.Sqrt(total / float64(od))
-}
-
 func TestMonitorMatchesReference(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od, ad, m = 5, 3, 4
 	f := newFixture(t, 21, od, ad, m)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
@@ -78,7 +31,7 @@ func TestMonitorMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := refUADM(t, f.adm, obs, acts)
+			want := testfix.UADM(t, f.adm, obs, acts)
 			if math.Abs(r.U-want) > 1e-4*math.Max(1, want) {
 				t.Fatalf("%s l=%d: U=%v, reference %v", rt, l, r.U, want)
 			}

@@ -3,12 +3,12 @@ package policies
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand"
 	"runtime"
 	"sync"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // ErrClosed is returned by a Policy's methods after Close.
@@ -227,10 +227,8 @@ func (p *Policy) ActInto(out, obs []float32, stochastic bool) error {
 	if len(out) != n*ad {
 		return fmt.Errorf("policies: output has room for %d values, want %d", len(out), n*ad)
 	}
-	for i, v := range obs {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("policies: observation %d value %d is %v", i/od, i%od, v)
-		}
+	if i := stats.FirstNonFinite(obs); i >= 0 {
+		return fmt.Errorf("policies: observation %d value %d is %v", i/od, i%od, obs[i])
 	}
 	var noise []float32
 	if stochastic {
@@ -252,11 +250,9 @@ func (p *Policy) ActInto(out, obs []float32, stochastic bool) error {
 	if err != nil {
 		return err
 	}
-	for i, v := range out {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("policies: %w: the policy produced %v for action %d value %d from a finite observation (it is probably far outside the training data)",
-				ErrNonFinite, v, i/ad, i%ad)
-		}
+	if i := stats.FirstNonFinite(out); i >= 0 {
+		return fmt.Errorf("policies: %w: the policy produced %v for action %d value %d from a finite observation (it is probably far outside the training data)",
+			ErrNonFinite, out[i], i/ad, i%ad)
 	}
 	return nil
 }

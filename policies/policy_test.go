@@ -4,12 +4,12 @@ import (
 	"errors"
 	"math"
 	"math/rand"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx/schema"
 	"github.com/admpo/admpo/policies/goruntime"
@@ -20,7 +20,7 @@ import (
 // with each other, over batch sizes 1, act_dim, powers of two and odd
 // sizes, and repeated runs of the same compiled model.
 func TestActorBackendsMatchReference(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od, ad = 6, 4
 	f := newFixture(t, 11, od, ad, 3)
 	info, err := Inspect(f.policy)
@@ -139,25 +139,11 @@ func TestInspect(t *testing.T) {
 	}
 }
 
-func openTestPolicy(t *testing.T, f *fixture, withADM bool, opts Options) *Policy {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "b")
-	if err := WriteBundle(dir, f.bundle(withADM)); err != nil {
-		t.Fatal(err)
-	}
-	p, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
-}
-
 // TestPolicyAct checks Act/ActBatch (deterministic by default) and seeded
 // sampling against the reference with noise drawn independently from the
 // same seed.
 func TestPolicyAct(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od, ad = 5, 3
 	f := newFixture(t, 14, od, ad, 3)
 	rng := rand.New(rand.NewSource(9))
@@ -240,7 +226,7 @@ func TestPolicyAct(t *testing.T) {
 // TestPolicyConcurrent hammers one policy from many goroutines (run with
 // -race) and checks every action against the reference.
 func TestPolicyConcurrent(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	const od, ad = 4, 2
 	f := newFixture(t, 15, od, ad, 2)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {

@@ -39,7 +39,7 @@ func pendulumEvaluate(s *Agent, env *envs.Env, episodes int, seed int64) (mean, 
 	for e := 0; e < episodes; e++ {
 		obs, ret := env.Reset(seed+int64(e)), 0.0
 		for {
-			a, err := s.Act(f32(obs), true, nil)
+			a, err := s.Act(envs.Float32(obs), true, nil)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -104,7 +104,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 				act[j] = low[j] + (high[j]-low[j])*rng.Float64()
 			}
 		} else {
-			a, err := s.Act(f32(obs), false, rng)
+			a, err := s.Act(envs.Float32(obs), false, rng)
 			if err != nil {
 				return res, err
 			}
@@ -116,7 +116,7 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := replay.Add(f32(obs), f32(act), float32(st.Reward), f32(st.Obs), st.Terminated, st.Truncated); err != nil {
+		if err := replay.Add(envs.Float32(obs), envs.Float32(act), float32(st.Reward), envs.Float32(st.Obs), st.Terminated, st.Truncated); err != nil {
 			return res, err
 		}
 		obs = st.Obs
@@ -196,12 +196,4 @@ func TestSACSolvesInvertedPendulum(t *testing.T) {
 			t.Errorf("seed %d: no evaluation reached 1000 within %d env steps; evaluation means %v", seed, budget, r.Evals)
 		}
 	}
-}
-
-func f32(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return out
 }

@@ -4,13 +4,10 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/pyref"
 	"github.com/admpo/admpo/models"
 )
 
@@ -105,9 +102,7 @@ func sacRand(n int, rng *rand.Rand) []float32 {
 // noise and compares the losses, the entropy coefficient and every updated
 // weight (actor, critics, target critics) with the PyTorch script above.
 func TestSACUpdateVsTorch(t *testing.T) {
-	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skip("skipping: /usr/bin/python3 cannot import torch (install python3-torch)")
-	}
+	pyref.Need(t, "torch")
 	const obsDim, batch = 5, 16
 	low, high := []float64{-1, 0}, []float64{1, 2}
 	cfg := DefaultConfig(2)
@@ -176,7 +171,7 @@ func TestSACUpdateVsTorch(t *testing.T) {
 		LogAlpha float64
 	}
 	raw := map[string]json.RawMessage{}
-	sacRunTorch(t, full, &raw)
+	pyref.RunJSON(t, sacTorchScript, full, &raw)
 	if err := json.Unmarshal(raw["stats"], &want.Stats); err != nil {
 		t.Fatal(err)
 	}
@@ -212,30 +207,6 @@ func TestSACUpdateVsTorch(t *testing.T) {
 		if worst > 2e-6 {
 			t.Errorf("%s weights differ from torch by up to %g", name, worst)
 		}
-	}
-}
-
-// sacRunTorch feeds input as JSON to sacTorchScript and decodes its output.
-func sacRunTorch(t *testing.T, input any, out any) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "sac_ref.py")
-	if err := os.WriteFile(path, []byte(sacTorchScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("/usr/bin/python3", path)
-	cmd.Stdin = strings.NewReader(string(in))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	res, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python reference failed: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		t.Fatalf("decoding python output: %v", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testcert"
 	"github.com/admpo/admpo/policies"
 )
@@ -19,7 +20,7 @@ import (
 // WWW-Authenticate otherwise, wrong tokens included) except the public
 // groups; unknown paths stay 404.
 func TestBearerToken(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, false)
 	p := f.open(t, policies.Options{Runtime: policies.RuntimeGo})
 	const tok = "0123456789abcdef"
@@ -84,7 +85,7 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 // trusting it gets 200 over TLS 1.2+, a plain-HTTP client and a client that
 // does not trust the certificate fail.
 func TestServeTLS(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, false)
 	h := New(f.open(t, policies.Options{Runtime: policies.RuntimeGo}), Options{})
 	cert, pool := selfSigned(t)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
@@ -26,7 +27,7 @@ func BenchmarkActHandler(b *testing.B) {
 	for _, rt := range []string{"go", "ort"} {
 		b.Run(rt, func(b *testing.B) {
 			if rt == "ort" {
-				needORT(b)
+				ortskip.IfMissing(b)
 			}
 			p, err := policies.Open(dir, policies.Options{Runtime: rt})
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/policies"
 )
@@ -39,7 +40,7 @@ func jsonVec(v []float32) string {
 // TestActResponses checks successful answers against the float64 reference
 // actor and the plain-Go ADM.
 func TestActResponses(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, true)
 	const pseed = 5
 	p := f.open(t, policies.Options{Seed: pseed})
@@ -123,7 +124,7 @@ func TestActResponses(t *testing.T) {
 		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &r) != nil {
 			t.Fatalf("history %d: %d %s", steps, rec.Code, rec.Body)
 		}
-		want := refUADM(t, f.adm, append(flatObs, obs...), append(flatAct, r.Action...))
+		want := testfix.UADM(t, f.adm, append(flatObs, obs...), append(flatAct, r.Action...))
 		if math.Abs(r.UADM.U-want) > 1e-4*math.Max(1, want) || r.UADM.K != min(steps+1, testM) {
 			t.Fatalf("history %d: uadm %+v, reference U %v", steps, r.UADM, want)
 		}
@@ -143,7 +144,7 @@ func TestActResponses(t *testing.T) {
 // TestErrorPaths sends one bad request per failure mode and checks the
 // status and the message.
 func TestErrorPaths(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, false)
 	p := f.open(t, policies.Options{})
 	h := New(p, Options{MaxBodyBytes: 4096, MaxBatch: 8, MaxHistory: 3})
@@ -229,7 +230,7 @@ func TestErrorPaths(t *testing.T) {
 }
 
 func TestInfoAndHealth(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, true)
 	h := New(f.open(t, policies.Options{}), Options{})
 	rec := do(t, h, "GET", "/v1/info", "", "")
@@ -266,7 +267,7 @@ func TestInfoAndHealth(t *testing.T) {
 // TestConcurrentRequests runs parallel clients through a real HTTP server
 // (use -race) and checks every answer.
 func TestConcurrentRequests(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, true)
 	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
 		srv := httptest.NewServer(New(f.open(t, policies.Options{Runtime: rt, Sessions: 2}), Options{}))
@@ -317,7 +318,7 @@ func TestConcurrentRequests(t *testing.T) {
 // problem (422, a JSON error naming it), never a 200 with NaN or a 500, and
 // the metrics hold no NaN afterwards.
 func TestNonFiniteResultsAre422(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixtureStd(t, true, 1e-3)
 	huge := make([]float32, testObs)
 	for i := range huge {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -45,7 +46,7 @@ func TestLoadCountsRequestsAndErrors(t *testing.T) {
 }
 
 func TestBenchLoopback(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, false)
 	p := f.open(t, policies.Options{})
 	res, err := BenchLoopback(context.Background(), p, Options{}, 2, 300*time.Millisecond)
@@ -66,7 +67,7 @@ func TestBenchLoopback(t *testing.T) {
 //
 //	GOMAXPROCS=2 go test -run XXX -bench Loopback -benchtime 1x ./serve/
 func BenchmarkLoopback(b *testing.B) {
-	needORT(b)
+	ortskip.IfMissing(b)
 	dir := hopperBundle(b)
 	p, err := policies.Open(dir, policies.Options{})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -74,7 +75,7 @@ func checkHistogram(t *testing.T, text, name string) {
 }
 
 func TestMetrics(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, true)
 	h := New(f.open(t, policies.Options{}), Options{})
 	ok := jsonVec(make([]float32, testObs))
@@ -143,7 +144,7 @@ func TestObserveSkipsNonFinite(t *testing.T) {
 // TestPromtoolAcceptsMetrics runs `promtool check metrics` (Debian package
 // prometheus, installed by make setup) on a busy server's /metrics.
 func TestPromtoolAcceptsMetrics(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool not installed (apt-get install prometheus; make setup does)")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -61,7 +62,7 @@ func getInfo(t *testing.T, url string) (sha, kind string) {
 // replaced policies are closed, and the answers come from the bundle loaded
 // last (checked against its float64 reference actor).
 func TestReloadUnderLoad(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	actA, dirA := actorBundle(t, 5, policies.RunOnline)
 	actB, dirB := actorBundle(t, 6, policies.RunOffline)
 	corrupt := filepath.Join(t.TempDir(), "corrupt")
@@ -177,7 +178,7 @@ func TestReloadUnderLoad(t *testing.T) {
 // TestAdminReloadAuth: the admin route needs the exact bearer token, is
 // forbidden without one configured and says so without a loader.
 func TestAdminReloadAuth(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	_, dir := actorBundle(t, 5, "")
 	open := func() *policies.Policy {
 		p, err := policies.Open(dir, policies.Options{Runtime: policies.RuntimeGo})

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // limits bound what a request may ask for.
@@ -165,7 +166,7 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 		if len(one) != lim.obsDim {
 			return nil, badRequest("\"obs\" has %d values, want obs_dim=%d", len(one), lim.obsDim)
 		}
-		if i := nonFinite(one); i >= 0 {
+		if i := stats.FirstNonFinite(one); i >= 0 {
 			return nil, badRequest("\"obs\" value %d is not finite", i)
 		}
 		r.obs, r.n = one, 1
@@ -230,19 +231,10 @@ func flatten(field string, rows [][]float32, dim int) ([]float32, error) {
 		if len(row) != dim {
 			return nil, badRequest("%q row %d has %d values, want %d", field, i, len(row), dim)
 		}
-		if j := nonFinite(row); j >= 0 {
+		if j := stats.FirstNonFinite(row); j >= 0 {
 			return nil, badRequest("%q row %d value %d is not finite", field, i, j)
 		}
 		flat = append(flat, row...)
 	}
 	return flat, nil
-}
-
-func nonFinite(v []float32) int {
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return i
-		}
-	}
-	return -1
 }

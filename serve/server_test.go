@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -34,7 +35,7 @@ func (s *slowHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *slowHandler) Drain() { s.drained.Store(true); s.Handler.Drain() }
 
 func TestServeGracefulShutdown(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, false)
 	h := &slowHandler{Handler: New(f.open(t, policies.Options{}), Options{}),
 		entered: make(chan struct{}), release: make(chan struct{})}
@@ -109,7 +110,7 @@ func TestRunBadAddress(t *testing.T) {
 // /readyz answer 503 on new connections while /v1/act still works, and only
 // then does it stop.
 func TestDrainAnswersHealth503(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	f := newFixture(t, false)
 	h := New(f.open(t, policies.Options{}), Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

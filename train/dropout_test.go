@@ -2,11 +2,11 @@ package train
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 )
 
 // Item 7: the authors never put the ADM in eval mode, so its ResBlocks'
@@ -64,12 +64,7 @@ func TestRolloutDropoutAsAuthors(t *testing.T) {
 
 	// The dynamics: both engines roll out with the authors' p and the fit
 	// validates with it; off, neither.
-	if err := infer.Init(); err != nil {
-		if errors.Is(err, infer.ErrORTMissing) {
-			t.Skipf("ONNX Runtime not installed: %v", err)
-		}
-		t.Fatal(err)
-	}
+	ortskip.IfMissing(t)
 	for _, on := range []bool{true, false} {
 		for _, engine := range []string{"direct", "incremental"} {
 			cfg, _ := Preset("quick", "hopper", "admpo", 3)

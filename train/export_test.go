@@ -17,6 +17,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/serve"
 )
@@ -37,7 +38,7 @@ type exportCase struct {
 // (the data set, for offline runs), and that the written bundle serves
 // the run's actor over HTTP.
 func TestExportEveryRunKind(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	tmp := t.TempDir()
 	hopperLow, hopperHigh := []float64{-1, -1, -1}, []float64{1, 1, 1}
 	var cases []*exportCase

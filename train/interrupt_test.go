@@ -11,6 +11,7 @@ import (
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 )
 
 // tripCtx is a context whose Err turns to context.Canceled once armed and
@@ -122,7 +123,7 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 // run (which redoes the interrupted fit or round) must end identical to an
 // uninterrupted one.
 func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	data := offRandomDataset(t, 600)
 	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
 	_, want := offStraightRun(t, cfg)

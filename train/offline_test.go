@@ -11,17 +11,9 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/rundir"
 )
-
-// offNeedORT skips when ONNX Runtime is not installed (roll-outs need it).
-func offNeedORT(t *testing.T) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
-	}
-}
 
 // offTinyConfig is an offline run small enough for a unit test.
 func offTinyConfig(t *testing.T, algo, kind, dataset string) OfflineConfig {
@@ -84,7 +76,7 @@ func offRandomDataset(t *testing.T, n int) string {
 // form, computed here from the data set rows). The roll-out's rewards must
 // be 1 - beta·U: unpenalised on calm windows, lowered on moving ones.
 func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	const od, ad, epLen, m = 11, 3, 12, 3
 	d := &datasets.Dataset{ObsDim: od, ActDim: ad}
 	state := func(ep, step int) []float32 {
@@ -250,7 +242,7 @@ func offCapture(o *Offline) offState {
 // through, and again "killed" after the update-200 checkpoint and resumed
 // from disk: buffers, counters, weights and the logs must be identical.
 func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	data := offRandomDataset(t, 600)
 	for _, algo := range []string{"admpo", "mopo", "bc"} {
 		t.Run(algo, func(t *testing.T) {
@@ -354,7 +346,7 @@ func (s offState) counters() map[string]any {
 // TestOfflineInterruptCheckpoints: a cancelled context stops the loop with
 // ErrInterrupted after writing a checkpoint that resumes at that update.
 func TestOfflineInterruptCheckpoints(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	cfg := offTinyConfig(t, "bc", "random", offRandomDataset(t, 300))
 	dir := filepath.Join(t.TempDir(), "run")
 	o, err := NewOffline(cfg, dir)

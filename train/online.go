@@ -61,7 +61,7 @@ func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if err := startRun(o, dir, cfg.JSON()); err != nil {
 		return nil, err
 	}
-	o.obs = f32(o.env.Reset(cfg.Seed))
+	o.obs = envs.Float32(o.env.Reset(cfg.Seed))
 	return o, nil
 }
 
@@ -190,15 +190,15 @@ func (o *Online) envStep() error {
 	if err != nil {
 		return err
 	}
-	next := f32(st.Obs)
-	if err := o.real.Add(o.obs, f32(act), float32(st.Reward), next, st.Terminated, st.Truncated); err != nil {
+	next := envs.Float32(st.Obs)
+	if err := o.real.Add(o.obs, envs.Float32(act), float32(st.Reward), next, st.Terminated, st.Truncated); err != nil {
 		return err
 	}
 	o.epReturn += st.Reward
 	o.step++
 	if st.Terminated || st.Truncated {
 		o.lastReturn, o.epReturn = o.epReturn, 0
-		next = f32(o.env.ResetNext())
+		next = envs.Float32(o.env.ResetNext())
 	}
 	o.obs = next
 	return nil
@@ -286,13 +286,3 @@ func (o *Online) Step() int { return o.step }
 // LastEval is the mean return of the last evaluation (NaN before the
 // first).
 func (o *Online) LastEval() float64 { return o.lastEval }
-
-// f32 converts an env's float64 values to the float32 the buffers and
-// networks use.
-func f32(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
-	}
-	return out
-}

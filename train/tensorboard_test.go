@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/tbevent"
 	"github.com/admpo/admpo/internal/tbevent/tbcheck"
 	"github.com/admpo/admpo/rundir"
@@ -135,7 +136,7 @@ func TestTensorBoardOff(t *testing.T) {
 // offline.csv: normalised score, raw return, U^ADM statistics, per-k
 // holdout errors.
 func TestOfflineTensorBoardScalars(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	data := offRandomDataset(t, 600)
 	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
 	dir := filepath.Join(t.TempDir(), "run")

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/internal/stats"
 )
 
 // TerminationModel is a termination rule learned from a data set's
@@ -198,10 +199,8 @@ func (m *TerminationModel) Prob(obs []float32) float64 {
 // Done reports whether obs ends the episode: p > 0.5, or a value that is
 // not finite.
 func (m *TerminationModel) Done(obs []float32) bool {
-	for _, v := range obs {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return true
-		}
+	if !stats.Finite(obs) {
+		return true
 	}
 	return m.Prob(obs) > 0.5
 }

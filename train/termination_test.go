@@ -11,6 +11,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 )
 
 // knownRule is the synthetic data's true termination rule: a parabola,
@@ -107,7 +108,7 @@ func TestFitTerminationLearnsKnownRule(t *testing.T) {
 // action bounds from the data, and a resume that continues; bad files make
 // no run directory.
 func TestOfflineBringYourOwnData(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	tmp := t.TempDir()
 	path := filepath.Join(tmp, "robot-log.hdf5")
 	d := byoDataset(1500, 2)

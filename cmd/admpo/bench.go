@@ -11,19 +11,9 @@ import (
 )
 
 func runBench(args []string) error {
-	help := "Usage: admpo bench train|rollout|serve [flags]   (see admpo bench <name> --help)\n"
-	if done, err := groupHelp(args, help, "bench needs a sub-command: train, rollout or serve"); done {
-		return err
-	}
-	switch args[0] {
-	case "train":
-		return benchTrain(args[1:])
-	case "rollout":
-		return benchRollout(args[1:])
-	case "serve":
-		return benchServe(args[1:])
-	}
-	return fmt.Errorf("%w: bench: unknown benchmark %q (train, rollout, serve)", errUsage, args[0])
+	return runGroup(args, "Usage: admpo bench train|rollout|serve [flags]   (see admpo bench <name> --help)\n",
+		"bench needs a sub-command: train, rollout or serve", "bench: unknown benchmark %q (train, rollout, serve)",
+		map[string]func([]string) error{"train": benchTrain, "rollout": benchRollout, "serve": benchServe})
 }
 
 func printTable(t *benchmarks.Table, asJSON bool) error {

@@ -15,15 +15,8 @@ import (
 
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
 )
-
-func needORT(t *testing.T) {
-	t.Helper()
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
-	}
-}
 
 // sameData fails unless a and b hold bit-identical transitions and flags.
 func sameData(t *testing.T, what string, a, b *datasets.Dataset) {
@@ -53,7 +46,7 @@ func sameData(t *testing.T, what string, a, b *datasets.Dataset) {
 // medium-expert is the medium data then the expert data, the metadata name
 // the policy's checksum, and a changed policy file is refused.
 func TestShippedCollect(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	tmp := t.TempDir()
 	run := filepath.Join(tmp, "beh")
 	bc := collect.DefaultBehaviourConfig("hopper", 1, 300)
@@ -179,7 +172,7 @@ func TestShippedPoliciesInD4RLBand(t *testing.T) {
 	if len(m.Policies) == 0 {
 		t.Skipf("no behaviour policy is shipped in %s yet (issue 15 item 1: promote the behaviour runs with `admpo promote`)", collect.ShippedDir)
 	}
-	needORT(t)
+	ortskip.IfMissing(t)
 	for _, p := range m.Policies {
 		t.Run(p.Env+"-"+p.Kind, func(t *testing.T) {
 			band, ok := d4rlBands[p.Env+"-"+p.Kind]

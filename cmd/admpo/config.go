@@ -237,6 +237,30 @@ type (
 	plainOffline train.OfflineConfig
 )
 
+// layerConfig finishes a new run's config cfg (a *train.OnlineConfig or
+// *train.OfflineConfig holding the preset's values; plain is the same
+// pointer as *plainOnline or *plainOffline): it lays over it the --config
+// file's keys (cf, nil without a file) with their legacy defaults, then
+// given (which sets what the command takes from the flags given), then the
+// override flags ov (bound by fields to cfg's fields), and validates it.
+func layerConfig(cf *configFile, cfg interface{ Validate() error }, plain any, given func(), ov *overrides,
+	fields map[string]any) error {
+	if err := cf.apply(plain); err != nil {
+		return err
+	}
+	if err := cf.legacyDefaults(cfg); err != nil {
+		return err
+	}
+	given()
+	if err := ov.apply(fields); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr(err)
+	}
+	return nil
+}
+
 // configHelp is the --config flag's help.
 const configHelp = "YAML or JSON file of config.json keys (a run's config.json re-runs it); values come from the\n" +
 	"preset, then the file, then the flags given; an unknown key is an error"

@@ -10,9 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/train"
 )
 
@@ -187,15 +186,10 @@ func TestConfigFileErrors(t *testing.T) {
 // --dataset replaces the file's data keys.
 func TestConfigFileRerunsOfflineRun(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := collect.Dataset("hopper", 300, 1, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := trainfix.RandomHopper(t, 300, 1)
 	d.Meta = nil
 	data := filepath.Join(tmp, "mydata.hdf5")
-	if err := datasets.WriteD4RL(data, d); err != nil {
-		t.Fatal(err)
-	}
+	trainfix.WriteD4RL(t, data, d)
 	tiny := []string{"--dataset", data, "--algo", "bc", "--epochs", "1", "--steps-per-epoch", "20", "--batch", "8", "--hidden", "8,8",
 		"--eval-episodes", "1", "--checkpoint-every", "20", "--seed", "4", "--tensorboard=false"}
 	for _, c := range []struct {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/evaluate"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
@@ -107,7 +108,7 @@ func TestHelpAndVersion(t *testing.T) {
 // and the D4RL score; a bad runtime is a usage error and a task that is not
 // built in an error.
 func TestEvalCommand(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	bin := buildBinary(t)
 	bundle := testBundle(t)
 	p, err := policies.Open(bundle, policies.Options{Runtime: "go"})

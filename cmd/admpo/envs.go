@@ -14,16 +14,8 @@ func runEnvs(args []string) error {
 	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n\n" +
 		"list  prints every task with its observation/action sizes and control step dt.\n" +
 		"run   runs a uniform random policy and prints each episode's return and length, then steps/s.\n"
-	if done, err := groupHelp(args, help, "envs needs a sub-command: list or run"); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return envsList(args[1:])
-	case "run":
-		return envsRun(args[1:])
-	}
-	return fmt.Errorf("%w: envs: unknown sub-command %q (list, run)", errUsage, args[0])
+	return runGroup(args, help, "envs needs a sub-command: list or run", "envs: unknown sub-command %q (list, run)",
+		map[string]func([]string) error{"list": envsList, "run": envsRun})
 }
 
 func envsList(args []string) error {

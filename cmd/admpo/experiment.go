@@ -17,24 +17,14 @@ import (
 )
 
 func runExperiment(args []string) error {
-	subs := map[string]func([]string) error{
-		"compounding-error": expCompounding,
-		"uncertainty":       expUncertainty,
-		"m-sweep":           expMSweep,
-	}
-	if done, err := groupHelp(args, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
+	return runGroup(args, "Usage: admpo experiment compounding-error|uncertainty|m-sweep [flags]\n"+
 		"  compounding-error  open-loop state error of the ADM, the ensemble and the bootstrapping RNN vs roll-out length\n"+
 		"  uncertainty        model uncertainty vs true one-step error (MuJoCo as ground truth) for three policies\n"+
 		"  m-sweep            ADMPO-OFF normalised score vs the maximum backtracking length m\n"+
 		"See admpo experiment SUB --help.\n",
-		"experiment needs a sub-command: compounding-error, uncertainty or m-sweep"); done {
-		return err
-	}
-	f, ok := subs[args[0]]
-	if !ok {
-		return fmt.Errorf("%w: experiment: unknown sub-command %q (compounding-error, uncertainty or m-sweep)", errUsage, args[0])
-	}
-	return f(args[1:])
+		"experiment needs a sub-command: compounding-error, uncertainty or m-sweep",
+		"experiment: unknown sub-command %q (compounding-error, uncertainty or m-sweep)",
+		map[string]func([]string) error{"compounding-error": expCompounding, "uncertainty": expUncertainty, "m-sweep": expMSweep})
 }
 
 // budgetFlags registers the model-size and fit-cap flags shared by the
@@ -133,10 +123,12 @@ func copyFile(src, dst string) error {
 
 // studyFlags are the flags every model study has: its data set and task,
 // its output directory, where to copy its plot and (fitting studies) the
-// directory of fitted models.
+// directory of fitted models and the fit budget.
 type studyFlags struct {
 	study                          string
 	dataset, env, out, png, models *string
+	budget                         *budgetFlags // nil unless the study fits models
+	seed                           *int64       // the seed of the fits
 }
 
 // addStudyFlags adds the study's shared flags; withModels adds --models.
@@ -153,21 +145,48 @@ func addStudyFlags(fs *pflag.FlagSet, study string, withModels bool) *studyFlags
 	return s
 }
 
-// open reads the data set and resolves the task, the data set's name, the
-// output directory and the models directory (empty without --models).
-func (s *studyFlags) open() (d *datasets.Dataset, task *envs.Task, name, dir, models string, err error) {
-	if d, task, name, err = expData(*s.dataset, *s.env); err != nil {
-		return nil, nil, "", "", "", err
+// withBudget adds the model-size and fit-cap flags of a study that fits
+// its models with seed.
+func (s *studyFlags) withBudget(fs *pflag.FlagSet, seed *int64) {
+	s.budget, s.seed = addBudgetFlags(fs), seed
+}
+
+// study is what a model study's flags resolve to.
+type study struct {
+	data   *datasets.Dataset
+	task   *envs.Task
+	name   string                // the data set's label, e.g. "hopper-medium"
+	dir    string                // the output directory
+	models string                // the models directory (empty without --models)
+	budget experiments.FitBudget // the fit budget (zero unless the study fits models)
+}
+
+// open parses the study's arguments with fs (whose flags include s's), reads
+// the data set and resolves the task, the data set's name, the output and
+// models directories and the fit budget.
+func (s *studyFlags) open(fs *pflag.FlagSet, args []string) (study, error) {
+	if err := parse(fs, args); err != nil {
+		return study{}, err
 	}
-	if dir = *s.out; dir == "" {
-		dir = filepath.Join("runs", "experiments", s.study+"-"+name)
+	var st study
+	var err error
+	if st.data, st.task, st.name, err = expData(*s.dataset, *s.env); err != nil {
+		return study{}, err
+	}
+	if st.dir = *s.out; st.dir == "" {
+		st.dir = filepath.Join("runs", "experiments", s.study+"-"+st.name)
 	}
 	if s.models != nil {
-		if models = *s.models; models == "" {
-			models = filepath.Join(dir, "models")
+		if st.models = *s.models; st.models == "" {
+			st.models = filepath.Join(st.dir, "models")
 		}
 	}
-	return d, task, name, dir, models, nil
+	if s.budget != nil {
+		if st.budget, err = s.budget.budget(*s.seed); err != nil {
+			return study{}, err
+		}
+	}
+	return st, nil
 }
 
 // report prints a study's summary and its files, and copies the plot to --png.
@@ -188,29 +207,22 @@ func expCompounding(args []string) error {
 	testFrac := fs.Float64("test-frac", 0.1, "share of the transitions held out (whole episodes of > horizon steps)")
 	fixedK1 := fs.Bool("fixed-k1", true, "also roll the ADM out with k = 1 at every step")
 	seed := fs.Int64("seed", 0, "seed of the split, the fits and the roll-outs")
-	bf := addBudgetFlags(fs)
+	sf.withBudget(fs, seed)
 	bound(fs, atLeast1, "horizon", "segments", "stride")
 	bound(fs, span{Lo: 0, Hi: 1, Open: true}, "test-frac")
 	bound(fs, anyNum, "seed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	d, _, name, dir, md, err := sf.open()
+	st, err := sf.open(fs, args)
 	if err != nil {
 		return err
 	}
-	b, err := bf.budget(*seed)
-	if err != nil {
-		return err
-	}
-	res, err := experiments.RunCompounding(experiments.CompoundingConfig{Data: d, Name: name, Out: dir, ModelsDir: md,
-		Budget: b, Horizon: *horizon, TestFrac: *testFrac, Stride: *stride, MaxSegments: *segments, FixedK1: *fixedK1,
-		Seed: *seed}, os.Stdout)
+	res, err := experiments.RunCompounding(experiments.CompoundingConfig{Data: st.data, Name: st.name, Out: st.dir,
+		ModelsDir: st.models, Budget: st.budget, Horizon: *horizon, TestFrac: *testFrac, Stride: *stride,
+		MaxSegments: *segments, FixedK1: *fixedK1, Seed: *seed}, os.Stdout)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\nmean state MSE of open-loop roll-outs on %s (%d segments from %d held-out episodes; models fitted on %d transitions)\n",
-		name, res.Segments, res.TestEpisodes, res.TrainRows)
+		st.name, res.Segments, res.TestEpisodes, res.TrainRows)
 	return sf.report(res, res.CSV, res.PNG)
 }
 
@@ -225,35 +237,28 @@ func expUncertainty(args []string) error {
 	testFrac := fs.Float64("test-frac", 0.1, "held-out share for the model fit (as compounding-error)")
 	splitH := fs.Int("split-horizon", 100, "held-out episodes are longer than this (compounding-error's --horizon)")
 	seed := fs.Int64("seed", 0, "seed of the split, the fits, BC, the starts and the roll-outs")
-	bf := addBudgetFlags(fs)
+	sf.withBudget(fs, seed)
 	bound(fs, atLeast1, "starts", "horizon", "bc-steps", "split-horizon")
 	bound(fs, positive, "bc-lr")
 	bound(fs, span{Lo: 0, Hi: 1, Open: true}, "test-frac")
 	bound(fs, anyNum, "seed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	d, task, name, dir, md, err := sf.open()
-	if err != nil {
-		return err
-	}
-	b, err := bf.budget(*seed)
+	st, err := sf.open(fs, args)
 	if err != nil {
 		return err
 	}
 	if *policy == "" {
 		fmt.Println("no --policy: the trained policy is left out")
 	}
-	res, err := experiments.RunUncertainty(experiments.UncertaintyConfig{Data: d, Name: name, Task: task.Name, Out: dir,
-		ModelsDir: md, Budget: b, TestFrac: *testFrac, SplitHorizon: *splitH, PolicyPath: *policy, Starts: *starts,
-		Horizon: *horizon, BCSteps: *bcSteps, BCBatch: 256, BCLR: *bcLR, Seed: *seed}, os.Stdout)
+	res, err := experiments.RunUncertainty(experiments.UncertaintyConfig{Data: st.data, Name: st.name, Task: st.task.Name,
+		Out: st.dir, ModelsDir: st.models, Budget: st.budget, TestFrac: *testFrac, SplitHorizon: *splitH, PolicyPath: *policy,
+		Starts: *starts, Horizon: *horizon, BCSteps: *bcSteps, BCBatch: 256, BCLR: *bcLR, Seed: *seed}, os.Stdout)
 	if err != nil {
 		return err
 	}
 	if res.Policy != "" {
 		fmt.Printf("trained policy: %s\n", res.Policy)
 	}
-	fmt.Printf("\nuncertainty vs true one-step error on %s (%d starts x H=%d per policy and model)\n", name, *starts, *horizon)
+	fmt.Printf("\nuncertainty vs true one-step error on %s (%d starts x H=%d per policy and model)\n", st.name, *starts, *horizon)
 	return sf.report(res, res.CSV, res.PNG)
 }
 
@@ -268,10 +273,7 @@ func expMSweep(args []string) error {
 	last := fs.Int("last", 3, "evaluations (epochs) averaged for a run's score")
 	ov := addOverrides(fs, mSweepFields(&train.OfflineConfig{}))
 	bound(fs, atLeast1, "last")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	d, task, name, dir, _, err := sf.open()
+	st, err := sf.open(fs, args)
 	if err != nil {
 		return err
 	}
@@ -289,12 +291,12 @@ func expMSweep(args []string) error {
 	}
 	k := *kind
 	if k == "" {
-		_, k, _ = train.DatasetIdentity(*dataset, d.Meta)
+		_, k, _ = train.DatasetIdentity(*dataset, st.data.Meta)
 	}
 	if k == "" {
 		return fmt.Errorf("%w: cannot tell the data set kind of %s: set --kind", errUsage, *dataset)
 	}
-	cfg, err := train.OfflinePreset(*preset, task.Name, k, "admpo", task.ActDim)
+	cfg, err := train.OfflinePreset(*preset, st.task.Name, k, "admpo", st.task.ActDim)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -303,10 +305,10 @@ func expMSweep(args []string) error {
 		return err
 	}
 	fmt.Printf("m-sweep on %s: m in %v, seeds %v; every run: %d epochs x %d updates, H=%d, beta=%g, ADM %dx%d/%d, model fit <= %d epochs\n",
-		name, ms, seeds, cfg.Epochs, cfg.StepsPerEpoch, cfg.Horizon, cfg.Penalty, cfg.ADMLayers, cfg.ADMHidden, cfg.ADMResBlocks, cfg.ModelMaxEpochs)
+		st.name, ms, seeds, cfg.Epochs, cfg.StepsPerEpoch, cfg.Horizon, cfg.Penalty, cfg.ADMLayers, cfg.ADMHidden, cfg.ADMResBlocks, cfg.ModelMaxEpochs)
 	ctx, stop := interruptible()
 	defer stop()
-	res, err := experiments.RunSweep(ctx, experiments.SweepConfig{Base: cfg, Ms: ms, Seeds: seeds, Out: dir, Last: *last,
+	res, err := experiments.RunSweep(ctx, experiments.SweepConfig{Base: cfg, Ms: ms, Seeds: seeds, Out: st.dir, Last: *last,
 		OnStatus: func(label string, s train.Status) {
 			if s.Message != "" {
 				fmt.Printf("[%s] %s\n", label, s.Message)
@@ -319,6 +321,6 @@ func expMSweep(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nADMPO-OFF normalised score vs m on %s (mean of the last %d evaluations)\n", name, *last)
+	fmt.Printf("\nADMPO-OFF normalised score vs m on %s (mean of the last %d evaluations)\n", st.name, *last)
 	return sf.report(res, res.CSV, res.PNG)
 }

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/admpo/admpo/collect"
-	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/policies"
-	"github.com/admpo/admpo/train"
 )
 
 // TestExportOfflineRunCommand: `admpo export` turns an offline run (ADMPO-OFF
@@ -20,35 +17,14 @@ import (
 // labelled admpo-off / offline with a U^ADM calibration, and `admpo eval`
 // plays it; export of a directory that is no run fails cleanly.
 func TestExportOfflineRunCommand(t *testing.T) {
-	needORT(t)
+	ortskip.IfMissing(t)
 	bin := buildBinary(t)
 	tmp := t.TempDir()
-	d, _, err := collect.Dataset("hopper", 1200, 3, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(tmp, "hopper-random.hdf5")
-	if err := datasets.WriteD4RL(data, d); err != nil {
-		t.Fatal(err)
-	}
-	c, err := train.OfflinePreset("quick", "hopper", "random", "admpo", 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Dataset = data
-	c.Epochs, c.StepsPerEpoch, c.CheckpointEvery, c.EvalEpisodes = 1, 100, 100, 1
-	c.Batch, c.Hidden = 32, []int{32, 32}
-	c.RolloutEvery, c.RolloutBatch, c.Horizon, c.ModelRetain = 50, 64, 2, 2
-	c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.ModelMaxEpochs, c.ModelPatience = 2, 16, 1, 1, 2, 2
+	data := trainfix.RandomHopperFile(t, 1200)
+	c := trainfix.TinyOfflineConfig(t, "admpo", "random", data)
+	c.Epochs = 1
 	run := filepath.Join(tmp, "run")
-	o, err := train.NewOffline(c, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	o.Close()
+	trainfix.RunOfflineToEnd(t, c, run)
 	out := filepath.Join(tmp, "bundle")
 	r := runBin(t, bin, nil, "export", "--run", run, "--out", out, "--calibration-samples", "200")
 	if r.code != 0 || !strings.Contains(r.stdout, "offline admpo-off run") || !strings.Contains(r.stdout, data) {

@@ -13,10 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/admpo/admpo/collect"
-	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/tbevent"
+	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/train"
 )
 
@@ -165,15 +163,10 @@ func TestDryRunPrintsTheAuthorsConfig(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("--dry-run made the run directory")
 	}
-	d, _, err := collect.Dataset("hopper", 200, 1, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := trainfix.RandomHopper(t, 200, 1)
 	d.Meta = nil
 	path := filepath.Join(tmp, "hopper-medium.hdf5")
-	if err := datasets.WriteD4RL(path, d); err != nil {
-		t.Fatal(err)
-	}
+	trainfix.WriteD4RL(t, path, d)
 	s, err = captureStdout(t, func() error {
 		return trainOffline([]string{"--dataset", path, "--preset", "paper", "--dry-run", "--out", out})
 	})

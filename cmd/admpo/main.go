@@ -110,20 +110,25 @@ func usage(w *os.File) {
 	fmt.Fprintln(w, "\nRun `admpo <command> --help` (or `admpo help <command> [sub-command]`) for the flags of a command.")
 }
 
-// groupHelp handles the help of a command made of sub-commands: with no
-// arguments it prints help to stderr and returns a usage error naming what
-// is missing; with --help or -h it prints help to stdout (done is true,
-// err nil); otherwise it does nothing.
-func groupHelp(args []string, help, missing string) (done bool, err error) {
+// runGroup runs a command made of sub-commands: args[0] names the
+// sub-command (a key of subs), which gets the rest of args. With no
+// arguments it prints help to stderr and returns a usage error saying what
+// is missing; with --help or -h it prints help to stdout; an unknown name
+// is the usage error unknown, a format with %q for the name.
+func runGroup(args []string, help, missing, unknown string, subs map[string]func([]string) error) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, help)
-		return true, fmt.Errorf("%w: %s", errUsage, missing)
+		return fmt.Errorf("%w: %s", errUsage, missing)
 	}
 	if args[0] == "--help" || args[0] == "-h" {
 		fmt.Fprint(os.Stdout, help)
-		return true, nil
+		return nil
 	}
-	return false, nil
+	sub, ok := subs[args[0]]
+	if !ok {
+		return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(unknown, args[0]))
+	}
+	return sub(args[1:])
 }
 
 // newFlags returns a flag set whose --help prints a description and the flags.

@@ -193,23 +193,15 @@ func trainOffline(args []string) error {
 			return err
 		}
 		cfg.Seed = *seed
-		if err := cf.apply((*plainOffline)(&cfg)); err != nil {
+		if err := layerConfig(cf, &cfg, (*plainOffline)(&cfg), func() {
+			if fs.Changed("seed") {
+				cfg.Seed = *seed
+			}
+			if fs.Changed("epochs") {
+				cfg.Epochs = *epochs
+			}
+		}, ov, offlineFields(&cfg)); err != nil {
 			return err
-		}
-		if err := cf.legacyDefaults(&cfg); err != nil {
-			return err
-		}
-		if fs.Changed("seed") {
-			cfg.Seed = *seed
-		}
-		if fs.Changed("epochs") {
-			cfg.Epochs = *epochs
-		}
-		if err := ov.apply(offlineFields(&cfg)); err != nil {
-			return err
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageErr(err)
 		}
 		if *dryRun {
 			_, err := os.Stdout.Write(cfg.JSON())

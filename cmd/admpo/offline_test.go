@@ -10,10 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/admpo/admpo/collect"
-	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/train"
 )
 
@@ -26,15 +24,10 @@ import (
 // directory; with --env and --kind it trains as that task's data set.
 func TestTrainOfflineDatasetErrors(t *testing.T) {
 	tmp := t.TempDir()
-	d, _, err := collect.Dataset("hopper", 200, 1, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := trainfix.RandomHopper(t, 200, 1)
 	d.Meta = nil // no env, no kind
 	anon := filepath.Join(tmp, "mydata.hdf5")
-	if err := datasets.WriteD4RL(anon, d); err != nil {
-		t.Fatal(err)
-	}
+	trainfix.WriteD4RL(t, anon, d)
 	whole, err := os.ReadFile(anon)
 	if err != nil {
 		t.Fatal(err)
@@ -99,9 +92,7 @@ func TestTrainOfflineDatasetErrors(t *testing.T) {
 	} else {
 		t.Log("skipping the NaN file case: /usr/bin/python3 with h5py is needed to write one")
 	}
-	if err := infer.Init(); err != nil {
-		t.Skipf("ONNX Runtime not available (run `make setup`): %v", err)
-	}
+	ortskip.IfMissing(t)
 	// Without a task the data train: no evaluation, the learned
 	// termination (the data hold hopper's falls), sizes in config.json.
 	anonOut := filepath.Join(tmp, "run-anon")

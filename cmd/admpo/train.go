@@ -15,17 +15,9 @@ import (
 )
 
 func runTrain(args []string) error {
-	if done, err := groupHelp(args, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n",
-		"train needs a sub-command: online or offline"); done {
-		return err
-	}
-	switch args[0] {
-	case "online":
-		return trainOnline(args[1:])
-	case "offline":
-		return trainOffline(args[1:])
-	}
-	return fmt.Errorf("%w: train: unknown sub-command %q (online or offline)", errUsage, args[0])
+	return runGroup(args, "Usage: admpo train online|offline [flags]   (see admpo train online --help, admpo train offline --help)\n",
+		"train needs a sub-command: online or offline", "train: unknown sub-command %q (online or offline)",
+		map[string]func([]string) error{"online": trainOnline, "offline": trainOffline})
 }
 
 // onlineFlags are train online's flags.
@@ -94,24 +86,16 @@ func trainOnline(args []string) error {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
-		if err := cf.apply((*plainOnline)(&cfg)); err != nil {
+		if err := layerConfig(cf, &cfg, (*plainOnline)(&cfg), func() {
+			cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
+			if fs.Changed("seed") {
+				cfg.Seed = *seed
+			}
+			if fs.Changed("steps") {
+				cfg.Steps = *steps
+			}
+		}, ov, onlineFields(&cfg)); err != nil {
 			return err
-		}
-		if err := cf.legacyDefaults(&cfg); err != nil {
-			return err
-		}
-		cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
-		if fs.Changed("seed") {
-			cfg.Seed = *seed
-		}
-		if fs.Changed("steps") {
-			cfg.Steps = *steps
-		}
-		if err := ov.apply(onlineFields(&cfg)); err != nil {
-			return err
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageErr(err)
 		}
 		if *dryRun {
 			_, err := os.Stdout.Write(cfg.JSON())

@@ -6,13 +6,16 @@ import (
 )
 
 // Finite reports whether every value of v is neither NaN nor ±Inf.
-func Finite(v []float32) bool {
-	for _, x := range v {
+func Finite(v []float32) bool { return FirstNonFinite(v) < 0 }
+
+// FirstNonFinite is the index of the first NaN or ±Inf in v, or -1.
+func FirstNonFinite(v []float32) int {
+	for i, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return false
+			return i
 		}
 	}
-	return true
+	return -1
 }
 
 // Pearson is the sample correlation coefficient of x and y (NaN for fewer

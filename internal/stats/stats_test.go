@@ -45,6 +45,14 @@ func TestFinite(t *testing.T) {
 	if !Finite([]float32{0, -1, 3e38}) || Finite([]float32{1, float32(math.NaN())}) || Finite([]float32{float32(math.Inf(-1))}) {
 		t.Error("Finite misclassifies")
 	}
+	for _, c := range []struct {
+		v    []float32
+		want int
+	}{{nil, -1}, {[]float32{0, 1}, -1}, {[]float32{0, float32(math.Inf(1)), float32(math.NaN())}, 1}} {
+		if got := FirstNonFinite(c.v); got != c.want {
+			t.Errorf("FirstNonFinite(%v) = %d, want %d", c.v, got, c.want)
+		}
+	}
 }
 
 // TestMeanStd checks the population statistics against the closed form of

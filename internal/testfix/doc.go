@@ -3,5 +3,7 @@
 // (forward passes written from the equations in models/weights.go, sharing
 // no code with models/forward.go or the ONNX exporter) to check exported and
 // Go-run networks against, random observations and the largest difference
-// of two results. Only tests import it.
+// of two results; and the U^ADM of a history that the monitors are checked
+// against (over the models package's own ADM forward pass). Only tests
+// import it.
 package testfix

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gorgonia.org/tensor"
+
+	"github.com/admpo/admpo/internal/scratch"
 )
 
 // Hand-written kernels (forward and backward) for the fused ops of
@@ -12,13 +14,6 @@ import (
 // ResBlock, the log-variance soft clamp, a column split and the Gaussian
 // negative log-likelihood. Their gradients are checked against finite
 // differences through the layers that use them (models/graph_rnn_test.go).
-
-func growF32(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
 
 func wantShape(what string, got tensor.Shape, want ...int) error {
 	if !got.Eq(tensor.Shape(want)) {
@@ -86,10 +81,10 @@ func (k *gruKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) 
 	h := shapes[3][0]
 	h3 := 3 * h
 	b := rows / k.steps
-	k.gi = growF32(k.gi, rows*h3)
-	k.gates = growF32(k.gates, rows*h3)
-	k.ghn = growF32(k.ghn, rows*h)
-	k.gh = growF32(k.gh, b*h3)
+	k.gi = scratch.Resize(k.gi, rows*h3)
+	k.gates = scratch.Resize(k.gates, rows*h3)
+	k.ghn = scratch.Resize(k.ghn, rows*h)
+	k.gh = scratch.Resize(k.gh, b*h3)
 	Sgemm(false, false, rows, h3, inDim, 1, x, inDim, wi, h3, 0, k.gi, h3)
 	for t := 0; t < k.steps; t++ {
 		for r := 0; r < b; r++ {
@@ -124,9 +119,9 @@ func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []floa
 	if len(k.gates) != rows*h3 {
 		return fmt.Errorf("backward before forward")
 	}
-	k.dgi = growF32(k.dgi, rows*h3)
-	k.dgh = growF32(k.dgh, rows*h3)
-	k.dh = growF32(k.dh, b*h)
+	k.dgi = scratch.Resize(k.dgi, rows*h3)
+	k.dgh = scratch.Resize(k.dgh, rows*h3)
+	k.dh = scratch.Resize(k.dh, b*h)
 	clear(k.dh)
 	for t := k.steps - 1; t >= 0; t-- {
 		base := t * b
@@ -200,7 +195,7 @@ type lnBack struct {
 // dgamma and dbeta (nil to skip); dw may alias gy.
 func (s *lnBack) run(gy, gamma, xhat, inv, dw, dgamma, dbeta []float32, c int) {
 	rows := len(gy) / c
-	s.prod = growF32(s.prod, len(gy))
+	s.prod = scratch.Resize(s.prod, len(gy))
 	prod := s.prod
 	parallelFor(rows, rowGrain, func(lo, hi int) {
 		layerNormBackChunk(hi-lo, c, gy[lo*c:hi*c], gamma, xhat[lo*c:hi*c], inv[lo:hi], dw[lo*c:hi*c], prod[lo*c:hi*c])
@@ -240,8 +235,8 @@ func (k *layerNormKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
 }
 func (k *layerNormKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
 	rows, c := shapes[0][0], shapes[0][1]
-	k.xhat = growF32(k.xhat, rows*c)
-	k.inv = growF32(k.inv, rows)
+	k.xhat = scratch.Resize(k.xhat, rows*c)
+	k.inv = scratch.Resize(k.inv, rows)
 	LayerNormRows(in[0], in[1], in[2], y, k.xhat, k.inv, c, k.eps)
 	return nil
 }
@@ -306,10 +301,10 @@ func (k *resTailKernel) forward(in [][]float32, shapes []tensor.Shape, y []float
 	u, x := in[0], in[1]
 	rows, c := shapes[0][0], shapes[0][1]
 	n := rows * c
-	k.sig = growF32(k.sig, n)
-	k.w = growF32(k.w, n)
-	k.xhat = growF32(k.xhat, n)
-	k.inv = growF32(k.inv, rows)
+	k.sig = scratch.Resize(k.sig, n)
+	k.w = scratch.Resize(k.w, n)
+	k.xhat = scratch.Resize(k.xhat, n)
+	k.inv = scratch.Resize(k.inv, rows)
 	var mask []float32
 	if k.hasMask {
 		mask = in[4]
@@ -333,7 +328,7 @@ func (k *resTailKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []
 	if len(k.sig) != n {
 		return fmt.Errorf("backward before forward")
 	}
-	k.dw = growF32(k.dw, n)
+	k.dw = scratch.Resize(k.dw, n)
 	dw := k.dw
 	k.back.run(gy, in[2], k.xhat, k.inv, dw, gin[2], gin[3], c)
 	if dx := gin[1]; dx != nil {
