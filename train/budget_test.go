@@ -13,6 +13,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/rundir"
 )
 
@@ -128,7 +129,7 @@ func TestOfflineCPUPresetDiffersOnlyWhereItSays(t *testing.T) {
 // (epochs x steps, capped by model_max_epochs); a config.json without the
 // key keeps full passes.
 func TestOfflineModelEpochSteps(t *testing.T) {
-	offNeedORT(t)
+	ortskip.IfMissing(t)
 	data := offRandomDataset(t, 1500) // > 3 fit batches of 256 train starts (the fit's batch, not SAC's)
 	for _, algo := range []string{"admpo", "mopo"} {
 		cfg := offTinyConfig(t, algo, "random", data)
