@@ -321,11 +321,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 	}
 	rep.HoldoutLoss, rep.HoldoutPerK = hl, []float64{hl}
 	if rep.Epochs > 0 {
-		var tl float64
-		for _, v := range rep.History[rep.Epochs-1].TrainNLL {
-			tl += v / float64(nm)
-		}
-		rep.TrainLoss = tl
+		rep.TrainLoss = rep.Curve[rep.Epochs-1].TrainLoss
 	}
 	return rep, nil
 }

@@ -322,9 +322,6 @@ func (o *Offline) fit(ctx context.Context) (string, error) {
 		return "", o.fitLogErr
 	}
 	o.lastFit, o.fitted = rep, true
-	if err := writeModelFitLog(o.Dir, rep.Curve); err != nil {
-		return "", err
-	}
 	return fmt.Sprintf("model fit: %d epochs, holdout MSE %.5f, per k %s (%.1fs)", rep.Epochs, rep.HoldoutLoss,
 		fmtFloats(rep.HoldoutPerK), time.Since(t0).Seconds()), nil
 }
