@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/rundir"
@@ -50,6 +53,35 @@ type Diagnosis struct {
 	RewErrMean  float64     `json:"reward_error_mean"` // |r_model (unpenalised) - r_real|
 	DoneAgree   float64     `json:"done_agreement"`    // model and simulator agree on termination
 	ByUQuintile []DiagGroup `json:"by_u_quintile"`     // error within each fifth of the transitions sorted by U
+	// FromStarts is how the policy fares in the real task from the three
+	// kinds of start state (DiagStart); empty when
+	// DiagnoseOptions.StartEpisodes is 0.
+	FromStarts []DiagStart `json:"from_starts,omitempty"`
+}
+
+// Start-state kinds of DiagStart.From.
+const (
+	FromReset        = "reset"         // the task's own resets, as in the run's evaluations
+	FromEpisodeStart = "episode start" // data set rows that begin an episode
+	FromMidEpisode   = "mid-episode"   // data set rows within an episode
+)
+
+// DiagStart is how the diagnosed policy fares in the real task from one
+// kind of start state: its deterministic action, from the state until
+// termination or the task's step limit. A policy that runs on from
+// mid-episode states but falls from resets and episode starts has learnt
+// where the data set's states are dense, not how to start.
+type DiagStart struct {
+	From       string  `json:"from"` // FromReset, FromEpisodeStart or FromMidEpisode
+	Episodes   int     `json:"episodes"`
+	MeanSteps  float64 `json:"mean_steps"`
+	MeanReturn float64 `json:"mean_return"`
+	AtLimit    float64 `json:"reached_limit"` // share of the episodes that ran to the step limit
+	// Rows are the data set rows started from (nil for FromReset), and
+	// Seeds the reset seeds (nil otherwise), so that any episode can be
+	// replayed.
+	Rows  []int   `json:"rows,omitempty"`
+	Seeds []int64 `json:"seeds,omitempty"`
 }
 
 // DiagStats are the averages over a group of replayed transitions.
@@ -105,6 +137,9 @@ type DiagnoseOptions struct {
 	// their errors compare like for like. The result is then written to
 	// DIR/diagnosis-with-NAME.json rather than DIR/diagnosis.json.
 	Policy string
+	// StartEpisodes is the number of episodes run from each kind of start
+	// state (Diagnosis.FromStarts); 0 leaves the study out.
+	StartEpisodes int
 }
 
 // DiagnoseOffline loads the finished (or checkpointed) offline run in dir
@@ -225,11 +260,115 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 		}
 		d.ByUQuintile = append(d.ByUQuintile, g)
 	}
+	if opt.StartEpisodes > 0 {
+		if d.FromStarts, err = fromStarts(env, cfg.Dataset, policy, opt.StartEpisodes, opt.Seed); err != nil {
+			return nil, fmt.Errorf("experiments: %s: %w", dir, err)
+		}
+	}
 	b, _ := json.MarshalIndent(d, "", "  ")
 	if err := atomicfile.WriteFile(filepath.Join(dir, out), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	return d, nil
+}
+
+// fromStarts runs the deterministic policy for n episodes from each kind of
+// start state: resets with seeds seed, seed+1, ...; and data set rows drawn
+// without replacement (rows whose velocities are clipped are left out).
+func fromStarts(env *envs.Env, dataset string, policy []byte, n int, seed int64) ([]DiagStart, error) {
+	d, err := datasets.Read(dataset)
+	if err != nil {
+		return nil, err
+	}
+	p, err := infer.OpenPolicy(policy, infer.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	actor := &detActor{p: p, out: make([]float32, d.ActDim)}
+	var starts, mids []int
+	first := true
+	for i := 0; i < d.N; i++ {
+		if env.Restorable(d.Obs[i*d.ObsDim:(i+1)*d.ObsDim], clipMargin) {
+			if first {
+				starts = append(starts, i)
+			} else {
+				mids = append(mids, i)
+			}
+		}
+		first = d.Terminal[i] || d.Timeout[i]
+	}
+	rng := rand.New(rand.NewSource(seed))
+	limit := envs.MaxEpisodeSteps
+	reset := DiagStart{From: FromReset}
+	for ep := 0; ep < n; ep++ {
+		reset.Seeds = append(reset.Seeds, seed+int64(ep))
+	}
+	r, err := envs.Evaluate(env, actor, envs.EvalConfig{Episodes: n, Seed: func(ep int) int64 { return reset.Seeds[ep] }})
+	if err != nil {
+		return nil, err
+	}
+	for i, ret := range r.Returns {
+		reset.add(ret, r.Lengths[i], limit)
+	}
+	out := []DiagStart{reset.finish()}
+	for _, g := range []struct {
+		from string
+		rows []int
+	}{{FromEpisodeStart, starts}, {FromMidEpisode, mids}} {
+		s := DiagStart{From: g.from}
+		for _, j := range rng.Perm(len(g.rows))[:min(n, len(g.rows))] {
+			row := g.rows[j]
+			if err := env.SetFromObs(d.Obs[row*d.ObsDim : (row+1)*d.ObsDim]); err != nil {
+				return nil, err
+			}
+			ret, steps, err := envs.Play(env, actor, env.Observation(), nil, envs.Hooks{})
+			if err != nil {
+				return nil, fmt.Errorf("from data set row %d: %w", row, err)
+			}
+			s.Rows = append(s.Rows, row)
+			s.add(ret, steps, limit)
+		}
+		out = append(out, s.finish())
+	}
+	return out, nil
+}
+
+// add counts one episode.
+func (s *DiagStart) add(ret float64, steps, limit int) {
+	s.Episodes++
+	s.MeanReturn += ret
+	s.MeanSteps += float64(steps)
+	if steps >= limit {
+		s.AtLimit++
+	}
+}
+
+// finish turns the sums into means.
+func (s DiagStart) finish() DiagStart {
+	if s.Episodes > 0 {
+		c := float64(s.Episodes)
+		s.MeanReturn, s.MeanSteps, s.AtLimit = s.MeanReturn/c, s.MeanSteps/c, s.AtLimit/c
+	}
+	return s
+}
+
+// detActor is an exported actor's deterministic (mean) action as an
+// envs.Actor.
+type detActor struct {
+	p   *infer.Policy
+	out []float32
+}
+
+// Act runs the actor on one observation.
+func (a *detActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
+	if err := a.p.Act(obs, nil, a.out); err != nil {
+		return err
+	}
+	for i, v := range a.out {
+		act[i] = float64(v)
+	}
+	return nil
 }
 
 // diagPolicy returns the ONNX actor a diagnosis rolls out: the run's own

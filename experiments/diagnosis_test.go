@@ -11,6 +11,7 @@ import (
 
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/models"
@@ -191,5 +192,120 @@ func TestDiagnosisWithAnotherPolicy(t *testing.T) {
 	}
 	if _, err := DiagnoseOffline(run, DiagnoseOptions{Starts: 50, Seed: 3, Policy: wrong}); err == nil || !strings.Contains(err.Error(), "17") {
 		t.Fatalf("a 17x6 actor on a hopper model: %v, want an error naming the sizes", err)
+	}
+}
+
+// TestDiagnosisFromStarts runs a tiny ADMPO-OFF run's policy from the three
+// kinds of start state and checks the study against a loop written out here:
+// the episode-start rows begin episodes of the data set (row 0, or after a
+// terminal or a timeout row: the data mark some starts by timeouts only) and
+// the mid-episode rows do not, no row twice;
+// replaying each reported row and reset seed with the deterministic actor
+// until termination or 1000 steps gives the reported mean steps, returns
+// and share at the limit.
+func TestDiagnosisFromStarts(t *testing.T) {
+	ortskip.IfMissing(t)
+	// Timeouts every third row (where no terminal is) make episode starts
+	// that only the timeout flag marks.
+	ds := trainfix.RandomHopper(t, 400, 3)
+	for i := 2; i < ds.N; i += 3 {
+		ds.Timeout[i] = !ds.Terminal[i]
+	}
+	data := filepath.Join(t.TempDir(), "hopper-random.hdf5")
+	trainfix.WriteD4RL(t, data, ds)
+	cfg := trainfix.TinyOfflineConfig(t, "admpo", "random", data)
+	cfg.Epochs, cfg.Horizon, cfg.M = 1, 3, 3
+	dir := filepath.Join(t.TempDir(), "admpo")
+	trainfix.RunOfflineToEnd(t, cfg, dir)
+	const n = 8
+	d, err := DiagnoseOffline(dir, DiagnoseOptions{Starts: 50, Seed: 3, StartEpisodes: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onnxActor, err := os.ReadFile(filepath.Join(dir, "policy.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := infer.OpenPolicy(onnxActor, infer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	env, err := envs.Make("hopper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	// episode plays the mean action from the env's current observation.
+	episode := func(obs []float64) (ret float64, steps int) {
+		a32 := make([]float32, ds.ActDim)
+		act := make([]float64, ds.ActDim)
+		for steps < 1000 {
+			o := make([]float32, len(obs))
+			for i, v := range obs {
+				o[i] = float32(v)
+			}
+			if err := p.Act(o, nil, a32); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range a32 {
+				act[i] = float64(v)
+			}
+			st, err := env.Step(act)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ret += st.Reward
+			steps++
+			obs = st.Obs
+			if st.Terminated {
+				break
+			}
+		}
+		return ret, steps
+	}
+	want := []string{FromReset, FromEpisodeStart, FromMidEpisode}
+	if len(d.FromStarts) != len(want) {
+		t.Fatalf("%d start groups, want %d", len(d.FromStarts), len(want))
+	}
+	for gi, g := range d.FromStarts {
+		if g.From != want[gi] || g.Episodes != n {
+			t.Fatalf("group %d: %q with %d episodes, want %q with %d", gi, g.From, g.Episodes, want[gi], n)
+		}
+		var sumRet, sumSteps, atLimit float64
+		seen := map[int]bool{}
+		for i := 0; i < n; i++ {
+			var obs []float64
+			if g.From == FromReset {
+				if len(g.Seeds) != n || len(g.Rows) != 0 {
+					t.Fatalf("reset group: %d seeds, %d rows", len(g.Seeds), len(g.Rows))
+				}
+				obs = env.Reset(g.Seeds[i])
+			} else {
+				if len(g.Rows) != n {
+					t.Fatalf("%s: %d rows", g.From, len(g.Rows))
+				}
+				r := g.Rows[i]
+				begins := r == 0 || ds.Terminal[r-1] || ds.Timeout[r-1]
+				if begins != (g.From == FromEpisodeStart) || seen[r] {
+					t.Fatalf("%s: row %d (begins an episode: %v, seen before: %v)", g.From, r, begins, seen[r])
+				}
+				seen[r] = true
+				if err := env.SetFromObs(ds.Obs[r*ds.ObsDim : (r+1)*ds.ObsDim]); err != nil {
+					t.Fatal(err)
+				}
+				obs = env.Observation()
+			}
+			ret, steps := episode(obs)
+			sumRet += ret
+			sumSteps += float64(steps)
+			if steps == 1000 {
+				atLimit++
+			}
+		}
+		if math.Abs(sumRet/n-g.MeanReturn) > 1e-9 || sumSteps/n != g.MeanSteps || atLimit/n != g.AtLimit {
+			t.Errorf("%s: replayed mean return %v, steps %v, at limit %v; reported %v, %v, %v",
+				g.From, sumRet/n, sumSteps/n, atLimit/n, g.MeanReturn, g.MeanSteps, g.AtLimit)
+		}
 	}
 }

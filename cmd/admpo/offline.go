@@ -106,7 +106,7 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 type offlineFlags struct {
 	dataset, env, kind, evalEnv, termination, algo, preset *string
 	out, resume, diagnose, diagPolicy, configPath          *string
-	epochs, diagStarts                                     *int
+	epochs, diagStarts, diagEpisodes                       *int
 	seed                                                   *int64
 	dryRun, tb                                             *bool
 	ov                                                     *overrides
@@ -131,6 +131,8 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint")
 	f.diagnose = fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
 	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
+	f.diagEpisodes = fs.Int("diagnose-episodes", 20, "with --diagnose: episodes of the policy in the task from each kind of start state\n"+
+		"(the task's resets, the data set's episode starts, states within its episodes; 0: none)")
 	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
@@ -140,6 +142,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.ov = addOverrides(fs, offlineFields(&train.OfflineConfig{}))
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
+	bound(fs, nonNeg, "diagnose-episodes")
 	return fs, f
 }
 
@@ -152,7 +155,7 @@ func trainOffline(args []string) error {
 		return err
 	}
 	if *diagnose != "" {
-		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy})
+		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy, StartEpisodes: *f.diagEpisodes})
 	}
 	var o *train.Offline
 	var err error
@@ -259,5 +262,12 @@ func diagnoseOffline(dir string, opt experiments.DiagnoseOptions) error {
 		fmt.Printf(" (%.3f, %.3f)", g.UMean, g.ErrMean)
 	}
 	fmt.Println()
+	if len(d.FromStarts) > 0 {
+		fmt.Printf("  the policy in the task (deterministic, to termination or %d steps), by start state:\n", envs.MaxEpisodeSteps)
+		fmt.Println("    from            episodes  mean steps  mean return  reached the limit")
+		for _, s := range d.FromStarts {
+			fmt.Printf("    %-14s  %8d  %10.1f  %11.1f  %5.0f%%\n", s.From, s.Episodes, s.MeanSteps, s.MeanReturn, 100*s.AtLimit)
+		}
+	}
 	return nil
 }
