@@ -113,9 +113,13 @@ func trainOnline(args []string) error {
 
 // statusPrinter shows a progress bar on a terminal and periodic log lines
 // otherwise; event messages (evaluations, model fits) are always printed.
+// done is the step the run starts from (a resumed run's). The log lines'
+// rate and ETA count from the first status seen, so the steps a resumed
+// run had done before, or a slow start, do not skew them.
 func statusPrinter(total, done int) func(train.Status) {
 	tty := term.IsTerminal(int(os.Stdout.Fd()))
-	start, last := time.Now(), time.Now()
+	start, last := clock(), clock()
+	startStep := -1
 	var bar *progressbar.ProgressBar
 	if tty {
 		bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stdout), progressbar.OptionShowCount(),
@@ -137,14 +141,24 @@ func statusPrinter(total, done int) func(train.Status) {
 		if s.Message != "" {
 			fmt.Println(s.Message)
 		}
-		if time.Since(last) > 10*time.Second || s.Step == s.Steps {
-			last = time.Now()
-			rate := float64(s.Step-done) / time.Since(start).Seconds()
-			eta := time.Duration(float64(s.Steps-s.Step)/math.Max(rate, 1e-9)) * time.Second
-			fmt.Printf("step %d/%d (%.0f steps/s, ETA %s) %s\n", s.Step, s.Steps, rate, eta.Round(time.Second), desc)
+		now := clock()
+		if startStep < 0 {
+			startStep, start = s.Step, now
+		}
+		if now.Sub(last) > 10*time.Second || s.Step == s.Steps {
+			last = now
+			rate := float64(s.Step-startStep) / math.Max(now.Sub(start).Seconds(), 1e-9)
+			eta := "-"
+			if rate > 0 {
+				eta = (time.Duration(float64(s.Steps-s.Step)/rate) * time.Second).Round(time.Second).String()
+			}
+			fmt.Printf("step %d/%d (%.0f steps/s, ETA %s) %s\n", s.Step, s.Steps, rate, eta, desc)
 		}
 	}
 }
+
+// clock is the time statusPrinter reads (a test sets it).
+var clock = time.Now
 
 func fmtNaN(v float64, f string) string {
 	if math.IsNaN(v) {
