@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
@@ -285,7 +286,7 @@ func fromStarts(env *envs.Env, dataset string, policy []byte, n int, seed int64)
 		return nil, err
 	}
 	defer p.Close()
-	actor := &detActor{p: p, out: make([]float32, d.ActDim)}
+	actor := &collect.ONNXPolicy{P: p, Deterministic: true}
 	var starts, mids []int
 	first := true
 	for i := 0; i < d.N; i++ {
@@ -351,24 +352,6 @@ func (s DiagStart) finish() DiagStart {
 		s.MeanReturn, s.MeanSteps, s.AtLimit = s.MeanReturn/c, s.MeanSteps/c, s.AtLimit/c
 	}
 	return s
-}
-
-// detActor is an exported actor's deterministic (mean) action as an
-// envs.Actor.
-type detActor struct {
-	p   *infer.Policy
-	out []float32
-}
-
-// Act runs the actor on one observation.
-func (a *detActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
-	if err := a.p.Act(obs, nil, a.out); err != nil {
-		return err
-	}
-	for i, v := range a.out {
-		act[i] = float64(v)
-	}
-	return nil
 }
 
 // diagPolicy returns the ONNX actor a diagnosis rolls out: the run's own
