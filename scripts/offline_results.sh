@@ -16,6 +16,9 @@
 #           for cpu and paper).
 #   ADMPO_BIN another admpo binary (e.g. a copy, so rebuilding bin/ cannot
 #           touch running jobs); NO_PLOT=1 leaves docs/ plots alone.
+#   REPO    the checkout whose datasets/behaviour policies collect the data and
+#           whose docs/ receive evidence and plots (default: this script's own;
+#           set it when running a copy of the script kept outside the checkout).
 # TAG with EXTRA runs a variant beside the main matrix: EXTRA's flags are added
 # to every run, which goes to runs/NAME-TAG/ (plot docs/offline-NAME-TAG.png),
 # e.g. the paper-size ADM ablation:
@@ -39,7 +42,8 @@ fi
 [ -n "${NO_BUILD:-}${ADMPO_BIN:-}" ] || make -s build
 root=$PWD
 bin=$(realpath "${ADMPO_BIN:-$root/bin/admpo}")   # ADMPO_BIN: another admpo binary
-mkdir -p "$work/d" "$work/runs" docs
+repo=$(realpath "${REPO:-$root}")
+mkdir -p "$work/d" "$work/runs" "$repo/docs"
 cd "$work"
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 for ds in $datasets; do
@@ -51,7 +55,7 @@ for ds in $datasets; do
       "$bin" collect --env "$env" --kind "$kind" --size 30000 --seed 0 --train-steps 100000 --stop-return $stop \
         --train-dir "d/behaviour-$env-0" --out "$data" > "d/$ds.log" 2>&1
     else                             # D4RL's size from the shipped behaviour policies
-      "$bin" collect --env "$env" --kind "$kind" --seed 0 --policies "$root/datasets/behaviour" --out "$data" > "d/$ds.log" 2>&1 ||
+      "$bin" collect --env "$env" --kind "$kind" --seed 0 --policies "$repo/datasets/behaviour" --out "$data" > "d/$ds.log" 2>&1 ||
         { echo "$(date +%T) no data set $ds (see $work/d/$ds.log)"; continue; }
     fi
   fi
@@ -76,13 +80,13 @@ for ds in $datasets; do
         echo "$(date +%T) finished $dir: $(grep -a 'normalised score' "$dir.log" | tail -1)"
       fi
       if [ -n "$evidence" ]; then
-        ev=$root/docs/results/offline/$name-$algo-$seed
+        ev=$repo/docs/results/offline/$name-$algo-$seed
         mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$dir/offline.csv" "$ev/"
         [ ! -f "$dir/model_fit.csv" ] || cp "$dir/model_fit.csv" "$ev/"
         [ ! -f "$dir.diagnosis.txt" ] || cp "$dir.diagnosis.txt" "$ev/diagnosis.txt"
       fi
     done
   done
-  [ -n "${NO_PLOT:-}" ] || [ ! -d "runs/$name" ] || "$bin" plot --runs "runs/$name/*" --out "$root/docs/offline-$name${preset/quick/}.png" \
+  [ -n "${NO_PLOT:-}" ] || [ ! -d "runs/$name" ] || "$bin" plot --runs "runs/$name/*" --out "$repo/docs/offline-$name${preset/quick/}.png" \
     --title "$name ($preset preset${EXTRA:+, $EXTRA})"
 done

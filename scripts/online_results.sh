@@ -10,6 +10,10 @@
 #           docs/results/online/ENV-ALGO-SEED/ (on by default for cpu and paper).
 #   ADMPO_BIN another admpo binary (e.g. a copy, so rebuilding bin/ cannot
 #           touch running jobs); NO_PLOT=1 leaves docs/ plots alone.
+#   REPO    the checkout whose docs/ receive evidence and plots (default: this
+#           script's own; set it when running a copy of the script kept outside
+#           the checkout, so that git operations there cannot change a running
+#           script).
 # Finished runs are skipped and interrupted ones resumed (--resume continues
 # exactly), so parts can run in parallel (each run takes a lock) or one after
 # another; two single-threaded jobs side by side on two cores, e.g.
@@ -25,7 +29,8 @@ fi
 [ -n "${NO_BUILD:-}${ADMPO_BIN:-}" ] || make -s build
 bin=${ADMPO_BIN:-bin/admpo}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
-mkdir -p "$out" docs
+repo=$(realpath "${REPO:-.}")
+mkdir -p "$out" "$repo/docs"
 for env in $envs; do
   for seed in ${SEEDS:-0 1 2}; do
     for algo in ${ALGOS:-admpo mbpo sac}; do
@@ -44,11 +49,11 @@ for env in $envs; do
         echo "$(date +%T) finished $dir: $(grep 'eval return' "$dir.log" | tail -1)"
       fi
       if [ -n "$evidence" ]; then
-        ev=docs/results/online/$env-$algo-$seed
+        ev=$repo/docs/results/online/$env-$algo-$seed
         mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$dir/progress.jsonl" "$ev/"
       fi
     done
   done
-  [ -n "${NO_PLOT:-}" ] || "$bin" plot --runs "$out/$env-*" --out "docs/online-$env$suffix.png" \
+  [ -n "${NO_PLOT:-}" ] || "$bin" plot --runs "$out/$env-*" --out "$repo/docs/online-$env$suffix.png" \
     --title "$env ($preset preset)" || true
 done
