@@ -149,25 +149,33 @@ func goldenEntry(out *bytes.Buffer, name string, c interface{ JSON() []byte }, e
 	out.Write(c.JSON())
 }
 
-// fieldDump lists v's fields, one "Name=JSON value" line each, with the
-// fields of embedded structs listed as their own (as Go promotes them), so
-// the dump does not depend on how the config struct is put together.
+// fieldDump lists v's fields sorted by name, one "Name=JSON value" line
+// each, with the fields of embedded structs listed as their own (as Go
+// promotes them), so the dump does not depend on how the config struct is
+// put together.
 func fieldDump(v reflect.Value) string {
-	var b strings.Builder
+	lines := fieldLines(v)
+	sort.Strings(lines)
+	return strings.Join(lines, "")
+}
+
+// fieldLines are fieldDump's lines in field order.
+func fieldLines(v reflect.Value) []string {
+	var lines []string
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			b.WriteString(fieldDump(v.Field(i)))
+			lines = append(lines, fieldLines(v.Field(i))...)
 			continue
 		}
 		js, err := json.Marshal(v.Field(i).Interface())
 		if err != nil {
 			js = []byte("error: " + err.Error())
 		}
-		fmt.Fprintf(&b, "%s=%s\n", f.Name, js)
+		lines = append(lines, fmt.Sprintf("%s=%s\n", f.Name, js))
 	}
-	return b.String()
+	return lines
 }
 
 // compareGolden compares got with the golden file name (or rewrites it
