@@ -231,7 +231,7 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		return "", err
 	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
-	tr, err := o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+	tr, err := o.rollPolicy(actor, o.Cfg.inferOptions(), o.Cfg.RolloutBatch,
 		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
 	if err != nil {
 		return "", err
