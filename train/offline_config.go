@@ -110,7 +110,7 @@ var OfflineAlgos = []string{"admpo", "mopo", "bc"}
 // DatasetKinds lists the D4RL data set kinds the presets know.
 var DatasetKinds = []string{"random", "medium", "expert", "medium-replay", "medium-expert"}
 
-// offlineHyper is one data set's (m, H, beta) and, for ADMPO-OFF, the
+// offlineHyper is one data set's ADMPO-OFF settings: m, H, beta and the
 // authors' fixed entropy coefficient alpha.
 type offlineHyper struct {
 	m, h  int
@@ -143,19 +143,22 @@ var paperOffline = map[string]offlineHyper{
 // coefficient from the MOPO authors' D4RL configs (examples/config/d4rl/*.py
 // in tianheyu927/mopo, D4RL v0; "mixed" is medium-replay). Data sets not
 // listed use H = 5 and beta = 2.5.
-var mopoOffline = map[string]offlineHyper{
-	"hopper-random":             {1, 5, 1, 0},
-	"hopper-medium":             {1, 5, 5, 0},
-	"hopper-medium-replay":      {1, 5, 1, 0},
-	"hopper-medium-expert":      {1, 5, 1, 0},
-	"walker2d-random":           {1, 1, 1, 0},
-	"walker2d-medium":           {1, 5, 5, 0},
-	"walker2d-medium-replay":    {1, 1, 1, 0},
-	"walker2d-medium-expert":    {1, 1, 2, 0},
-	"halfcheetah-random":        {1, 5, 0.5, 0},
-	"halfcheetah-medium":        {1, 1, 1, 0},
-	"halfcheetah-medium-replay": {1, 5, 1, 0},
-	"halfcheetah-medium-expert": {1, 5, 5, 0},
+var mopoOffline = map[string]struct {
+	h    int
+	beta float64
+}{
+	"hopper-random":             {5, 1},
+	"hopper-medium":             {5, 5},
+	"hopper-medium-replay":      {5, 1},
+	"hopper-medium-expert":      {5, 1},
+	"walker2d-random":           {1, 1},
+	"walker2d-medium":           {5, 5},
+	"walker2d-medium-replay":    {1, 1},
+	"walker2d-medium-expert":    {1, 2},
+	"halfcheetah-random":        {5, 0.5},
+	"halfcheetah-medium":        {1, 1},
+	"halfcheetah-medium-replay": {5, 1},
+	"halfcheetah-medium-expert": {5, 5},
 }
 
 // customOffline is ADMPO-OFF's (m, H, beta, alpha) for data without a task
