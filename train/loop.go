@@ -61,6 +61,19 @@ type runLoop interface {
 	openLogs(keepUpTo int) error
 	// restore takes the run state from a checkpoint.
 	restore(f *ckpt.File) error
+	// RunTo runs the loop until step stop (or ctx is cancelled).
+	RunTo(ctx context.Context, stop int) error
+	// ExportFinal writes the final policy (and model) as ONNX files.
+	ExportFinal() error
+}
+
+// runToEnd runs r until its last step, total (or ctx is cancelled:
+// ErrInterrupted, after a checkpoint), then writes its final ONNX files.
+func runToEnd(ctx context.Context, r runLoop, total int) error {
+	if err := r.RunTo(ctx, total); err != nil {
+		return err
+	}
+	return r.ExportFinal()
 }
 
 // prepareRunDir creates dir for a fresh run; it must not already hold one.

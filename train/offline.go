@@ -240,12 +240,7 @@ func (o *Offline) Fitted() bool { return o.fitted }
 // Run continues the run until Cfg.TotalSteps() updates or ctx is cancelled
 // (ErrInterrupted, after a checkpoint), then writes the final policy (and
 // model) as ONNX files.
-func (o *Offline) Run(ctx context.Context) error {
-	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
-		return err
-	}
-	return o.ExportFinal()
-}
+func (o *Offline) Run(ctx context.Context) error { return runToEnd(ctx, o, o.Cfg.TotalSteps()) }
 
 // RunTo runs the loop until update stop (or ctx is cancelled:
 // ErrInterrupted, after a checkpoint); Run also exports the final files.

@@ -111,12 +111,7 @@ func (o *Online) openLogs(keepUpTo int) (err error) {
 
 // Run continues the loop until Cfg.TotalSteps() env steps or ctx is
 // cancelled, then writes the final policy (and model) as ONNX files.
-func (o *Online) Run(ctx context.Context) error {
-	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
-		return err
-	}
-	return o.ExportFinal()
-}
+func (o *Online) Run(ctx context.Context) error { return runToEnd(ctx, o, o.Cfg.TotalSteps()) }
 
 // RunTo runs the loop until env step stop (or ctx is cancelled:
 // ErrInterrupted, after a checkpoint); Run also exports the final files.
