@@ -249,11 +249,8 @@ func (o *Offline) RunTo(ctx context.Context, stop int) error {
 	c := o.Cfg
 	total := c.TotalSteps()
 	if o.dyn != nil && !o.fitted {
-		var msg string
-		if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
-			msg, err = o.fit(ctx)
-			return err
-		}); err != nil {
+		msg, err := o.interruptibleRound(ctx, o.Checkpoint, o.fit)
+		if err != nil {
 			return err
 		}
 		if err := o.Checkpoint(); err != nil {
@@ -265,12 +262,10 @@ func (o *Offline) RunTo(ctx context.Context, stop int) error {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
 		}
-		msg := ""
+		var msg string
 		if o.dyn != nil && o.step%c.RolloutEvery == 0 {
-			if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
-				msg, err = o.rolloutRound(ctx)
-				return err
-			}); err != nil {
+			var err error
+			if msg, err = o.interruptibleRound(ctx, o.Checkpoint, o.rolloutRound); err != nil {
 				return err
 			}
 		}

@@ -123,12 +123,10 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
 		}
-		msg := ""
+		var msg string
 		if o.dyn != nil && o.step >= c.WarmUp && (o.step-c.WarmUp)%c.ModelEvery == 0 {
-			if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
-				msg, err = o.modelRound(ctx)
-				return err
-			}); err != nil {
+			var err error
+			if msg, err = o.interruptibleRound(ctx, o.Checkpoint, o.modelRound); err != nil {
 				return err
 			}
 		}
