@@ -293,7 +293,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 			c.ActorLRSchedule = "cosine"
 		}
 	default:
-		return OfflineConfig{}, fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
+		return OfflineConfig{}, unknownPreset(name)
 	}
 	return c, c.Validate()
 }
@@ -301,8 +301,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 // Validate checks the configuration's values and their consistency.
 func (c OfflineConfig) Validate() error {
 	var p problems
-	p.algo(c.Algo, OfflineAlgos)
-	p.check(c.Version >= 1 && c.Version <= ConfigVersion, "config version %d is not 1..%d", c.Version, ConfigVersion)
+	p.algoVersion(c.Algo, OfflineAlgos, c.Version)
 	p.check(c.ActorLRSchedule == "cosine" || c.ActorLRSchedule == "cosine-epoch" || c.ActorLRSchedule == "constant",
 		"actor lr schedule %q must be cosine, cosine-epoch or constant", c.ActorLRSchedule)
 	p.check(c.Epochs > 0 && c.StepsPerEpoch > 0, "epochs %d and steps per epoch %d must be positive", c.Epochs, c.StepsPerEpoch)

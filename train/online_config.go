@@ -284,7 +284,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 			c.Rollout = Schedule{0, 5000, 1, 5}
 		}
 	default:
-		return OnlineConfig{}, fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
+		return OnlineConfig{}, unknownPreset(name)
 	}
 	return c, c.Validate()
 }
@@ -292,8 +292,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 // Validate checks the configuration's values and their consistency.
 func (c OnlineConfig) Validate() error {
 	var p problems
-	p.algo(c.Algo, Algos)
-	p.check(c.Version >= 1 && c.Version <= ConfigVersion, "config version %d is not 1..%d", c.Version, ConfigVersion)
+	p.algoVersion(c.Algo, Algos, c.Version)
 	p.check(c.Steps > 0, "steps %d must be positive", c.Steps)
 	p.check(c.WarmUp >= 0 && c.WarmUp < c.TotalSteps(), "warm-up %d must be in [0, total steps %d)", c.WarmUp, c.TotalSteps())
 	p.check(c.ActorEvery >= 1, "actor every %d must be >= 1", c.ActorEvery)

@@ -17,9 +17,17 @@ func (p *problems) check(ok bool, f string, a ...any) {
 	}
 }
 
-// algo checks that algo is one of known.
-func (p *problems) algo(algo string, known []string) {
+// algoVersion checks that algo is one of known and that version is a
+// config format this code reads.
+func (p *problems) algoVersion(algo string, known []string, version int) {
 	p.check(slices.Contains(known, algo), "algo %q is not one of %s", algo, strings.Join(known, ", "))
+	p.check(version >= 1 && version <= ConfigVersion, "config version %d is not 1..%d", version, ConfigVersion)
+}
+
+// unknownPreset is the error of a preset name that is none of paper, cpu
+// and quick.
+func unknownPreset(name string) error {
+	return fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
 }
 
 // hidden checks a network's hidden layer sizes.
