@@ -61,6 +61,19 @@ type runLoop interface {
 	openLogs(keepUpTo int) error
 	// restore takes the run state from a checkpoint.
 	restore(f *ckpt.File) error
+	// RunTo runs the loop until step stop (or ctx is cancelled).
+	RunTo(ctx context.Context, stop int) error
+	// ExportFinal writes the final policy (and model) as ONNX files.
+	ExportFinal() error
+}
+
+// runToEnd runs r until its last step, total (or ctx is cancelled:
+// ErrInterrupted, after a checkpoint), then writes its final ONNX files.
+func runToEnd(ctx context.Context, r runLoop, total int) error {
+	if err := r.RunTo(ctx, total); err != nil {
+		return err
+	}
+	return r.ExportFinal()
 }
 
 // prepareRunDir creates dir for a fresh run; it must not already hold one.
@@ -146,26 +159,27 @@ func stopIfCancelled(ctx context.Context, checkpoint func() error) error {
 }
 
 // interruptibleRound runs round (a model fit and/or roll-out, which may take
-// minutes) so that an interrupt during it costs seconds and keeps resume
+// minutes) and returns its status message, so that an interrupt during it costs seconds and keeps resume
 // exact: when ctx is cancelled while round runs, what a round changes before
 // it completes (the dynamics model, the random sources, the last fit) is put
 // back as it was, the checkpoint is written (stopIfCancelled) and
 // ErrInterrupted returned. A resumed run then redoes the whole round from the
 // same state, as if never stopped. A round must change nothing else until its
 // last step can no longer fail (the model buffer is filled last).
-func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, round func() error) error {
+func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error,
+	round func(context.Context) (string, error)) (string, error) {
 	before := ckpt.New()
 	if err := l.dyn.Save(before); err != nil {
-		return err
+		return "", err
 	}
 	if err := l.saveRNGs(before); err != nil {
-		return err
+		return "", err
 	}
 	// Save keeps references to the live weights: encode them now.
 	saved, lastFit, fitAt := before.Encode(), l.lastFit, l.fitAt
-	err := round()
+	msg, err := round(ctx)
 	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
-		return err
+		return msg, err
 	}
 	f, derr := ckpt.Decode(saved)
 	if derr == nil {
@@ -175,10 +189,10 @@ func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error, 
 		derr = l.loadRNGs(f)
 	}
 	if derr != nil {
-		return fmt.Errorf("train: interrupted in a model round, and restoring the state before it failed (no checkpoint written): %w", derr)
+		return "", fmt.Errorf("train: interrupted in a model round, and restoring the state before it failed (no checkpoint written): %w", derr)
 	}
 	l.lastFit, l.fitAt = lastFit, fitAt
-	return stopIfCancelled(ctx, checkpoint)
+	return "", stopIfCancelled(ctx, checkpoint)
 }
 
 // timed runs f and adds its duration to *acc.

@@ -240,12 +240,7 @@ func (o *Offline) Fitted() bool { return o.fitted }
 // Run continues the run until Cfg.TotalSteps() updates or ctx is cancelled
 // (ErrInterrupted, after a checkpoint), then writes the final policy (and
 // model) as ONNX files.
-func (o *Offline) Run(ctx context.Context) error {
-	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
-		return err
-	}
-	return o.ExportFinal()
-}
+func (o *Offline) Run(ctx context.Context) error { return runToEnd(ctx, o, o.Cfg.TotalSteps()) }
 
 // RunTo runs the loop until update stop (or ctx is cancelled:
 // ErrInterrupted, after a checkpoint); Run also exports the final files.
@@ -254,11 +249,8 @@ func (o *Offline) RunTo(ctx context.Context, stop int) error {
 	c := o.Cfg
 	total := c.TotalSteps()
 	if o.dyn != nil && !o.fitted {
-		var msg string
-		if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
-			msg, err = o.fit(ctx)
-			return err
-		}); err != nil {
+		msg, err := o.interruptibleRound(ctx, o.Checkpoint, o.fit)
+		if err != nil {
 			return err
 		}
 		if err := o.Checkpoint(); err != nil {
@@ -270,12 +262,10 @@ func (o *Offline) RunTo(ctx context.Context, stop int) error {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
 		}
-		msg := ""
+		var msg string
 		if o.dyn != nil && o.step%c.RolloutEvery == 0 {
-			if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
-				msg, err = o.rolloutRound(ctx)
-				return err
-			}); err != nil {
+			var err error
+			if msg, err = o.interruptibleRound(ctx, o.Checkpoint, o.rolloutRound); err != nil {
 				return err
 			}
 		}
@@ -397,7 +387,7 @@ func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed in
 // rolloutActor runs one penalised roll-out of an ONNX actor in the model
 // from n data set starts; where names it in errors.
 func (o *Offline) rolloutActor(ctx context.Context, actor []byte, n int, where string) (*infer.Transitions, error) {
-	return o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, n,
+	return o.rollPolicy(actor, o.Cfg.inferOptions(), n,
 		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done, Context: ctx}, where,
 		o.Cfg.FullHistoryStarts())
 }

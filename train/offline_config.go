@@ -51,31 +51,8 @@ type OfflineConfig struct {
 	Penalty      float64 `json:"penalty"`       // beta: r - beta*U (U^ADM or MOPO's max-std)
 	ModelRetain  int     `json:"model_retain"`  // roll-outs the model buffer keeps
 
-	M              int     `json:"m"` // ADM maximum backtracking length
-	ADMHidden      int     `json:"adm_hidden"`
-	ADMLayers      int     `json:"adm_layers"`
-	ADMResBlocks   int     `json:"adm_res_blocks"`
-	Ensemble       int     `json:"ensemble"` // MOPO members
-	Elites         int     `json:"elites"`
-	ModelLR        float64 `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
-	ModelMaxEpochs int     `json:"model_max_epochs"` // cap on the one model fit (0: until early stop)
-	ModelPatience  int     `json:"model_patience"`
-	// ModelEpochSteps caps the Adam steps of one fit epoch, each followed by
-	// a holdout check (0, or absent: full passes over the data).
-	ModelEpochSteps int `json:"model_epoch_steps,omitempty"`
-	// ModelEpochPasses and ModelImprove are as in OnlineConfig.
-	ModelEpochPasses int    `json:"model_epoch_passes"`
-	ModelImprove     string `json:"model_improve"`
-	ModelMaxHold     int    `json:"model_max_holdout"`
-	Engine           string `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
-	// RolloutDropout is as in OnlineConfig (false when absent).
-	RolloutDropout bool `json:"rollout_dropout"`
-
-	EvalEpisodes    int    `json:"eval_episodes"`    // deterministic episodes after every epoch
-	CheckpointEvery int    `json:"checkpoint_every"` // policy updates between checkpoints
-	Threads         int    `json:"threads"`          // ONNX Runtime intra-op threads (0: default)
-	BLASThreads     int    `json:"blas_threads"`     // OpenBLAS threads for training (0: leave as is)
-	Provider        string `json:"provider"`
+	ModelSettings
+	RuntimeSettings
 
 	// The data's sizes and termination, for every run (what `admpo export`
 	// reads); configs written before these keys take the task's sizes and
@@ -89,7 +66,7 @@ type OfflineConfig struct {
 }
 
 // legacyOffline is the meaning of the keys a version 1 config.json lacks.
-var legacyOffline = OfflineConfig{Version: 1, ActorLRSchedule: "cosine", ModelEpochPasses: 1, ModelImprove: "scaled"}
+var legacyOffline = OfflineConfig{Version: 1, ActorLRSchedule: "cosine", ModelSettings: legacyModel}
 
 // UnmarshalJSON reads a config.json; keys it lacks keep the values that
 // reproduce the run as the code that wrote it ran it (legacyOffline).
@@ -133,7 +110,7 @@ var OfflineAlgos = []string{"admpo", "mopo", "bc"}
 // DatasetKinds lists the D4RL data set kinds the presets know.
 var DatasetKinds = []string{"random", "medium", "expert", "medium-replay", "medium-expert"}
 
-// offlineHyper is one data set's (m, H, beta) and, for ADMPO-OFF, the
+// offlineHyper is one data set's ADMPO-OFF settings: m, H, beta and the
 // authors' fixed entropy coefficient alpha.
 type offlineHyper struct {
 	m, h  int
@@ -166,19 +143,22 @@ var paperOffline = map[string]offlineHyper{
 // coefficient from the MOPO authors' D4RL configs (examples/config/d4rl/*.py
 // in tianheyu927/mopo, D4RL v0; "mixed" is medium-replay). Data sets not
 // listed use H = 5 and beta = 2.5.
-var mopoOffline = map[string]offlineHyper{
-	"hopper-random":             {1, 5, 1, 0},
-	"hopper-medium":             {1, 5, 5, 0},
-	"hopper-medium-replay":      {1, 5, 1, 0},
-	"hopper-medium-expert":      {1, 5, 1, 0},
-	"walker2d-random":           {1, 1, 1, 0},
-	"walker2d-medium":           {1, 5, 5, 0},
-	"walker2d-medium-replay":    {1, 1, 1, 0},
-	"walker2d-medium-expert":    {1, 1, 2, 0},
-	"halfcheetah-random":        {1, 5, 0.5, 0},
-	"halfcheetah-medium":        {1, 1, 1, 0},
-	"halfcheetah-medium-replay": {1, 5, 1, 0},
-	"halfcheetah-medium-expert": {1, 5, 5, 0},
+var mopoOffline = map[string]struct {
+	h    int
+	beta float64
+}{
+	"hopper-random":             {5, 1},
+	"hopper-medium":             {5, 5},
+	"hopper-medium-replay":      {5, 1},
+	"hopper-medium-expert":      {5, 1},
+	"walker2d-random":           {1, 1},
+	"walker2d-medium":           {5, 5},
+	"walker2d-medium-replay":    {1, 1},
+	"walker2d-medium-expert":    {1, 2},
+	"halfcheetah-random":        {5, 0.5},
+	"halfcheetah-medium":        {1, 1},
+	"halfcheetah-medium-replay": {5, 1},
+	"halfcheetah-medium-expert": {5, 5},
 }
 
 // customOffline is ADMPO-OFF's (m, H, beta, alpha) for data without a task
@@ -243,9 +223,9 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		Epochs: 1000, StepsPerEpoch: 1000, Batch: 256, RealRatio: 0.05, Hidden: []int{256, 256}, Gamma: 0.99,
 		ActorLR: 1e-4, ActorLRSchedule: "cosine", CriticLR: 3e-4, AlphaLR: 1e-4, AutoAlpha: true, InitAlpha: 0.2,
 		TargetEntropy: -float64(actDim), RolloutEvery: 1000, RolloutBatch: 50000, ModelRetain: 5,
-		ADMHidden: 200, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
-		ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: 1, ModelImprove: "scaled", ModelMaxHold: 1000, Engine: "incremental",
-		EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
+		ModelSettings: ModelSettings{ADMHidden: 200, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
+			ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: 1, ModelImprove: "scaled", ModelMaxHold: 1000, Engine: "incremental"},
+		RuntimeSettings: RuntimeSettings{EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}}
 	if kind == "medium-replay" || kind == "medium-expert" {
 		c.RealRatio = 0.5
 	}
@@ -313,7 +293,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 			c.ActorLRSchedule = "cosine"
 		}
 	default:
-		return OfflineConfig{}, fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
+		return OfflineConfig{}, unknownPreset(name)
 	}
 	return c, c.Validate()
 }
@@ -321,8 +301,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 // Validate checks the configuration's values and their consistency.
 func (c OfflineConfig) Validate() error {
 	var p problems
-	p.algo(c.Algo, OfflineAlgos)
-	p.check(c.Version >= 1 && c.Version <= ConfigVersion, "config version %d is not 1..%d", c.Version, ConfigVersion)
+	p.algoVersion(c.Algo, OfflineAlgos, c.Version)
 	p.check(c.ActorLRSchedule == "cosine" || c.ActorLRSchedule == "cosine-epoch" || c.ActorLRSchedule == "constant",
 		"actor lr schedule %q must be cosine, cosine-epoch or constant", c.ActorLRSchedule)
 	p.check(c.Epochs > 0 && c.StepsPerEpoch > 0, "epochs %d and steps per epoch %d must be positive", c.Epochs, c.StepsPerEpoch)
@@ -331,8 +310,7 @@ func (c OfflineConfig) Validate() error {
 	p.hidden(c.Hidden)
 	p.check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
-	p.check(c.EvalEpisodes > 0, "eval episodes %d must be positive", c.EvalEpisodes)
-	p.check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
+	c.RuntimeSettings.validate(&p)
 	if c.Algo != "bc" {
 		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.InitAlpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
 			c.CriticLR, c.AlphaLR, c.InitAlpha)
@@ -340,11 +318,8 @@ func (c OfflineConfig) Validate() error {
 			c.RolloutEvery, c.RolloutBatch, c.Horizon)
 		p.check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
-		p.check(c.ModelPatience > 0 && c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model patience %d / max epochs %d / max holdout %d invalid",
-			c.ModelPatience, c.ModelMaxEpochs, c.ModelMaxHold)
-		p.check(c.ModelEpochSteps >= 0, "model epoch steps %d must be >= 0", c.ModelEpochSteps)
 	}
-	p.model(c.Algo, "mopo", c.dynamicsConfig())
+	c.ModelSettings.validate(&p, c.Algo, "mopo")
 	return p.err("offline config")
 }
 
@@ -363,8 +338,5 @@ func (c OfflineConfig) ModelBufferSize() int { return c.ModelRetain * c.RolloutB
 // 3e-4 (the presets' model_lr) whatever --model-lr said; runs at the
 // presets' value are unchanged (the fingerprints of scripts/fingerprint_runs.sh).
 func (c OfflineConfig) dynamicsConfig() dynamics.Config {
-	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
-		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, LR: c.ModelLR, MaxEpochs: c.ModelMaxEpochs,
-		EpochSteps: c.ModelEpochSteps, Patience: c.ModelPatience, EpochPasses: c.ModelEpochPasses, Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold,
-		Engine: c.Engine, RolloutDropout: c.RolloutDropout}
+	return c.ModelSettings.dynamicsConfig(c.Env, c.Seed)
 }

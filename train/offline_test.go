@@ -262,24 +262,10 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.Close()
-			c, err := ResumeOffline(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if c.step != 200 {
-				t.Fatalf("resumed at update %d, want the checkpoint's 200", c.step)
-			}
-			if err := c.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c, rows := resumeToEnd(t, dir, ResumeOffline, 200)
 			offSameRun(t, offCapture(c), want)
 			if algo != "bc" && (want.modelN == 0 || want.updates != 300) {
 				t.Fatalf("the run did not use the model: %+v", want.counters())
-			}
-			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
-			if err != nil {
-				t.Fatal(err)
 			}
 			if len(rows) != 3 || rows[0].Step != 100 || rows[2].Step != 300 {
 				t.Fatalf("progress rows after resume: %+v", rows)

@@ -111,12 +111,7 @@ func (o *Online) openLogs(keepUpTo int) (err error) {
 
 // Run continues the loop until Cfg.TotalSteps() env steps or ctx is
 // cancelled, then writes the final policy (and model) as ONNX files.
-func (o *Online) Run(ctx context.Context) error {
-	if err := o.RunTo(ctx, o.Cfg.TotalSteps()); err != nil {
-		return err
-	}
-	return o.ExportFinal()
-}
+func (o *Online) Run(ctx context.Context) error { return runToEnd(ctx, o, o.Cfg.TotalSteps()) }
 
 // RunTo runs the loop until env step stop (or ctx is cancelled:
 // ErrInterrupted, after a checkpoint); Run also exports the final files.
@@ -128,12 +123,10 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
 		}
-		msg := ""
+		var msg string
 		if o.dyn != nil && o.step >= c.WarmUp && (o.step-c.WarmUp)%c.ModelEvery == 0 {
-			if err := o.interruptibleRound(ctx, o.Checkpoint, func() (err error) {
-				msg, err = o.modelRound(ctx)
-				return err
-			}); err != nil {
+			var err error
+			if msg, err = o.interruptibleRound(ctx, o.Checkpoint, o.modelRound); err != nil {
 				return err
 			}
 		}
@@ -231,7 +224,7 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		return "", err
 	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
-	tr, err := o.rollPolicy(actor, infer.Options{Provider: o.Cfg.Provider, Threads: o.Cfg.Threads}, o.Cfg.RolloutBatch,
+	tr, err := o.rollPolicy(actor, o.Cfg.inferOptions(), o.Cfg.RolloutBatch,
 		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
 	if err != nil {
 		return "", err

@@ -46,54 +46,28 @@ type OnlineConfig struct {
 	Tau           float64 `json:"tau"`         // Polyak rate of the target critics
 	Hidden        []int   `json:"hidden"`
 
-	ModelEvery     int      `json:"model_every"`      // env steps between model re-fits and roll-outs
-	RolloutBatch   int      `json:"rollout_batch"`    // start sequences per roll-out
-	Rollout        Schedule `json:"rollout_schedule"` // roll-out length over env steps
-	ModelRetain    int      `json:"model_retain"`     // roll-out rounds the model buffer keeps
-	M              int      `json:"m"`                // ADM maximum backtracking length
-	ADMHidden      int      `json:"adm_hidden"`
-	ADMLayers      int      `json:"adm_layers"`
-	ADMResBlocks   int      `json:"adm_res_blocks"`
-	Ensemble       int      `json:"ensemble"` // MBPO members
-	Elites         int      `json:"elites"`
-	ModelLR        float64  `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
-	ModelWarmStart bool     `json:"model_warm_start"` // ADM: keep training across fits instead of re-initialising
-	ModelMaxEpochs int      `json:"model_max_epochs"` // cap on epochs per model fit (0: until early stop)
-	ModelPatience  int      `json:"model_patience"`   // epochs without holdout improvement before stopping
-	// ModelEpochSteps caps the Adam steps of one fit epoch (0: full passes
-	// over the data); the holdout is measured after every epoch.
-	ModelEpochSteps int `json:"model_epoch_steps"`
+	ModelEvery   int      `json:"model_every"`      // env steps between model re-fits and roll-outs
+	RolloutBatch int      `json:"rollout_batch"`    // start sequences per roll-out
+	Rollout      Schedule `json:"rollout_schedule"` // roll-out length over env steps
+	ModelRetain  int      `json:"model_retain"`     // roll-out rounds the model buffer keeps
+
+	ModelSettings
+	// ModelWarmStart keeps training the ADM across fits instead of
+	// re-initialising it (config.json has it after model_lr).
+	ModelWarmStart bool `json:"model_warm_start"`
 	// ModelStepsPerRow sizes each fit by the real data that arrived since
 	// the last one: at most ceil(ModelStepsPerRow · new transitions) Adam
 	// steps (the first fit counts every transition); 0: no cap, the fit
-	// runs until early stopping (the paper).
+	// runs until early stopping (the paper). config.json has it after
+	// model_epoch_steps.
 	ModelStepsPerRow float64 `json:"model_steps_per_row"`
-	// ModelEpochPasses is how many passes over the ADM's train starts make
-	// one fit epoch (1 when absent); the paper preset uses m, so that an
-	// epoch is as many Adam steps as the authors' (train/256·m, one k per
-	// batch) while each step still unrolls all k.
-	ModelEpochPasses int `json:"model_epoch_passes"`
-	// ModelImprove is the ADM's early-stopping test: "scaled" (the holdout
-	// MSE with each target scaled by its variance improved; when absent) or
-	// "authors" (some k's holdout MSE and the mean over k improved).
-	ModelImprove string `json:"model_improve"`
-	ModelMaxHold int    `json:"model_max_holdout"`
-	Engine       string `json:"engine"` // ADM roll-out engine: "incremental" or "direct"
-	// RolloutDropout keeps the ADM's ResBlock dropout (models.ADMDropout)
-	// on in roll-outs, in U^ADM and in the fit's holdout validation, as the
-	// authors' model, never put in eval mode (false when absent).
-	RolloutDropout bool `json:"rollout_dropout"`
 
-	EvalEvery       int    `json:"eval_every"`
-	EvalEpisodes    int    `json:"eval_episodes"`
-	CheckpointEvery int    `json:"checkpoint_every"`
-	Threads         int    `json:"threads"`      // ONNX Runtime intra-op threads (0: default)
-	BLASThreads     int    `json:"blas_threads"` // OpenBLAS threads for training (0: leave as is)
-	Provider        string `json:"provider"`     // ONNX Runtime provider: cpu or cuda
+	EvalEvery int `json:"eval_every"` // env steps between evaluations
+	RuntimeSettings
 }
 
 // legacyOnline is the meaning of the keys a version 1 config.json lacks.
-var legacyOnline = OnlineConfig{Version: 1, ActorEvery: 1, Alpha: 0.2, AutoAlpha: true, ModelEpochPasses: 1, ModelImprove: "scaled"}
+var legacyOnline = OnlineConfig{Version: 1, ActorEvery: 1, Alpha: 0.2, AutoAlpha: true, ModelSettings: legacyModel}
 
 // UnmarshalJSON reads a config.json; keys it lacks keep the values that
 // reproduce the run as the code that wrote it ran it (legacyOnline).
@@ -105,6 +79,49 @@ func (c *OnlineConfig) UnmarshalJSON(b []byte) error {
 	}
 	*c = OnlineConfig(p)
 	return nil
+}
+
+// MarshalJSON writes config.json with the keys in the order online configs
+// have always had: the online-only model_warm_start and
+// model_steps_per_row among the shared model keys (ModelSettings), and
+// model_epoch_steps even when it is 0.
+func (c OnlineConfig) MarshalJSON() ([]byte, error) {
+	type plain OnlineConfig
+	b, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
+	}
+	ms, err := objectMembers(b)
+	if err != nil {
+		return nil, err
+	}
+	warm, err := newJSONMember("model_warm_start", c.ModelWarmStart)
+	if err != nil {
+		return nil, err
+	}
+	epochSteps, err := newJSONMember("model_epoch_steps", c.ModelEpochSteps)
+	if err != nil {
+		return nil, err
+	}
+	perRow, err := newJSONMember("model_steps_per_row", c.ModelStepsPerRow)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jsonMember, 0, len(ms)+1)
+	for _, m := range ms {
+		switch m.key {
+		case warm.key, epochSteps.key, perRow.key:
+			continue
+		}
+		out = append(out, m)
+		switch m.key {
+		case "model_lr":
+			out = append(out, warm)
+		case "model_patience":
+			out = append(out, epochSteps, perRow)
+		}
+	}
+	return joinMembers(out), nil
 }
 
 // TotalSteps is the run's number of env steps: the warm-up and Steps
@@ -151,10 +168,9 @@ func (c OnlineConfig) sacConfig(low, high []float64) sac.Config {
 
 // dynamicsConfig maps the model settings onto the dynamics model's.
 func (c OnlineConfig) dynamicsConfig() dynamics.Config {
-	return dynamics.Config{Task: c.Env, Seed: c.Seed, M: c.M, ADMHidden: c.ADMHidden, ADMLayers: c.ADMLayers,
-		ADMResBlocks: c.ADMResBlocks, Ensemble: c.Ensemble, Elites: c.Elites, LR: c.ModelLR, WarmStart: c.ModelWarmStart,
-		MaxEpochs: c.ModelMaxEpochs, Patience: c.ModelPatience, EpochSteps: c.ModelEpochSteps, EpochPasses: c.ModelEpochPasses,
-		Improve: c.ModelImprove, MaxHoldout: c.ModelMaxHold, Engine: c.Engine, RolloutDropout: c.RolloutDropout}
+	dc := c.ModelSettings.dynamicsConfig(c.Env, c.Seed)
+	dc.WarmStart = c.ModelWarmStart
+	return dc
 }
 
 // sacTargetEntropy is target t (in the config's version's units) in the
@@ -213,9 +229,10 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		WarmUp: 5000, UpdatesPerStep: 20, Batch: 256, RealRatio: 0.05, TargetEntropy: p.entropy,
 		ActorEvery: p.actorEvery, Alpha: 1, AutoAlpha: true, LR: 3e-4, Tau: 0.005,
 		Hidden: []int{256, 256}, ModelEvery: p.every, RolloutBatch: 100000, Rollout: p.sched, ModelRetain: p.retain,
-		M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
-		ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: p.m, ModelImprove: "scaled", ModelMaxHold: 500, Engine: "direct",
-		EvalEvery: 1000, EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}
+		ModelSettings: ModelSettings{M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
+			ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: p.m, ModelImprove: "scaled", ModelMaxHold: 500, Engine: "direct"},
+		EvalEvery:       1000,
+		RuntimeSettings: RuntimeSettings{EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}}
 	if algo != "admpo" {
 		c.ModelEpochPasses = 1
 	}
@@ -267,7 +284,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 			c.Rollout = Schedule{0, 5000, 1, 5}
 		}
 	default:
-		return OnlineConfig{}, fmt.Errorf("train: unknown preset %q (paper, cpu or quick)", name)
+		return OnlineConfig{}, unknownPreset(name)
 	}
 	return c, c.Validate()
 }
@@ -275,8 +292,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 // Validate checks the configuration's values and their consistency.
 func (c OnlineConfig) Validate() error {
 	var p problems
-	p.algo(c.Algo, Algos)
-	p.check(c.Version >= 1 && c.Version <= ConfigVersion, "config version %d is not 1..%d", c.Version, ConfigVersion)
+	p.algoVersion(c.Algo, Algos, c.Version)
 	p.check(c.Steps > 0, "steps %d must be positive", c.Steps)
 	p.check(c.WarmUp >= 0 && c.WarmUp < c.TotalSteps(), "warm-up %d must be in [0, total steps %d)", c.WarmUp, c.TotalSteps())
 	p.check(c.ActorEvery >= 1, "actor every %d must be >= 1", c.ActorEvery)
@@ -288,19 +304,16 @@ func (c OnlineConfig) Validate() error {
 	p.check(c.LR > 0, "learning rate %v must be positive", c.LR)
 	p.check(c.Tau > 0 && c.Tau <= 1, "tau %v must be in (0, 1]", c.Tau)
 	p.hidden(c.Hidden)
-	p.check(c.EvalEvery > 0 && c.EvalEpisodes > 0, "eval every %d / episodes %d must be positive", c.EvalEvery, c.EvalEpisodes)
-	p.check(c.CheckpointEvery > 0, "checkpoint every %d must be positive", c.CheckpointEvery)
+	p.check(c.EvalEvery > 0, "eval every %d must be positive", c.EvalEvery)
+	c.RuntimeSettings.validate(&p)
 	if c.Algo != "sac" {
 		p.check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
 		p.check(c.RolloutBatch > 0, "roll-out batch %d must be positive", c.RolloutBatch)
 		p.check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
-		p.check(c.ModelPatience > 0, "model patience %d must be positive", c.ModelPatience)
-		p.check(c.ModelMaxEpochs >= 0 && c.ModelMaxHold >= 0, "model max epochs %d / max holdout %d must be >= 0", c.ModelMaxEpochs, c.ModelMaxHold)
-		p.check(c.ModelEpochSteps >= 0, "model epoch steps %d must be >= 0", c.ModelEpochSteps)
 		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
 	}
-	p.model(c.Algo, "mbpo", c.dynamicsConfig())
+	c.ModelSettings.validate(&p, c.Algo, "mbpo")
 	return p.err("config")
 }
 

@@ -88,6 +88,32 @@ func sameFloats(t *testing.T, what string, a, b []float32) {
 	}
 }
 
+// resumeToEnd resumes the run in dir with resume, checks that it goes on
+// from the checkpoint's step want, runs it to its end and returns it (t's
+// cleanup closes it) with its progress.csv rows.
+func resumeToEnd[R interface {
+	runLoop
+	Run(ctx context.Context) error
+}](t *testing.T, dir string, resume func(string) (R, error), want int) (R, []Record) {
+	t.Helper()
+	c, err := resume(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if c.Step() != want {
+		t.Fatalf("resumed at step %d, want the checkpoint's %d", c.Step(), want)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rows
+}
+
 // TestResumeAfterKillMatchesUninterruptedRun runs a small job straight
 // through, and again with a "kill" after the step-300 checkpoint (the
 // process state past it is thrown away), resumed from disk. Buffers,
@@ -106,22 +132,8 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 			want := straightRun(t, cfg)
 			dir := filepath.Join(t.TempDir(), "b")
 			killedRun(t, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
-			c, err := ResumeOnline(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if c.step != 300 {
-				t.Fatalf("resumed at step %d, want the checkpoint's 300", c.step)
-			}
-			if err := c.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c, rows := resumeToEnd(t, dir, ResumeOnline, 300)
 			sameRun(t, capture(c), want)
-			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			if len(rows) != 2 || rows[0].Step != 300 || rows[1].Step != 600 {
 				t.Fatalf("progress rows after resume: %+v", rows)
 			}

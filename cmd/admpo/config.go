@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -79,12 +80,18 @@ func readConfigFile(path string, want any) (*configFile, error) {
 	return &configFile{path: path, keys: top}, nil
 }
 
-// jsonKeys is the set of JSON keys of struct type t's fields.
+// jsonKeys is the set of JSON keys of struct type t's fields, those of its
+// embedded structs (train.ModelSettings, train.RuntimeSettings) included,
+// as encoding/json promotes them.
 func jsonKeys(t reflect.Type) map[string]bool {
 	keys := map[string]bool{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if promoted(f, name) {
+			maps.Copy(keys, jsonKeys(f.Type))
+			continue
+		}
 		if name == "-" || !f.IsExported() {
 			continue
 		}
@@ -94,6 +101,12 @@ func jsonKeys(t reflect.Type) map[string]bool {
 		keys[name] = true
 	}
 	return keys
+}
+
+// promoted tells whether struct field f, whose JSON tag names it name,
+// is an embedded struct whose fields encoding/json reads as its parent's.
+func promoted(f reflect.StructField, name string) bool {
+	return f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct
 }
 
 // yamlKind names the kind of a decoded YAML value for messages.
@@ -279,15 +292,25 @@ func (c *configFile) legacyDefaults(cfg any) error {
 	if err := json.Unmarshal([]byte("{}"), legacy.Interface()); err != nil {
 		return err
 	}
-	dst, src := reflect.ValueOf(cfg).Elem(), legacy.Elem()
+	c.copyLacking(reflect.ValueOf(cfg).Elem(), legacy.Elem())
+	return nil
+}
+
+// copyLacking copies into the struct dst each non-zero field of src (of
+// dst's type) whose JSON key the file lacks, looking into embedded structs.
+func (c *configFile) copyLacking(dst, src reflect.Value) {
 	for i := 0; i < dst.NumField(); i++ {
-		name, _, _ := strings.Cut(dst.Type().Field(i).Tag.Get("json"), ",")
+		f := dst.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if promoted(f, name) {
+			c.copyLacking(dst.Field(i), src.Field(i))
+			continue
+		}
 		if name == "" || name == "-" || c.has(name) || src.Field(i).IsZero() {
 			continue
 		}
 		dst.Field(i).Set(src.Field(i))
 	}
-	return nil
 }
 
 // number is the file's numeric value of key, if it has one.

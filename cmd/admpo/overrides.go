@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/spf13/pflag"
@@ -138,35 +139,50 @@ func (k flagKind) fieldTypeOk(p any) bool {
 
 // onlineFields binds train online's override flags to c's fields.
 func onlineFields(c *train.OnlineConfig) map[string]any {
-	return map[string]any{
+	fields := map[string]any{
 		"warmup": &c.WarmUp, "updates-per-step": &c.UpdatesPerStep, "batch": &c.Batch, "real-ratio": &c.RealRatio,
 		"target-entropy": &c.TargetEntropy, "actor-every": &c.ActorEvery, "alpha": &c.Alpha, "auto-alpha": &c.AutoAlpha,
 		"lr": &c.LR, "tau": &c.Tau, "hidden": &c.Hidden, "model-every": &c.ModelEvery, "rollout-batch": &c.RolloutBatch,
-		"rollout-schedule": &c.Rollout, "model-retain": &c.ModelRetain, "m": &c.M, "adm-hidden": &c.ADMHidden,
-		"adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
-		"model-lr": &c.ModelLR, "model-warm-start": &c.ModelWarmStart, "model-max-epochs": &c.ModelMaxEpochs,
-		"model-patience": &c.ModelPatience, "model-epoch-steps": &c.ModelEpochSteps,
-		"model-steps-per-row": &c.ModelStepsPerRow, "model-epoch-passes": &c.ModelEpochPasses,
-		"model-improve": &c.ModelImprove, "model-max-holdout": &c.ModelMaxHold, "engine": &c.Engine,
-		"rollout-dropout": &c.RolloutDropout, "eval-every": &c.EvalEvery, "eval-episodes": &c.EvalEpisodes,
-		"checkpoint-every": &c.CheckpointEvery, "threads": &c.Threads, "blas-threads": &c.BLASThreads,
-		"provider": &c.Provider,
+		"rollout-schedule": &c.Rollout, "model-retain": &c.ModelRetain, "model-max-holdout": &c.ModelMaxHold,
+		"model-warm-start": &c.ModelWarmStart, "model-steps-per-row": &c.ModelStepsPerRow, "eval-every": &c.EvalEvery,
 	}
+	maps.Copy(fields, modelFields(&c.ModelSettings))
+	maps.Copy(fields, runtimeFields(&c.RuntimeSettings))
+	return fields
 }
 
 // offlineFields binds train offline's override flags to c's fields.
 func offlineFields(c *train.OfflineConfig) map[string]any {
-	return map[string]any{
+	fields := map[string]any{
 		"steps-per-epoch": &c.StepsPerEpoch, "batch": &c.Batch, "real-ratio": &c.RealRatio,
 		"target-entropy": &c.TargetEntropy, "alpha": &c.InitAlpha, "auto-alpha": &c.AutoAlpha, "actor-lr": &c.ActorLR,
 		"actor-lr-schedule": &c.ActorLRSchedule, "critic-lr": &c.CriticLR, "alpha-lr": &c.AlphaLR, "gamma": &c.Gamma,
 		"hidden": &c.Hidden, "rollout-every": &c.RolloutEvery, "rollout-batch": &c.RolloutBatch, "horizon": &c.Horizon,
-		"penalty": &c.Penalty, "model-retain": &c.ModelRetain, "m": &c.M, "adm-hidden": &c.ADMHidden,
-		"adm-layers": &c.ADMLayers, "adm-res-blocks": &c.ADMResBlocks, "ensemble": &c.Ensemble, "elites": &c.Elites,
-		"model-lr": &c.ModelLR, "model-max-epochs": &c.ModelMaxEpochs, "model-patience": &c.ModelPatience,
-		"model-epoch-steps": &c.ModelEpochSteps, "model-epoch-passes": &c.ModelEpochPasses, "model-improve": &c.ModelImprove, "engine": &c.Engine,
-		"rollout-dropout": &c.RolloutDropout, "eval-episodes": &c.EvalEpisodes, "checkpoint-every": &c.CheckpointEvery,
-		"threads": &c.Threads, "blas-threads": &c.BLASThreads, "provider": &c.Provider,
+		"penalty": &c.Penalty, "model-retain": &c.ModelRetain,
+	}
+	maps.Copy(fields, modelFields(&c.ModelSettings))
+	maps.Copy(fields, runtimeFields(&c.RuntimeSettings))
+	return fields
+}
+
+// modelFields binds the model override flags of both train commands to
+// m's fields; --model-max-holdout is train online's only (offline runs
+// keep the preset's).
+func modelFields(m *train.ModelSettings) map[string]any {
+	return map[string]any{
+		"m": &m.M, "adm-hidden": &m.ADMHidden, "adm-layers": &m.ADMLayers, "adm-res-blocks": &m.ADMResBlocks,
+		"ensemble": &m.Ensemble, "elites": &m.Elites, "model-lr": &m.ModelLR, "model-max-epochs": &m.ModelMaxEpochs,
+		"model-patience": &m.ModelPatience, "model-epoch-steps": &m.ModelEpochSteps, "model-epoch-passes": &m.ModelEpochPasses,
+		"model-improve": &m.ModelImprove, "engine": &m.Engine, "rollout-dropout": &m.RolloutDropout,
+	}
+}
+
+// runtimeFields binds the runtime override flags of both train commands
+// to r's fields.
+func runtimeFields(r *train.RuntimeSettings) map[string]any {
+	return map[string]any{
+		"eval-episodes": &r.EvalEpisodes, "checkpoint-every": &r.CheckpointEvery, "threads": &r.Threads,
+		"blas-threads": &r.BLASThreads, "provider": &r.Provider,
 	}
 }
 
