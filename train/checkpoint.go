@@ -167,19 +167,7 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 // networks, optimisers, random sources, the env mid-episode and the
 // counters, so the run continues as if never stopped.
 func ResumeOnline(dir string) (*Online, error) {
-	var cfg OnlineConfig
-	f, err := loadCheckpoint(dir, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	o, err := newOnline(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := resumeRun(o, dir, f); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return reopen(dir, newOnline, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
 }
 
 func (o *Online) restore(f *ckpt.File) error {
@@ -247,6 +235,29 @@ func (l *loop) loadRNGs(f *ckpt.File) error {
 		l.model.SetRand(rand.New(l.srcs.model))
 	}
 	return nil
+}
+
+// reopen rebuilds the run in dir from its checkpoint's config with build
+// and hands it, with the checkpoint, to restore, which closes it on
+// failure: the one way ResumeOnline, ResumeOffline and OpenOffline read a
+// stopped run.
+func reopen[C any, R any](dir string, build func(C, string) (R, error), restore func(R, *ckpt.File) error) (R, error) {
+	var (
+		cfg  C
+		zero R
+	)
+	f, err := loadCheckpoint(dir, &cfg)
+	if err != nil {
+		return zero, err
+	}
+	r, err := build(cfg, dir)
+	if err != nil {
+		return zero, err
+	}
+	if err := restore(r, f); err != nil {
+		return zero, err
+	}
+	return r, nil
 }
 
 // loadCheckpoint reads the checkpoint in run directory dir and decodes its

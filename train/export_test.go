@@ -136,9 +136,16 @@ func TestExportEveryRunKind(t *testing.T) {
 			t.Fatal("0 calibration samples accepted")
 		}
 	})
-	t.Run("OpenRun refuses offline runs", func(t *testing.T) {
-		if _, err := OpenRun(cases[3].dir); err == nil || !strings.Contains(err.Error(), "offline") {
-			t.Fatalf("OpenRun on an offline run: %v", err)
+	t.Run("an offline run has no real replay", func(t *testing.T) {
+		r, err := OpenRunDir(cases[3].dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Kind != KindOffline || r.Offline == nil || r.Online != nil || r.RealData() != dsPath {
+			t.Fatalf("offline run read as kind %q, offline config %v, online config %v, real data %q", r.Kind, r.Offline != nil, r.Online != nil, r.RealData())
+		}
+		if _, err := r.Real(); err == nil || !strings.Contains(err.Error(), "offline") {
+			t.Fatalf("Real of an offline run: %v", err)
 		}
 	})
 }
@@ -160,13 +167,17 @@ func checkCalibration(t *testing.T, b *policies.Bundle, c *exportCase, samples i
 		}
 	} else {
 		// Online: the real replay from the checkpoint, oldest first.
-		r, err := OpenRun(c.dir)
+		run, err := OpenRunDir(c.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		od, ad = r.Real.ObsDim, r.Real.ActDim
-		for k := 0; k < r.Real.Len(); k++ {
-			tr := r.Real.At(k)
+		r, err := run.Real()
+		if err != nil {
+			t.Fatal(err)
+		}
+		od, ad = r.ObsDim, r.ActDim
+		for k := 0; k < r.Len(); k++ {
+			tr := r.At(k)
 			obs = append(obs, tr.Obs...)
 			act = append(act, tr.Act...)
 			end = append(end, tr.Terminal || tr.Timeout)
