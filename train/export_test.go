@@ -55,16 +55,16 @@ func TestExportEveryRunKind(t *testing.T) {
 		cases = append(cases, &exportCase{name: "online " + algo, algo: algo, kind: KindOnline, task: "hopper",
 			low: hopperLow, high: hopperHigh, dir: dir})
 	}
-	dsPath := offRandomDataset(t, 1500)
+	dsPath := Fixtures.RandomHopperFile(t, 1500)
 	ds, err := datasets.ReadD4RL(dsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, algo := range OfflineAlgos {
 		dir := filepath.Join(tmp, "off-"+algo)
-		cfg := offTinyConfig(t, algo, "random", dsPath)
+		cfg := Fixtures.TinyOfflineConfig(t, algo, "random", dsPath)
 		cfg.Epochs = 1
-		offRunToEnd(t, cfg, dir)
+		Fixtures.RunOfflineToEnd(t, cfg, dir)
 		cases = append(cases, &exportCase{name: "offline " + algo, algo: algo, kind: KindOffline, task: "hopper",
 			low: hopperLow, high: hopperHigh, data: ds, dir: dir})
 	}
@@ -74,10 +74,10 @@ func TestExportEveryRunKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	{
-		cfg := offTinyConfig(t, "admpo", "medium", byoPath)
+		cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium", byoPath)
 		cfg.Env, cfg.Name, cfg.Kind, cfg.Termination, cfg.Epochs = "", "robot-log", "", "none", 1
 		dir := filepath.Join(tmp, "byo")
-		offRunToEnd(t, cfg, dir)
+		Fixtures.RunOfflineToEnd(t, cfg, dir)
 		var saved OfflineConfig
 		b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
 		if err := json.Unmarshal(b, &saved); err != nil {

@@ -100,11 +100,7 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 				if b.step != second {
 					t.Fatalf("stopped at env step %d, want inside the round at %d", b.step, second)
 				}
-				c, err := ResumeOnline(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				c := resumed(t, ResumeOnline, dir)
 				firstRound := cfg.RolloutBatch * cfg.Rollout.At(0) // H = 1: one transition per start
 				if c.step != second || c.model == nil || c.model.Len() != firstRound {
 					t.Fatalf("resumed at step %d with %v model rows, want step %d and the first round's rows", c.step, c.model, second)
@@ -124,8 +120,8 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 // uninterrupted one.
 func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
 	ortskip.IfMissing(t)
-	data := offRandomDataset(t, 600)
-	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
+	data := Fixtures.RandomHopperFile(t, 600)
+	cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium-replay", data)
 	_, want := offStraightRun(t, cfg)
 	for _, stage := range []string{"fit", "rollout"} {
 		t.Run(stage, func(t *testing.T) {
@@ -143,11 +139,7 @@ func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
 			if !errors.Is(err, ErrInterrupted) || !d.armedInStage {
 				t.Fatalf("Run: %v (armed %v), want ErrInterrupted inside the %s", err, d.armedInStage, stage)
 			}
-			c, err := ResumeOffline(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := resumed(t, ResumeOffline, dir)
 			if c.step != wantStep || c.fitted != wantFitted || c.model != nil {
 				t.Fatalf("resumed at update %d, fitted %v, model buffer %v; want %d, %v, none", c.step, c.fitted, c.model, wantStep, wantFitted)
 			}

@@ -105,12 +105,8 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 			}
 			want := straightRun(t, cfg)
 			dir := filepath.Join(t.TempDir(), "b")
-			killedRun(t, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
-			c, err := ResumeOnline(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			killed(t, NewOnline, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
+			c := resumed(t, ResumeOnline, dir)
 			if c.step != 300 {
 				t.Fatalf("resumed at step %d, want the checkpoint's 300", c.step)
 			}
@@ -186,18 +182,34 @@ func straightRun(t *testing.T, cfg OnlineConfig) runState {
 	return capture(a)
 }
 
-// killedRun runs cfg in dir to env step stop and drops the process state
-// (the "kill": nothing after the last checkpoint is saved).
-func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
+// killed starts a run of cfg in dir with start (NewOnline, NewOffline),
+// runs it to step stop and drops the process state (the "kill": nothing
+// after the last checkpoint is saved).
+func killed[C any, R interface {
+	RunTo(context.Context, int) error
+	Close()
+}](t *testing.T, start func(C, string) (R, error), cfg C, dir string, stop int) {
 	t.Helper()
-	b, err := NewOnline(cfg, dir)
+	b, err := start(cfg, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer b.Close()
 	if err := b.RunTo(context.Background(), stop); err != nil {
 		t.Fatal(err)
 	}
-	b.Close()
+}
+
+// resumed reopens the stopped run in dir with resume (ResumeOnline,
+// ResumeOffline); the end of t closes it.
+func resumed[R interface{ Close() }](t *testing.T, resume func(string) (R, error), dir string) R {
+	t.Helper()
+	r, err := resume(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
 }
 
 // sameRun fails t unless got and want, the final states of two runs of one
@@ -338,11 +350,7 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 	if !math.IsNaN(o.lastFit.HoldoutPerK[1]) || !math.IsNaN(o.lastFit.HoldoutLoss) {
 		t.Fatalf("writing the checkpoint changed the live fit report: %+v", o.lastFit)
 	}
-	r, err := ResumeOnline(o.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := resumed(t, ResumeOnline, o.Dir)
 	got := r.lastFit.HoldoutPerK
 	if len(got) != 3 || got[0] != 0.5 || !math.IsNaN(got[1]) || got[2] != 0.25 {
 		t.Fatalf("resumed per-k holdout %v, want [0.5 NaN 0.25]", got)
