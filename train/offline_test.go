@@ -209,15 +209,7 @@ func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			dir := filepath.Join(t.TempDir(), "b")
-			killed(t, NewOffline, cfg, dir, 250) // checkpoint at 200, 50 updates lost
-			c := resumed(t, ResumeOffline, dir)
-			if c.step != 200 {
-				t.Fatalf("resumed at update %d, want the checkpoint's 200", c.step)
-			}
-			if err := c.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c, dir := resumedToEnd(t, NewOffline, ResumeOffline, cfg, 250, 200) // checkpoint at 200, 50 updates lost
 			offSameRun(t, offCapture(c), want)
 			if algo != "bc" && (want.modelN == 0 || want.updates != 300) {
 				t.Fatalf("the run did not use the model: %+v", want.counters())

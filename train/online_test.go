@@ -104,15 +104,7 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 				cfg = tinyConfig(algo)
 			}
 			want := straightRun(t, cfg)
-			dir := filepath.Join(t.TempDir(), "b")
-			killed(t, NewOnline, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
-			c := resumed(t, ResumeOnline, dir)
-			if c.step != 300 {
-				t.Fatalf("resumed at step %d, want the checkpoint's 300", c.step)
-			}
-			if err := c.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			c, dir := resumedToEnd(t, NewOnline, ResumeOnline, cfg, 450, 300) // checkpoint at 300, then 150 lost steps
 			sameRun(t, capture(c), want)
 			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
 			if err != nil {
@@ -210,6 +202,28 @@ func resumed[R interface{ Close() }](t *testing.T, resume func(string) (R, error
 	}
 	t.Cleanup(r.Close)
 	return r
+}
+
+// resumedToEnd kills a run of cfg at step stop (see killed), resumes it,
+// checks that it restarts at the checkpoint's step at, and runs it to its
+// end; it returns the run (closed at the end of t) and its directory.
+func resumedToEnd[C any, R interface {
+	RunTo(context.Context, int) error
+	Run(context.Context) error
+	Step() int
+	Close()
+}](t *testing.T, start func(C, string) (R, error), resume func(string) (R, error), cfg C, stop, at int) (R, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "b")
+	killed(t, start, cfg, dir, stop)
+	r := resumed(t, resume, dir)
+	if r.Step() != at {
+		t.Fatalf("resumed at step %d, want the checkpoint's %d", r.Step(), at)
+	}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r, dir
 }
 
 // sameRun fails t unless got and want, the final states of two runs of one
