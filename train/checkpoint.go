@@ -288,10 +288,7 @@ func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
 func (o *Online) SetSteps(n int) error {
 	c := o.Cfg
 	c.Steps = n
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if err := o.reaches(c.TotalSteps(), "env step"); err != nil {
+	if err := o.checkLength(c, "env step"); err != nil {
 		return err
 	}
 	if c.TotalSteps() > o.real.Cap {
@@ -305,10 +302,21 @@ func (o *Online) SetSteps(n int) error {
 	return atomicfile.WriteFile(rundir.Dir(o.Dir).Config(), c.JSON(), 0o644)
 }
 
-// reaches is an error when a run of total steps (unit: "env step",
-// "update") would end before the loop's current step.
-func (l *loop) reaches(total int, unit string) error {
-	if total < l.step {
+// runConfig is what a length change needs of a run's config
+// (OnlineConfig, OfflineConfig).
+type runConfig interface {
+	Validate() error
+	TotalSteps() int
+}
+
+// checkLength is an error unless c, a resumed run's config at a new
+// length, is valid and does not end before the loop's current step (unit:
+// "env step", "update").
+func (l *loop) checkLength(c runConfig, unit string) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if total := c.TotalSteps(); total < l.step {
 		return fmt.Errorf("train: the run is at %s %d, past a length of %d %ss", unit, l.step, total, unit)
 	}
 	return nil

@@ -89,10 +89,7 @@ func (o *Offline) restore(f *ckpt.File) error {
 func (o *Offline) SetEpochs(n int) error {
 	c := o.Cfg
 	c.Epochs = n
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if err := o.reaches(c.TotalSteps(), "update"); err != nil {
+	if err := o.checkLength(c, "update"); err != nil {
 		return err
 	}
 	o.Cfg = c
