@@ -167,7 +167,7 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 // networks, optimisers, random sources, the env mid-episode and the
 // counters, so the run continues as if never stopped.
 func ResumeOnline(dir string) (*Online, error) {
-	return reopen(dir, newOnline, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
+	return reopen(dir, rundir.Online, newOnline, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
 }
 
 func (o *Online) restore(f *ckpt.File) error {
@@ -237,16 +237,16 @@ func (l *loop) loadRNGs(f *ckpt.File) error {
 	return nil
 }
 
-// reopen rebuilds the run in dir from its checkpoint's config with build
-// and hands it, with the checkpoint, to restore, which closes it on
+// reopen rebuilds the run of kind in dir from its checkpoint's config with
+// build and hands it, with the checkpoint, to restore, which closes it on
 // failure: the one way ResumeOnline, ResumeOffline and OpenOffline read a
 // stopped run.
-func reopen[C any, R any](dir string, build func(C, string) (R, error), restore func(R, *ckpt.File) error) (R, error) {
+func reopen[C any, R any](dir string, kind rundir.Kind, build func(C, string) (R, error), restore func(R, *ckpt.File) error) (R, error) {
 	var (
 		cfg  C
 		zero R
 	)
-	f, err := loadCheckpoint(dir, &cfg)
+	f, err := loadCheckpoint(dir, kind, &cfg)
 	if err != nil {
 		return zero, err
 	}
@@ -261,8 +261,8 @@ func reopen[C any, R any](dir string, build func(C, string) (R, error), restore 
 }
 
 // loadCheckpoint reads the checkpoint in run directory dir and decodes its
-// config section into cfg.
-func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
+// config section, which must be a config of kind, into cfg.
+func loadCheckpoint(dir string, kind rundir.Kind, cfg any) (*ckpt.File, error) {
 	path := rundir.Dir(dir).Checkpoint()
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("train: no checkpoint in %s: %w", dir, err)
@@ -274,6 +274,9 @@ func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
 	cb, err := f.Bytes("config")
 	if err != nil {
 		return nil, err
+	}
+	if k, err := rundir.KindOf(cb); err == nil && k != kind {
+		return nil, fmt.Errorf("train: %s holds an %s run, not an %s one", dir, k, kind)
 	}
 	if err := json.Unmarshal(cb, cfg); err != nil {
 		return nil, fmt.Errorf("train: %s: checkpoint config: %w", path, err)

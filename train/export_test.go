@@ -136,6 +136,14 @@ func TestExportEveryRunKind(t *testing.T) {
 			t.Fatal("0 calibration samples accepted")
 		}
 	})
+	t.Run("resume refuses the other kind", func(t *testing.T) {
+		if _, err := ResumeOnline(cases[3].dir); err == nil || !strings.Contains(err.Error(), "holds an offline run, not an online one") {
+			t.Fatalf("ResumeOnline of an offline run: %v", err)
+		}
+		if _, err := ResumeOffline(cases[0].dir); err == nil || !strings.Contains(err.Error(), "holds an online run, not an offline one") {
+			t.Fatalf("ResumeOffline of an online run: %v", err)
+		}
+	})
 	t.Run("an offline run has no real replay", func(t *testing.T) {
 		r, err := OpenRunDir(cases[3].dir)
 		if err != nil {

@@ -466,7 +466,7 @@ func TestLegacyCheckpointResumesIdentically(t *testing.T) {
 // rewriteCheckpointConfig replaces the config of dir's checkpoint and
 // config.json with config.
 func rewriteCheckpointConfig(dir string, config []byte) error {
-	f, err := loadCheckpoint(dir, &OnlineConfig{})
+	f, err := loadCheckpoint(dir, rundir.Online, &OnlineConfig{})
 	if err != nil {
 		return err
 	}

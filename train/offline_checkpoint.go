@@ -47,14 +47,14 @@ func (o *Offline) Checkpoint() error {
 // continues as if never stopped. The data set file must still hold the
 // same data.
 func ResumeOffline(dir string) (*Offline, error) {
-	return reopen(dir, newOffline, func(o *Offline, f *ckpt.File) error { return resumeRun(o, dir, f) })
+	return reopen(dir, rundir.Offline, newOffline, func(o *Offline, f *ckpt.File) error { return resumeRun(o, dir, f) })
 }
 
 // OpenOffline reopens the offline run in dir at its last checkpoint to be
 // examined rather than continued (ResumeOffline continues it): its logs
 // stay closed and nothing in dir is written.
 func OpenOffline(dir string) (*Offline, error) {
-	return reopen(dir, newOffline, func(o *Offline, f *ckpt.File) error {
+	return reopen(dir, rundir.Offline, newOffline, func(o *Offline, f *ckpt.File) error {
 		if err := o.restore(f); err != nil {
 			o.Close()
 			return fmt.Errorf("train: %s: %w", dir, err)
