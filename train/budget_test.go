@@ -130,16 +130,16 @@ func TestOfflineCPUPresetDiffersOnlyWhereItSays(t *testing.T) {
 // key keeps full passes.
 func TestOfflineModelEpochSteps(t *testing.T) {
 	ortskip.IfMissing(t)
-	data := offRandomDataset(t, 1500) // > 3 fit batches of 256 train starts (the fit's batch, not SAC's)
+	data := Fixtures.RandomHopperFile(t, 1500) // > 3 fit batches of 256 train starts (the fit's batch, not SAC's)
 	for _, algo := range []string{"admpo", "mopo"} {
-		cfg := offTinyConfig(t, algo, "random", data)
+		cfg := Fixtures.TinyOfflineConfig(t, algo, "random", data)
 		cfg.Epochs, cfg.StepsPerEpoch, cfg.Batch = 1, 10, 16
 		cfg.ModelEpochSteps, cfg.ModelMaxEpochs, cfg.ModelPatience = 3, 4, 10
 		if got := cfg.dynamicsConfig().EpochSteps; got != 3 {
 			t.Fatalf("%s: dynamics config EpochSteps %d, want 3", algo, got)
 		}
 		dir := filepath.Join(t.TempDir(), algo)
-		offRunToEnd(t, cfg, dir)
+		Fixtures.RunOfflineToEnd(t, cfg, dir)
 		f, err := os.Open(filepath.Join(dir, rundir.ModelFitFile))
 		if err != nil {
 			t.Fatal(err)

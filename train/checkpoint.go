@@ -167,19 +167,7 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 // networks, optimisers, random sources, the env mid-episode and the
 // counters, so the run continues as if never stopped.
 func ResumeOnline(dir string) (*Online, error) {
-	var cfg OnlineConfig
-	f, err := loadCheckpoint(dir, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	o, err := newOnline(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := resumeRun(o, dir, f); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return reopen(dir, rundir.Online, newOnline, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
 }
 
 func (o *Online) restore(f *ckpt.File) error {
@@ -249,9 +237,32 @@ func (l *loop) loadRNGs(f *ckpt.File) error {
 	return nil
 }
 
+// reopen rebuilds the run of kind in dir from its checkpoint's config with
+// build and hands it, with the checkpoint, to restore, which closes it on
+// failure: the one way ResumeOnline, ResumeOffline and OpenOffline read a
+// stopped run.
+func reopen[C any, R any](dir string, kind rundir.Kind, build func(C, string) (R, error), restore func(R, *ckpt.File) error) (R, error) {
+	var (
+		cfg  C
+		zero R
+	)
+	f, err := loadCheckpoint(dir, kind, &cfg)
+	if err != nil {
+		return zero, err
+	}
+	r, err := build(cfg, dir)
+	if err != nil {
+		return zero, err
+	}
+	if err := restore(r, f); err != nil {
+		return zero, err
+	}
+	return r, nil
+}
+
 // loadCheckpoint reads the checkpoint in run directory dir and decodes its
-// config section into cfg.
-func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
+// config section, which must be a config of kind, into cfg.
+func loadCheckpoint(dir string, kind rundir.Kind, cfg any) (*ckpt.File, error) {
 	path := rundir.Dir(dir).Checkpoint()
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("train: no checkpoint in %s: %w", dir, err)
@@ -263,6 +274,9 @@ func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
 	cb, err := f.Bytes("config")
 	if err != nil {
 		return nil, err
+	}
+	if k, err := rundir.KindOf(cb); err == nil && k != kind {
+		return nil, fmt.Errorf("train: %s holds an %s run, not an %s one", dir, k, kind)
 	}
 	if err := json.Unmarshal(cb, cfg); err != nil {
 		return nil, fmt.Errorf("train: %s: checkpoint config: %w", path, err)
@@ -277,10 +291,7 @@ func loadCheckpoint(dir string, cfg any) (*ckpt.File, error) {
 func (o *Online) SetSteps(n int) error {
 	c := o.Cfg
 	c.Steps = n
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if err := o.reaches(c.TotalSteps(), "env step"); err != nil {
+	if err := o.checkLength(c, "env step"); err != nil {
 		return err
 	}
 	if c.TotalSteps() > o.real.Cap {
@@ -294,10 +305,21 @@ func (o *Online) SetSteps(n int) error {
 	return atomicfile.WriteFile(rundir.Dir(o.Dir).Config(), c.JSON(), 0o644)
 }
 
-// reaches is an error when a run of total steps (unit: "env step",
-// "update") would end before the loop's current step.
-func (l *loop) reaches(total int, unit string) error {
-	if total < l.step {
+// runConfig is what a length change needs of a run's config
+// (OnlineConfig, OfflineConfig).
+type runConfig interface {
+	Validate() error
+	TotalSteps() int
+}
+
+// checkLength is an error unless c, a resumed run's config at a new
+// length, is valid and does not end before the loop's current step (unit:
+// "env step", "update").
+func (l *loop) checkLength(c runConfig, unit string) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if total := c.TotalSteps(); total < l.step {
 		return fmt.Errorf("train: the run is at %s %d, past a length of %d %ss", unit, l.step, total, unit)
 	}
 	return nil

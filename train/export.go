@@ -1,81 +1,38 @@
 package train
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/rundir"
 )
 
-// Run kinds recorded in an exported bundle's manifest (policies.Manifest.RunKind).
-const (
-	KindOnline  = policies.RunOnline  // admpo, mbpo or sac trained in a simulator
-	KindOffline = policies.RunOffline // admpo, mopo or bc trained on a task's data set
-	KindOwnData = policies.RunOwnData // an offline run on data without a task
-)
-
-// ExportedRun is what ExportBundle read from a run directory, besides the
-// bundle.
-type ExportedRun struct {
-	Kind string // KindOnline, KindOffline or KindOwnData
-	Algo string // admpo, mbpo, sac, mopo or bc
-	// Step is the run's last checkpointed env step (online) or policy
-	// update (offline).
-	Step int
-	// Histories is what the U^ADM calibration sampled from: "real replay"
-	// (online) or the data set's path (offline); "" without an ADM.
-	Histories string
-}
-
 // ExportBundle assembles a deployable bundle from a finished run directory
-// of any kind: online (admpo/mbpo/sac), offline on a task's data set
-// (admpo/mopo/bc) or offline on data without a task. The manifest records
-// the task (the data set's name without a task), the algorithm as
-// "<algo>-on" or "<algo>-off", the run kind and the action bounds the actor
-// squashes into. For ADMPO runs with a fitted ADM, U^ADM is calibrated on
-// samples histories drawn from the run's real data: the online run's real
-// replay buffer, or the offline run's data set (which must still hold the
-// data the run trained on). The bundle is completed (checksums, dims) but
-// not written: see policies.WriteBundle.
-func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, error) {
+// of any kind (see OpenRunDir), returned with the run: online
+// (admpo/mbpo/sac), offline on a task's data set (admpo/mopo/bc) or offline
+// on data without a task. The manifest records the task (the data set's
+// name without a task), the algorithm as "<algo>-on" or "<algo>-off", the
+// run kind and the action bounds the actor squashes into. For ADMPO runs
+// with a fitted ADM, U^ADM is calibrated on samples histories drawn from
+// the run's real data: the online run's real replay buffer, or the offline
+// run's data set (which must still hold the data the run trained on). The
+// bundle is completed (checksums, dims) but not written: see
+// policies.WriteBundle.
+func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 	if samples <= 0 {
 		return nil, nil, fmt.Errorf("train: export: %d calibration samples (want > 0)", samples)
 	}
-	cj, err := os.ReadFile(rundir.Dir(dir).Config())
-	if err != nil {
-		return nil, nil, fmt.Errorf("train: %s is not a run directory: %w", dir, err)
-	}
-	kind, err := rundir.KindOf(cj)
-	if err != nil {
-		return nil, nil, fmt.Errorf("train: %s: %w", dir, err)
-	}
-	policy, err := os.ReadFile(rundir.Dir(dir).Policy())
-	if err != nil {
-		return nil, nil, fmt.Errorf("train: %s has no final policy (did the run finish?): %w", dir, err)
-	}
-	f, err := ckpt.Load(rundir.Dir(dir).Checkpoint())
+	run, err := OpenRunDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var st struct {
-		Step    int
-		DataN   int
-		DataSum uint32
-	}
-	if err := readState(f, &st); err != nil {
-		return nil, nil, fmt.Errorf("train: %s checkpoint: %w", dir, err)
-	}
-	run := &ExportedRun{Step: st.Step}
 	prov := map[string]string{"run": dir, "exported": time.Now().UTC().Format(time.RFC3339)}
 	var (
 		task, preset string
@@ -83,23 +40,18 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 		low, high    []float64
 		histories    func() (*buffer.Replay, error)
 	)
-	if kind == rundir.Offline {
-		var c OfflineConfig
-		if err := json.Unmarshal(cj, &c); err != nil {
-			return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
-		}
-		run.Algo, task, preset, seed = c.Algo, c.Env, c.Preset, c.Seed
-		run.Kind = KindOffline
-		prov["updates"] = strconv.Itoa(st.Step)
+	if c := run.Offline; c != nil {
+		task, preset, seed = c.Env, c.Preset, c.Seed
+		prov["updates"] = strconv.Itoa(run.Step)
 		prov["dataset"] = c.Dataset
 		if c.Name != "" {
 			prov["dataset_name"] = c.Name
 		}
-		if task == "" {
-			run.Kind, task = KindOwnData, c.Name
+		if run.Kind == KindOwnData {
+			task = c.Name
 			low, high = c.ActionLow, c.ActionHigh
 			if len(low) == 0 {
-				return nil, nil, fmt.Errorf("train: %s/config.json: an offline run without a task records no action bounds", dir)
+				return nil, nil, fmt.Errorf("train: %s/%s: an offline run without a task records no action bounds", dir, rundir.ConfigFile)
 			}
 		}
 		histories = func() (*buffer.Replay, error) {
@@ -107,9 +59,9 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 			if err != nil {
 				return nil, fmt.Errorf("train: export: the run's data set (for the U^ADM calibration): %w", err)
 			}
-			if st.DataN != 0 && (d.N != st.DataN || datasetSum(d) != st.DataSum) {
+			if run.dataN != 0 && (d.N != run.dataN || datasetSum(d) != run.dataSum) {
 				return nil, fmt.Errorf("train: export: the data set %s changed since the run trained on it (%d transitions, checksum %08x; now %d, %08x)",
-					c.Dataset, st.DataN, st.DataSum, d.N, datasetSum(d))
+					c.Dataset, run.dataN, run.dataSum, d.N, datasetSum(d))
 			}
 			if d.ObsDim != c.ObsDim && c.ObsDim != 0 || d.ActDim != c.ActDim && c.ActDim != 0 {
 				return nil, fmt.Errorf("train: export: the data set %s has %d/%d observation/action values, the run %d/%d",
@@ -117,20 +69,14 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 			}
 			return buffer.FromDataset(d, seed)
 		}
-		run.Histories = c.Dataset
 	} else {
-		var c OnlineConfig
-		if err := json.Unmarshal(cj, &c); err != nil {
-			return nil, nil, fmt.Errorf("train: %s/config.json: %w", dir, err)
-		}
-		run.Algo, task, preset, seed = c.Algo, c.Env, c.Preset, c.Seed
-		run.Kind = KindOnline
-		prov["env_steps"] = strconv.Itoa(st.Step)
-		histories = func() (*buffer.Replay, error) { return buffer.Load(f, "real") }
-		run.Histories = "real replay"
+		c := run.Online
+		task, preset, seed = c.Env, c.Preset, c.Seed
+		prov["env_steps"] = strconv.Itoa(run.Step)
+		histories = run.Real
 	}
 	if run.Algo == "" {
-		return nil, nil, fmt.Errorf("train: %s/config.json names no algorithm", dir)
+		return nil, nil, fmt.Errorf("train: %s/%s names no algorithm", dir, rundir.ConfigFile)
 	}
 	if low == nil {
 		e, err := envs.Make(task)
@@ -148,17 +94,12 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *ExportedRun, erro
 	if run.Kind != KindOnline {
 		suffix = "-off"
 	}
-	b := &policies.Bundle{Policy: policy, Manifest: policies.Manifest{
+	b := &policies.Bundle{Policy: run.Policy, Manifest: policies.Manifest{
 		Task: task, Algorithm: run.Algo + suffix, RunKind: run.Kind, ActLow: low, ActHigh: high, Provenance: prov}}
-	adm, err := os.ReadFile(rundir.Dir(dir).Path(rundir.ADMFile))
-	if run.Algo != "admpo" || errors.Is(err, os.ErrNotExist) {
-		run.Histories = ""
+	if run.Algo != "admpo" || run.ADM == nil {
 		return b, run, b.Complete() // no ADM (mbpo/mopo's ensemble does not serve as a monitor)
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("train: export: %w", err)
-	}
-	b.ADM = adm
+	b.ADM = run.ADM
 	if err := b.Complete(); err != nil {
 		return nil, nil, err
 	}

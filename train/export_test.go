@@ -55,16 +55,16 @@ func TestExportEveryRunKind(t *testing.T) {
 		cases = append(cases, &exportCase{name: "online " + algo, algo: algo, kind: KindOnline, task: "hopper",
 			low: hopperLow, high: hopperHigh, dir: dir})
 	}
-	dsPath := offRandomDataset(t, 1500)
+	dsPath := Fixtures.RandomHopperFile(t, 1500)
 	ds, err := datasets.ReadD4RL(dsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, algo := range OfflineAlgos {
 		dir := filepath.Join(tmp, "off-"+algo)
-		cfg := offTinyConfig(t, algo, "random", dsPath)
+		cfg := Fixtures.TinyOfflineConfig(t, algo, "random", dsPath)
 		cfg.Epochs = 1
-		offRunToEnd(t, cfg, dir)
+		Fixtures.RunOfflineToEnd(t, cfg, dir)
 		cases = append(cases, &exportCase{name: "offline " + algo, algo: algo, kind: KindOffline, task: "hopper",
 			low: hopperLow, high: hopperHigh, data: ds, dir: dir})
 	}
@@ -74,10 +74,10 @@ func TestExportEveryRunKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	{
-		cfg := offTinyConfig(t, "admpo", "medium", byoPath)
+		cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium", byoPath)
 		cfg.Env, cfg.Name, cfg.Kind, cfg.Termination, cfg.Epochs = "", "robot-log", "", "none", 1
 		dir := filepath.Join(tmp, "byo")
-		offRunToEnd(t, cfg, dir)
+		Fixtures.RunOfflineToEnd(t, cfg, dir)
 		var saved OfflineConfig
 		b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
 		if err := json.Unmarshal(b, &saved); err != nil {
@@ -136,9 +136,24 @@ func TestExportEveryRunKind(t *testing.T) {
 			t.Fatal("0 calibration samples accepted")
 		}
 	})
-	t.Run("OpenRun refuses offline runs", func(t *testing.T) {
-		if _, err := OpenRun(cases[3].dir); err == nil || !strings.Contains(err.Error(), "offline") {
-			t.Fatalf("OpenRun on an offline run: %v", err)
+	t.Run("resume refuses the other kind", func(t *testing.T) {
+		if _, err := ResumeOnline(cases[3].dir); err == nil || !strings.Contains(err.Error(), "holds an offline run, not an online one") {
+			t.Fatalf("ResumeOnline of an offline run: %v", err)
+		}
+		if _, err := ResumeOffline(cases[0].dir); err == nil || !strings.Contains(err.Error(), "holds an online run, not an offline one") {
+			t.Fatalf("ResumeOffline of an online run: %v", err)
+		}
+	})
+	t.Run("an offline run has no real replay", func(t *testing.T) {
+		r, err := OpenRunDir(cases[3].dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Kind != KindOffline || r.Offline == nil || r.Online != nil || r.RealData() != dsPath {
+			t.Fatalf("offline run read as kind %q, offline config %v, online config %v, real data %q", r.Kind, r.Offline != nil, r.Online != nil, r.RealData())
+		}
+		if _, err := r.Real(); err == nil || !strings.Contains(err.Error(), "offline") {
+			t.Fatalf("Real of an offline run: %v", err)
 		}
 	})
 }
@@ -160,13 +175,17 @@ func checkCalibration(t *testing.T, b *policies.Bundle, c *exportCase, samples i
 		}
 	} else {
 		// Online: the real replay from the checkpoint, oldest first.
-		r, err := OpenRun(c.dir)
+		run, err := OpenRunDir(c.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		od, ad = r.Real.ObsDim, r.Real.ActDim
-		for k := 0; k < r.Real.Len(); k++ {
-			tr := r.Real.At(k)
+		r, err := run.Real()
+		if err != nil {
+			t.Fatal(err)
+		}
+		od, ad = r.ObsDim, r.ActDim
+		for k := 0; k < r.Len(); k++ {
+			tr := r.At(k)
 			obs = append(obs, tr.Obs...)
 			act = append(act, tr.Act...)
 			end = append(end, tr.Terminal || tr.Timeout)

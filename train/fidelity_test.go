@@ -443,16 +443,12 @@ func TestLegacyCheckpointResumesIdentically(t *testing.T) {
 	}
 	want := straightRun(t, cfg)
 	dir := filepath.Join(t.TempDir(), "b")
-	killedRun(t, cfg, dir, 300)
+	killed(t, NewOnline, cfg, dir, 300)
 	// Put the old-format config into the checkpoint and config.json.
 	if err := rewriteCheckpointConfig(dir, []byte(legacyOnlineJSON)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := ResumeOnline(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := resumed(t, ResumeOnline, dir)
 	if c.Cfg.Version != 1 || c.Cfg.TotalSteps() != 600 {
 		t.Fatalf("resumed config %+v", c.Cfg)
 	}
@@ -470,7 +466,7 @@ func TestLegacyCheckpointResumesIdentically(t *testing.T) {
 // rewriteCheckpointConfig replaces the config of dir's checkpoint and
 // config.json with config.
 func rewriteCheckpointConfig(dir string, config []byte) error {
-	f, err := loadCheckpoint(dir, &OnlineConfig{})
+	f, err := loadCheckpoint(dir, rundir.Online, &OnlineConfig{})
 	if err != nil {
 		return err
 	}

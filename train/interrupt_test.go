@@ -69,6 +69,35 @@ func (d *armingDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 	return d.Model.Roller(opts)
 }
 
+// base gives the interrupt tests the loop under an Online or Offline.
+func (l *loop) base() *loop { return l }
+
+// interrupted starts a run of cfg in a new directory with start (NewOnline,
+// NewOffline), cancels it inside the stage ("fit", "rollout") of its
+// round-th model round and checks that Run returns ErrInterrupted from
+// there; it returns the directory and the step the run stopped at.
+func interrupted[C any, R interface {
+	Run(context.Context) error
+	Step() int
+	Close()
+	base() *loop
+}](t *testing.T, start func(C, string) (R, error), cfg C, stage string, round int) (dir string, stopped int) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "b")
+	b, err := start(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := newTripCtx()
+	d := &armingDynamics{Model: b.base().dyn, ctx: ctx, stage: stage, round: round}
+	b.base().dyn = d
+	if err := b.Run(ctx); !errors.Is(err, ErrInterrupted) || !d.armedInStage {
+		t.Fatalf("Run: %v (armed %v), want ErrInterrupted inside the %s", err, d.armedInStage, stage)
+	}
+	return dir, b.Step()
+}
+
 // TestInterruptDuringModelRoundResumesExactly cancels an online run inside
 // its second model round (during the fit, and during the roll-out): Run
 // must return ErrInterrupted at once, with a checkpoint of the state before
@@ -80,31 +109,12 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 		want := straightRun(t, cfg)
 		for _, stage := range []string{"fit", "rollout"} {
 			t.Run(algo+"/"+stage, func(t *testing.T) {
-				dir := filepath.Join(t.TempDir(), "b")
-				b, err := NewOnline(cfg, dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx := newTripCtx()
-				d := &armingDynamics{Model: b.dyn, ctx: ctx, stage: stage, round: 2}
-				b.dyn = d
+				dir, stopped := interrupted(t, NewOnline, cfg, stage, 2)
 				second := cfg.WarmUp + cfg.ModelEvery // env step of the second round
-				err = b.Run(ctx)
-				b.Close()
-				if !errors.Is(err, ErrInterrupted) {
-					t.Fatalf("Run: %v, want ErrInterrupted", err)
+				if stopped != second {
+					t.Fatalf("stopped at env step %d, want inside the round at %d", stopped, second)
 				}
-				if !d.armedInStage {
-					t.Fatalf("the cancel was never armed in the %s", stage)
-				}
-				if b.step != second {
-					t.Fatalf("stopped at env step %d, want inside the round at %d", b.step, second)
-				}
-				c, err := ResumeOnline(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				c := resumed(t, ResumeOnline, dir)
 				firstRound := cfg.RolloutBatch * cfg.Rollout.At(0) // H = 1: one transition per start
 				if c.step != second || c.model == nil || c.model.Len() != firstRound {
 					t.Fatalf("resumed at step %d with %v model rows, want step %d and the first round's rows", c.step, c.model, second)
@@ -124,30 +134,14 @@ func TestInterruptDuringModelRoundResumesExactly(t *testing.T) {
 // uninterrupted one.
 func TestOfflineInterruptDuringFitResumesExactly(t *testing.T) {
 	ortskip.IfMissing(t)
-	data := offRandomDataset(t, 600)
-	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
+	data := Fixtures.RandomHopperFile(t, 600)
+	cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium-replay", data)
 	_, want := offStraightRun(t, cfg)
 	for _, stage := range []string{"fit", "rollout"} {
 		t.Run(stage, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "b")
-			b, err := NewOffline(cfg, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := newTripCtx()
-			d := &armingDynamics{Model: b.dyn, ctx: ctx, stage: stage, round: 1}
-			b.dyn = d
-			err = b.Run(ctx)
+			dir, _ := interrupted(t, NewOffline, cfg, stage, 1)
 			wantStep, wantFitted := 0, stage == "rollout"
-			b.Close()
-			if !errors.Is(err, ErrInterrupted) || !d.armedInStage {
-				t.Fatalf("Run: %v (armed %v), want ErrInterrupted inside the %s", err, d.armedInStage, stage)
-			}
-			c, err := ResumeOffline(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := resumed(t, ResumeOffline, dir)
 			if c.step != wantStep || c.fitted != wantFitted || c.model != nil {
 				t.Fatalf("resumed at update %d, fitted %v, model buffer %v; want %d, %v, none", c.step, c.fitted, c.model, wantStep, wantFitted)
 			}

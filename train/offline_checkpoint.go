@@ -47,38 +47,20 @@ func (o *Offline) Checkpoint() error {
 // continues as if never stopped. The data set file must still hold the
 // same data.
 func ResumeOffline(dir string) (*Offline, error) {
-	return reopenOffline(dir, func(o *Offline, f *ckpt.File) error { return resumeRun(o, dir, f) })
+	return reopen(dir, rundir.Offline, newOffline, func(o *Offline, f *ckpt.File) error { return resumeRun(o, dir, f) })
 }
 
 // OpenOffline reopens the offline run in dir at its last checkpoint to be
 // examined rather than continued (ResumeOffline continues it): its logs
 // stay closed and nothing in dir is written.
 func OpenOffline(dir string) (*Offline, error) {
-	return reopenOffline(dir, func(o *Offline, f *ckpt.File) error {
+	return reopen(dir, rundir.Offline, newOffline, func(o *Offline, f *ckpt.File) error {
 		if err := o.restore(f); err != nil {
 			o.Close()
 			return fmt.Errorf("train: %s: %w", dir, err)
 		}
 		return nil
 	})
-}
-
-// reopenOffline rebuilds the run in dir from its checkpoint's config and
-// hands it with the checkpoint to restore, which closes it on failure.
-func reopenOffline(dir string, restore func(*Offline, *ckpt.File) error) (*Offline, error) {
-	var cfg OfflineConfig
-	f, err := loadCheckpoint(dir, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	o, err := newOffline(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := restore(o, f); err != nil {
-		return nil, err
-	}
-	return o, nil
 }
 
 func (o *Offline) restore(f *ckpt.File) error {
@@ -107,10 +89,7 @@ func (o *Offline) restore(f *ckpt.File) error {
 func (o *Offline) SetEpochs(n int) error {
 	c := o.Cfg
 	c.Epochs = n
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if err := o.reaches(c.TotalSteps(), "update"); err != nil {
+	if err := o.checkLength(c, "update"); err != nil {
 		return err
 	}
 	o.Cfg = c

@@ -10,61 +10,17 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/dynamics"
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/rundir"
 )
 
-// offTinyConfig is an offline run small enough for a unit test.
-func offTinyConfig(t *testing.T, algo, kind, dataset string) OfflineConfig {
-	t.Helper()
-	c, err := OfflinePreset("quick", "hopper", kind, algo, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Dataset = dataset
-	c.Epochs, c.StepsPerEpoch, c.CheckpointEvery, c.EvalEpisodes = 3, 100, 100, 1
-	c.Batch, c.Hidden = 32, []int{32, 32}
-	c.RolloutEvery, c.RolloutBatch, c.Horizon, c.ModelRetain = 50, 64, 2, 2
-	c.M, c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 2, 16, 1, 1
-	c.Ensemble, c.Elites, c.ModelMaxEpochs, c.ModelPatience = 3, 2, 2, 2
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// offRunToEnd trains a fresh offline run of cfg in dir to its end.
-func offRunToEnd(t *testing.T, cfg OfflineConfig, dir string) {
-	t.Helper()
-	o, err := NewOffline(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	if err := o.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// CollectForTest is collect.Dataset with one actor shared by all workers,
-// set by collect_hook_test.go: collect imports train, so train's own tests
-// reach it through the external test package, which may import both.
-var CollectForTest func(task string, n int, seed int64, act envs.Actor) (*datasets.Dataset, error)
-
-// offRandomDataset collects n uniform-random hopper transitions into a
-// D4RL file.
-func offRandomDataset(t *testing.T, n int) string {
-	t.Helper()
-	d, err := CollectForTest("hopper", n, 3, envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "hopper-random.hdf5")
-	if err := datasets.WriteD4RL(path, d); err != nil {
-		t.Fatal(err)
-	}
-	return path
+// Fixtures are internal/trainfix's random hopper data set and tiny offline
+// runs, set by fixtures_hook_test.go: trainfix imports train, so train's own
+// tests reach it through the external test package, which may import both.
+var Fixtures struct {
+	RandomHopperFile  func(t testing.TB, n int) string
+	TinyOfflineConfig func(t testing.TB, algo, kind, dataset string) OfflineConfig
+	RunOfflineToEnd   func(t testing.TB, cfg OfflineConfig, dir string)
 }
 
 // TestADMPenaltyWhereKStepPredictionsDisagree builds a data set with "calm"
@@ -104,7 +60,7 @@ func TestADMPenaltyWhereKStepPredictionsDisagree(t *testing.T) {
 	if err := datasets.WriteD4RL(path, d); err != nil {
 		t.Fatal(err)
 	}
-	cfg := offTinyConfig(t, "admpo", "medium", path)
+	cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium", path)
 	cfg.M, cfg.Horizon, cfg.RolloutBatch, cfg.Penalty = m, 1, 600, 2
 	o, err := NewOffline(cfg, filepath.Join(t.TempDir(), "run"))
 	if err != nil {
@@ -243,29 +199,24 @@ func offCapture(o *Offline) offState {
 // from disk: buffers, counters, weights and the logs must be identical.
 func TestOfflineResumeMatchesUninterruptedRun(t *testing.T) {
 	ortskip.IfMissing(t)
-	data := offRandomDataset(t, 600)
+	data := Fixtures.RandomHopperFile(t, 600)
 	for _, algo := range []string{"admpo", "mopo", "bc"} {
 		t.Run(algo, func(t *testing.T) {
-			cfg := offTinyConfig(t, algo, "medium-replay", data)
+			cfg := Fixtures.TinyOfflineConfig(t, algo, "medium-replay", data)
 			aDir, want := offStraightRun(t, cfg)
 			wantLog, err := ReadOfflineLog(filepath.Join(aDir, rundir.OfflineLogFile))
 			if err != nil {
 				t.Fatal(err)
 			}
 
-			dir := filepath.Join(t.TempDir(), "b")
-			b, err := NewOffline(cfg, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.RunTo(context.Background(), 250); err != nil { // checkpoint at 200, 50 updates lost
-				t.Fatal(err)
-			}
-			b.Close()
-			c, rows := resumeToEnd(t, dir, ResumeOffline, 200)
+			c, dir := resumedToEnd(t, NewOffline, ResumeOffline, cfg, 250, 200) // checkpoint at 200, 50 updates lost
 			offSameRun(t, offCapture(c), want)
 			if algo != "bc" && (want.modelN == 0 || want.updates != 300) {
 				t.Fatalf("the run did not use the model: %+v", want.counters())
+			}
+			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
+			if err != nil {
+				t.Fatal(err)
 			}
 			if len(rows) != 3 || rows[0].Step != 100 || rows[2].Step != 300 {
 				t.Fatalf("progress rows after resume: %+v", rows)
@@ -333,7 +284,7 @@ func (s offState) counters() map[string]any {
 // ErrInterrupted after writing a checkpoint that resumes at that update.
 func TestOfflineInterruptCheckpoints(t *testing.T) {
 	ortskip.IfMissing(t)
-	cfg := offTinyConfig(t, "bc", "random", offRandomDataset(t, 300))
+	cfg := Fixtures.TinyOfflineConfig(t, "bc", "random", Fixtures.RandomHopperFile(t, 300))
 	dir := filepath.Join(t.TempDir(), "run")
 	o, err := NewOffline(cfg, dir)
 	if err != nil {
@@ -349,11 +300,7 @@ func TestOfflineInterruptCheckpoints(t *testing.T) {
 		t.Fatalf("Run after cancel: %v, want ErrInterrupted", err)
 	}
 	o.Close()
-	r, err := ResumeOffline(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := resumed(t, ResumeOffline, dir)
 	if r.step != 37 || r.bc.Updates != 37 {
 		t.Fatalf("resumed at update %d with %d BC updates, want 37", r.step, r.bc.Updates)
 	}

@@ -50,11 +50,7 @@ func TestResumeRunWrittenBeforeSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := ResumeOnline(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := resumed(t, ResumeOnline, dir)
 	if o.step != 250 || o.model == nil || o.real.Len() != 250 || o.sac.Updates != 150 {
 		t.Fatalf("resumed at step %d, %d real rows, model buffer %v, %d SAC updates; want 250, 250, present, 150",
 			o.step, o.real.Len(), o.model != nil, o.sac.Updates)

@@ -88,32 +88,6 @@ func sameFloats(t *testing.T, what string, a, b []float32) {
 	}
 }
 
-// resumeToEnd resumes the run in dir with resume, checks that it goes on
-// from the checkpoint's step want, runs it to its end and returns it (t's
-// cleanup closes it) with its progress.csv rows.
-func resumeToEnd[R interface {
-	runLoop
-	Run(ctx context.Context) error
-}](t *testing.T, dir string, resume func(string) (R, error), want int) (R, []Record) {
-	t.Helper()
-	c, err := resume(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	if c.Step() != want {
-		t.Fatalf("resumed at step %d, want the checkpoint's %d", c.Step(), want)
-	}
-	if err := c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, rows
-}
-
 // TestResumeAfterKillMatchesUninterruptedRun runs a small job straight
 // through, and again with a "kill" after the step-300 checkpoint (the
 // process state past it is thrown away), resumed from disk. Buffers,
@@ -130,10 +104,12 @@ func TestResumeAfterKillMatchesUninterruptedRun(t *testing.T) {
 				cfg = tinyConfig(algo)
 			}
 			want := straightRun(t, cfg)
-			dir := filepath.Join(t.TempDir(), "b")
-			killedRun(t, cfg, dir, 450) // checkpoint at 300, then 150 lost steps
-			c, rows := resumeToEnd(t, dir, ResumeOnline, 300)
+			c, dir := resumedToEnd(t, NewOnline, ResumeOnline, cfg, 450, 300) // checkpoint at 300, then 150 lost steps
 			sameRun(t, capture(c), want)
+			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(rows) != 2 || rows[0].Step != 300 || rows[1].Step != 600 {
 				t.Fatalf("progress rows after resume: %+v", rows)
 			}
@@ -198,18 +174,56 @@ func straightRun(t *testing.T, cfg OnlineConfig) runState {
 	return capture(a)
 }
 
-// killedRun runs cfg in dir to env step stop and drops the process state
-// (the "kill": nothing after the last checkpoint is saved).
-func killedRun(t *testing.T, cfg OnlineConfig, dir string, stop int) {
+// killed starts a run of cfg in dir with start (NewOnline, NewOffline),
+// runs it to step stop and drops the process state (the "kill": nothing
+// after the last checkpoint is saved).
+func killed[C any, R interface {
+	RunTo(context.Context, int) error
+	Close()
+}](t *testing.T, start func(C, string) (R, error), cfg C, dir string, stop int) {
 	t.Helper()
-	b, err := NewOnline(cfg, dir)
+	b, err := start(cfg, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer b.Close()
 	if err := b.RunTo(context.Background(), stop); err != nil {
 		t.Fatal(err)
 	}
-	b.Close()
+}
+
+// resumed reopens the stopped run in dir with resume (ResumeOnline,
+// ResumeOffline); the end of t closes it.
+func resumed[R interface{ Close() }](t *testing.T, resume func(string) (R, error), dir string) R {
+	t.Helper()
+	r, err := resume(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// resumedToEnd kills a run of cfg at step stop (see killed), resumes it,
+// checks that it restarts at the checkpoint's step at, and runs it to its
+// end; it returns the run (closed at the end of t) and its directory.
+func resumedToEnd[C any, R interface {
+	RunTo(context.Context, int) error
+	Run(context.Context) error
+	Step() int
+	Close()
+}](t *testing.T, start func(C, string) (R, error), resume func(string) (R, error), cfg C, stop, at int) (R, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "b")
+	killed(t, start, cfg, dir, stop)
+	r := resumed(t, resume, dir)
+	if r.Step() != at {
+		t.Fatalf("resumed at step %d, want the checkpoint's %d", r.Step(), at)
+	}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r, dir
 }
 
 // sameRun fails t unless got and want, the final states of two runs of one
@@ -350,11 +364,7 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 	if !math.IsNaN(o.lastFit.HoldoutPerK[1]) || !math.IsNaN(o.lastFit.HoldoutLoss) {
 		t.Fatalf("writing the checkpoint changed the live fit report: %+v", o.lastFit)
 	}
-	r, err := ResumeOnline(o.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := resumed(t, ResumeOnline, o.Dir)
 	got := r.lastFit.HoldoutPerK
 	if len(got) != 3 || got[0] != 0.5 || !math.IsNaN(got[1]) || got[2] != 0.25 {
 		t.Fatalf("resumed per-k holdout %v, want [0.5 NaN 0.25]", got)

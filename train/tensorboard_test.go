@@ -54,15 +54,11 @@ func TestOnlineTensorBoardResumeLogsEachStepOnce(t *testing.T) {
 	cfg := tinyConfig("admpo")
 	cfg.EvalEvery = 150
 	dir := filepath.Join(t.TempDir(), "run")
-	killedRun(t, cfg, dir, 500)
+	killed(t, NewOnline, cfg, dir, 500)
 	if steps, _ := tbSteps(t, dir); len(steps) != 3 || steps[2] != 450 {
 		t.Fatalf("before the resume: steps %v, want [150 300 450]", steps)
 	}
-	c, err := ResumeOnline(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := resumed(t, ResumeOnline, dir)
 	if err := c.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +133,10 @@ func TestTensorBoardOff(t *testing.T) {
 // holdout errors.
 func TestOfflineTensorBoardScalars(t *testing.T) {
 	ortskip.IfMissing(t)
-	data := offRandomDataset(t, 600)
-	cfg := offTinyConfig(t, "admpo", "medium-replay", data)
+	data := Fixtures.RandomHopperFile(t, 600)
+	cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium-replay", data)
 	dir := filepath.Join(t.TempDir(), "run")
-	offRunToEnd(t, cfg, dir)
+	Fixtures.RunOfflineToEnd(t, cfg, dir)
 	steps, byStep := tbSteps(t, dir)
 	if len(steps) != 3 || steps[0] != 100 || steps[2] != 300 {
 		t.Fatalf("steps %v, want [100 200 300]", steps)

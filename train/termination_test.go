@@ -115,11 +115,11 @@ func TestOfflineBringYourOwnData(t *testing.T) {
 	if err := datasets.WriteD4RL(path, d); err != nil {
 		t.Fatal(err)
 	}
-	cfg := offTinyConfig(t, "admpo", "medium", path)
+	cfg := Fixtures.TinyOfflineConfig(t, "admpo", "medium", path)
 	cfg.Env, cfg.Name, cfg.Kind, cfg.Termination = "", "robot-log", "", "learned"
 	cfg.Epochs = 2
 	dir := filepath.Join(tmp, "run")
-	offRunToEnd(t, cfg, dir)
+	Fixtures.RunOfflineToEnd(t, cfg, dir)
 	var saved OfflineConfig
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil || json.Unmarshal(b, &saved) != nil {
@@ -147,14 +147,10 @@ func TestOfflineBringYourOwnData(t *testing.T) {
 	}
 	p.Close()
 	// Resuming reads the saved rule, not a refit; the roll-out uses it.
-	r, err := ResumeOffline(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resumed(t, ResumeOffline, dir)
 	if r.task.Done(make([]float32, 5)) || !r.task.Done([]float32{3, 0, 0, 0, 0}) {
 		t.Fatal("the resumed run's termination does not follow the learned rule")
 	}
-	r.Close()
 
 	// Bad files: no run directory is left behind.
 	bad := func(name string, edit func(d *datasets.Dataset)) string {

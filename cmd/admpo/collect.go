@@ -78,6 +78,7 @@ func (s shippedSource) mediumReplay(size int, _ float64) (*datasets.Dataset, str
 type behaviourSource struct {
 	dir string
 	log *collect.BehaviourLog // nil for a plain online run
+	run *train.Run            // the plain online run; nil for a behaviour run
 }
 
 func (b behaviourSource) policyFor(kind string, mediumReturn float64) ([]byte, string, error) {
@@ -89,15 +90,7 @@ func (b behaviourSource) policyFor(kind string, mediumReturn float64) ([]byte, s
 // description, and the env step it was taken at.
 func (b behaviourSource) snapshot(kind string, mediumReturn float64) (onnxBytes []byte, desc string, step int, err error) {
 	if b.log == nil {
-		p, err := os.ReadFile(rundir.Dir(b.dir).Policy())
-		if err != nil {
-			return nil, "", 0, fmt.Errorf("%s has no policy.onnx (did the run finish?): %w", b.dir, err)
-		}
-		info, err := train.OpenRun(b.dir)
-		if err != nil {
-			return nil, "", 0, err
-		}
-		return p, fmt.Sprintf("%s/policy.onnx (final policy of an online run, env step %d)", b.dir, info.Step), info.Step, nil
+		return b.run.Policy, fmt.Sprintf("%s/%s (final policy of an online run, env step %d)", b.dir, rundir.PolicyFile, b.run.Step), b.run.Step, nil
 	}
 	best, err := b.log.Best()
 	if err != nil {
@@ -296,7 +289,14 @@ func setDataReturn(meta map[string]string, prefix, env string, ret float64, epis
 // snapshot (a plain online run: all of it), capped at size keeping the
 // newest transitions from an episode start.
 func (b behaviourSource) mediumReplay(size int, mediumReturn float64) (*datasets.Dataset, string, error) {
-	info, err := train.OpenRun(b.dir)
+	run := b.run
+	if run == nil {
+		var err error
+		if run, err = train.OpenRunDir(b.dir); err != nil {
+			return nil, "", err
+		}
+	}
+	replay, err := run.Real()
 	if err != nil {
 		return nil, "", err
 	}
@@ -304,7 +304,7 @@ func (b behaviourSource) mediumReplay(size int, mediumReturn float64) (*datasets
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := info.Real.Dataset(step)
+	d, err := replay.Dataset(step)
 	if err != nil {
 		return nil, "", err
 	}
@@ -336,7 +336,14 @@ func behaviour(policy, trainDir, out string, bc collect.BehaviourConfig) (behavi
 		if l, err := collect.ReadBehaviourLog(policy); err == nil {
 			return behaviourSource{dir: policy, log: l}, nil
 		}
-		return behaviourSource{dir: policy}, nil
+		run, err := train.OpenRunDir(policy)
+		if err != nil {
+			return behaviourSource{}, err
+		}
+		if run.Online == nil {
+			return behaviourSource{}, fmt.Errorf("--policy %s is an offline run: the behaviour policy comes from an online run", policy)
+		}
+		return behaviourSource{dir: policy, run: run}, nil
 	}
 	dir := trainDir
 	if dir == "" {

@@ -29,17 +29,17 @@ func runExport(args []string) error {
 	if *run == "" || *out == "" {
 		return fmt.Errorf("%w: export needs --run and --out", errUsage)
 	}
-	b, info, err := train.ExportBundle(*run, *samples)
+	b, r, err := train.ExportBundle(*run, *samples)
 	if err != nil {
 		return err
 	}
 	if err := policies.WriteBundle(*out, *b); err != nil {
 		return err
 	}
-	fmt.Printf("wrote bundle %s (%s %s run, %s: policy", *out, info.Kind, b.Manifest.Algorithm, b.Manifest.Task)
+	fmt.Printf("wrote bundle %s (%s %s run, %s: policy", *out, r.Kind, b.Manifest.Algorithm, b.Manifest.Task)
 	if b.ADM != nil {
 		fmt.Printf(", ADM m=%d, U^ADM calibration from %d histories of %s: p50 %.4g, p95 %.4g, p99 %.4g",
-			b.Manifest.M, b.Manifest.Calibration.Samples, info.Histories, quantile(b.Manifest.Calibration, 50),
+			b.Manifest.M, b.Manifest.Calibration.Samples, r.RealData(), quantile(b.Manifest.Calibration, 50),
 			quantile(b.Manifest.Calibration, 95), quantile(b.Manifest.Calibration, 99))
 	}
 	fmt.Println(")")

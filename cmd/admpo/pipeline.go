@@ -11,11 +11,9 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/infer"
-	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
-	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -86,7 +84,7 @@ func runPipeline(args []string) error {
 	// 2. Export.
 	fmt.Printf("== 2/4 exporting the bundle\n")
 	bundleDir := filepath.Join(*out, "bundle")
-	b, _, err := train.ExportBundle(runDir, 5000)
+	b, run, err := train.ExportBundle(runDir, 5000)
 	if err != nil {
 		return err
 	}
@@ -98,11 +96,7 @@ func runPipeline(args []string) error {
 
 	// 3. Roll-out benchmark with the trained ADM.
 	fmt.Printf("== 3/4 benchmarking ADM roll-outs (%d rows, H 5)\n", *rows)
-	f, err := ckpt.Load(rundir.Dir(runDir).Checkpoint())
-	if err != nil {
-		return err
-	}
-	adm, err := models.GetADM(f, "adm")
+	adm, err := models.GetADM(run.Checkpoint(), "adm")
 	if err != nil {
 		return err
 	}

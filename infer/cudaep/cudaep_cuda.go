@@ -2,6 +2,7 @@
 
 package cudaep
 
+// #cgo CFLAGS: -I${SRCDIR}/../../third_party/onnxruntime
 // #cgo LDFLAGS: -ldl
 // #include <dlfcn.h>
 // #include <stdlib.h>

@@ -9,8 +9,9 @@
 // yet: on a machine without one, only its error paths and its use of the
 // API with ONNX Runtime's built-in CPU provider are tested.
 //
-// onnxruntime_c_api.h and onnxruntime_ep_c_api.h are ONNX Runtime's C API
-// headers (Copyright Microsoft Corporation, MIT licence) as shipped in
+// The shim includes third_party/onnxruntime/onnxruntime_c_api.h (and
+// onnxruntime_ep_c_api.h): ONNX Runtime's C API headers (Copyright
+// Microsoft Corporation, MIT licence) as shipped in
 // github.com/yalue/onnxruntime_go v1.27.0 (ORT_API_VERSION 24), the
 // version admpo's onnxruntime_go build uses.
 package cudaep
