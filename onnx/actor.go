@@ -47,7 +47,7 @@ func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
 	g.Output(squash(pre), schema.Action, Float, Batch, Fixed(a.ActDim))
 	g.Output(squash(u), schema.MeanAction, Float, Batch, Fixed(a.ActDim))
 
-	md, err := mergeMeta(meta, map[string]string{
+	return modelBytes(g, "actor", meta, map[string]string{
 		schema.MetaModel:     schema.KindActor,
 		schema.MetaObsDim:    strconv.Itoa(a.ObsDim),
 		schema.MetaActDim:    strconv.Itoa(a.ActDim),
@@ -56,8 +56,4 @@ func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
 		schema.MetaLogStdMin: JoinFloats([]float32{a.LogStdMin}),
 		schema.MetaLogStdMax: JoinFloats([]float32{a.LogStdMax}),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export actor: %w", err)
-	}
-	return g.Model(md)
 }

@@ -139,22 +139,15 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	}
 	admOutputs(g, m, obs, mean, lv)
 
-	extra := map[string]string{
+	return modelBytes(g, "ADM", meta, admMeta(m, schema.KindADM, opts.Dropout, map[string]string{
 		schema.MetaADMForm:  opts.Form.String(),
 		schema.MetaAllSteps: strconv.FormatBool(opts.AllSteps),
-	}
-	if opts.Dropout > 0 {
-		extra[schema.MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
-	}
-	md, err := mergeMeta(meta, admMeta(m, schema.KindADM, extra))
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export ADM: %w", err)
-	}
-	return g.Model(md)
+	}))
 }
 
-// admMeta returns the metadata every ADM graph carries, plus extra.
-func admMeta(m *models.ADM, kind string, extra map[string]string) map[string]string {
+// admMeta returns the metadata every ADM graph carries, the dropout
+// probability when it is not 0, and extra.
+func admMeta(m *models.ADM, kind string, dropout float64, extra map[string]string) map[string]string {
 	c := m.Cfg
 	md := map[string]string{
 		schema.MetaModel:     kind,
@@ -166,6 +159,9 @@ func admMeta(m *models.ADM, kind string, extra map[string]string) map[string]str
 		schema.MetaResBlocks: strconv.Itoa(c.ResBlocks),
 		schema.MetaNormMean:  JoinFloats(m.Norm.Mean),
 		schema.MetaNormStd:   JoinFloats(m.Norm.Std),
+	}
+	if dropout > 0 {
+		md[schema.MetaDropout] = strconv.FormatFloat(dropout, 'g', -1, 64)
 	}
 	for k, v := range extra {
 		md[k] = v

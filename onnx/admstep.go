@@ -3,7 +3,6 @@ package onnx
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx/schema"
@@ -94,13 +93,6 @@ func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]strin
 	parts := g.OpN("Split", []string{out, int64s(g, "split", d, d)}, 2, AttrInt("axis", -1))
 	admOutputs(g, m, obs, parts[0], parts[1])
 
-	extra := map[string]string{schema.MetaFreshRows: "true"}
-	if opts.Dropout > 0 {
-		extra[schema.MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
-	}
-	md, err := mergeMeta(meta, admMeta(m, schema.KindADMStep, extra))
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
-	}
-	return g.Model(md)
+	return modelBytes(g, "ADM step", meta,
+		admMeta(m, schema.KindADMStep, opts.Dropout, map[string]string{schema.MetaFreshRows: "true"}))
 }

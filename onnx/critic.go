@@ -16,20 +16,14 @@ func ExportCritic(c *models.Critic, meta map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("onnx: export critic: %w", err)
 	}
 	g := NewGraph("admpo_critic", "SAC Q-network")
-	obs := g.Input(schema.Obs, Float, Batch, Fixed(c.ObsDim))
-	act := g.Input(schema.Act, Float, Batch, Fixed(c.ActDim))
-	x := g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
+	x := obsActInputs(g, c.ObsDim, c.ActDim)
 	h := mlpHidden(g, x, "critic", &c.Net)
 	q := linear(g, h, "critic_out", &c.Net.Layers[len(c.Net.Layers)-1])
 	g.Output(q, schema.Q, Float, Batch, Fixed(1))
 
-	md, err := mergeMeta(meta, map[string]string{
+	return modelBytes(g, "critic", meta, map[string]string{
 		schema.MetaModel:  schema.KindCritic,
 		schema.MetaObsDim: strconv.Itoa(c.ObsDim),
 		schema.MetaActDim: strconv.Itoa(c.ActDim),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export critic: %w", err)
-	}
-	return g.Model(md)
 }

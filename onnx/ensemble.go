@@ -19,10 +19,7 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 	n := len(e.Members)
 	d := e.ObsDim + 1
 	g := NewGraph("admpo_ensemble", "probabilistic dynamics ensemble (MBPO/MOPO)")
-	obs := g.Input(schema.Obs, Float, Batch, Fixed(e.ObsDim))
-	act := g.Input(schema.Act, Float, Batch, Fixed(e.ActDim))
-	x := g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
-	x = normalize(g, x, e.Norm.Mean, e.Norm.Std)
+	x := normalize(g, obsActInputs(g, e.ObsDim, e.ActDim), e.Norm.Mean, e.Norm.Std)
 
 	// member-stacked dense layer on columns [from, to): x [members or 1, batch, in]
 	dense := func(x string, j, from, to int) string {
@@ -56,7 +53,7 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 	g.Output(mean, schema.Mean, Float, Fixed(n), Batch, Fixed(d))
 	g.Output(lv, schema.LogVar, Float, Fixed(n), Batch, Fixed(d))
 
-	md, err := mergeMeta(meta, map[string]string{
+	return modelBytes(g, "ensemble", meta, map[string]string{
 		schema.MetaModel:    schema.KindEnsemble,
 		schema.MetaObsDim:   strconv.Itoa(e.ObsDim),
 		schema.MetaActDim:   strconv.Itoa(e.ActDim),
@@ -66,8 +63,4 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 		schema.MetaNormMean: JoinFloats(e.Norm.Mean),
 		schema.MetaNormStd:  JoinFloats(e.Norm.Std),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export ensemble: %w", err)
-	}
-	return g.Model(md)
 }

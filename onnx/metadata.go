@@ -43,6 +43,16 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
+// modelBytes serializes g with the caller's metadata user merged with the
+// exporter's own keys; what names the model in errors ("actor", "ADM").
+func modelBytes(g *Graph, what string, user, own map[string]string) ([]byte, error) {
+	md, err := mergeMeta(user, own)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export %s: %w", what, err)
+	}
+	return g.Model(md)
+}
+
 // mergeMeta combines the caller's metadata with the exporter's own keys.
 func mergeMeta(user, own map[string]string) (map[string]string, error) {
 	out := make(map[string]string, len(user)+len(own)+2)
