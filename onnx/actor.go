@@ -1,7 +1,6 @@
 package onnx
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/admpo/admpo/models"
@@ -19,10 +18,12 @@ import (
 // the deterministic action. The graph uses only Gemm, Relu, Tanh, Exp, Mul
 // and Add, so onnx-go can run it too.
 func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
-	if err := checkActor(a); err != nil {
-		return nil, fmt.Errorf("onnx: export actor: %w", err)
-	}
-	g := NewGraph("admpo_actor", "SAC tanh-squashed Gaussian policy")
+	return export("actor", checkActor(a), "admpo_actor", "SAC tanh-squashed Gaussian policy", meta,
+		func(g *Graph) map[string]string { return actorGraph(g, a) })
+}
+
+// actorGraph builds a's graph in g and returns its metadata.
+func actorGraph(g *Graph, a *models.Actor) map[string]string {
 	obs := g.Input(schema.Obs, Float, Batch, Fixed(a.ObsDim))
 	noise := g.Input(schema.Noise, Float, Batch, Fixed(a.ActDim))
 
@@ -47,7 +48,7 @@ func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
 	g.Output(squash(pre), schema.Action, Float, Batch, Fixed(a.ActDim))
 	g.Output(squash(u), schema.MeanAction, Float, Batch, Fixed(a.ActDim))
 
-	return modelBytes(g, "actor", meta, map[string]string{
+	return map[string]string{
 		schema.MetaModel:     schema.KindActor,
 		schema.MetaObsDim:    strconv.Itoa(a.ObsDim),
 		schema.MetaActDim:    strconv.Itoa(a.ActDim),
@@ -55,5 +56,5 @@ func ExportActor(a *models.Actor, meta map[string]string) ([]byte, error) {
 		schema.MetaBias:      JoinFloats(a.Bias),
 		schema.MetaLogStdMin: JoinFloats([]float32{a.LogStdMin}),
 		schema.MetaLogStdMax: JoinFloats([]float32{a.LogStdMax}),
-	})
+	}
 }

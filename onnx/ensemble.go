@@ -1,7 +1,6 @@
 package onnx
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/admpo/admpo/models"
@@ -13,12 +12,14 @@ import (
 // mean [members, batch, obs_dim+1] (of [s'-s, r]) and logvar (soft-clamped by
 // each member's bounds), computed with MatMuls batched over the member axis.
 func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) {
-	if err := checkEnsemble(e); err != nil {
-		return nil, fmt.Errorf("onnx: export ensemble: %w", err)
-	}
+	return export("ensemble", checkEnsemble(e), "admpo_ensemble", "probabilistic dynamics ensemble (MBPO/MOPO)", meta,
+		func(g *Graph) map[string]string { return ensembleGraph(g, e) })
+}
+
+// ensembleGraph builds e's graph in g and returns its metadata.
+func ensembleGraph(g *Graph, e *models.Ensemble) map[string]string {
 	n := len(e.Members)
 	d := e.ObsDim + 1
-	g := NewGraph("admpo_ensemble", "probabilistic dynamics ensemble (MBPO/MOPO)")
 	x := normalize(g, obsActInputs(g, e.ObsDim, e.ActDim), e.Norm.Mean, e.Norm.Std)
 
 	// member-stacked dense layer on columns [from, to): x [members or 1, batch, in]
@@ -53,7 +54,7 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 	g.Output(mean, schema.Mean, Float, Fixed(n), Batch, Fixed(d))
 	g.Output(lv, schema.LogVar, Float, Fixed(n), Batch, Fixed(d))
 
-	return modelBytes(g, "ensemble", meta, map[string]string{
+	return map[string]string{
 		schema.MetaModel:    schema.KindEnsemble,
 		schema.MetaObsDim:   strconv.Itoa(e.ObsDim),
 		schema.MetaActDim:   strconv.Itoa(e.ActDim),
@@ -62,5 +63,5 @@ func ExportEnsemble(e *models.Ensemble, meta map[string]string) ([]byte, error) 
 		schema.MetaHidden:   joinInts(widths),
 		schema.MetaNormMean: JoinFloats(e.Norm.Mean),
 		schema.MetaNormStd:  JoinFloats(e.Norm.Std),
-	})
+	}
 }

@@ -43,10 +43,17 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// modelBytes serializes g with the caller's metadata user merged with the
-// exporter's own keys; what names the model in errors ("actor", "ADM").
-func modelBytes(g *Graph, what string, user, own map[string]string) ([]byte, error) {
-	md, err := mergeMeta(user, own)
+// export is the frame of every exporter: it wraps invalid, the model's
+// validation error, or builds a graph called name with doc string doc by
+// build and serializes it with the caller's metadata user merged with the
+// metadata build returns; what names the model in errors ("actor", "ADM").
+func export(what string, invalid error, name, doc string, user map[string]string,
+	build func(g *Graph) map[string]string) ([]byte, error) {
+	if invalid != nil {
+		return nil, fmt.Errorf("onnx: export %s: %w", what, invalid)
+	}
+	g := NewGraph(name, doc)
+	md, err := mergeMeta(user, build(g))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export %s: %w", what, err)
 	}
