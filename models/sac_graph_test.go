@@ -48,7 +48,10 @@ func TestActorSampleFiniteDiff(t *testing.T) {
 	low, high := []float64{-1, 0}, []float64{1, 3}
 	actor := NewActor(obsDim, low, high, []int{6, 5}, rng)
 	ad := actor.ActDim
-	g := newSACGraph()
+	g, err := newSACGraph(obsDim, ad, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
 	obs := NewGraphInput(g, "obs", batch, obsDim)
 	eps := NewGraphInput(g, "eps", batch, ad)
 	copy(obs.Data, sacRandVec(batch*obsDim, 1, rng))
