@@ -36,24 +36,22 @@ func readD4RL(path string) (*Dataset, error) {
 	}
 	defer f.Close()
 
-	d := &Dataset{}
-	obs, err := readMatrix(f, "observations")
-	if err != nil {
-		return nil, err
+	var obs, next, act, rew array
+	for _, req := range []struct {
+		name string
+		read func(h5loc, string) (array, error)
+		into *array
+	}{
+		{"observations", readMatrix, &obs},
+		{"next_observations", readMatrix, &next},
+		{"actions", readMatrix, &act},
+		{"rewards", readVector, &rew},
+	} {
+		if *req.into, err = req.read(f, req.name); err != nil {
+			return nil, err
+		}
 	}
-	d.N, d.ObsDim, d.Obs = obs.rows, obs.cols, obs.data
-	next, err := readMatrix(f, "next_observations")
-	if err != nil {
-		return nil, err
-	}
-	act, err := readMatrix(f, "actions")
-	if err != nil {
-		return nil, err
-	}
-	rew, err := readVector(f, "rewards")
-	if err != nil {
-		return nil, err
-	}
+	d := &Dataset{N: obs.rows, ObsDim: obs.cols, Obs: obs.data}
 	if err := sameRows(d.N, next, act, rew); err != nil {
 		return nil, err
 	}
