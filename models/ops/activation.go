@@ -216,6 +216,19 @@ func (pureOp) ReturnsPtr() bool     { return false }
 func (pureOp) CallsExtern() bool    { return false }
 func (pureOp) OverwritesInput() int { return -1 }
 
+// elementwiseOp, embedded in the ops of one input whose output has the
+// input's type and shape, gives them Arity, Type and InferShape.
+type elementwiseOp struct{ pureOp }
+
+func (elementwiseOp) Arity() int { return 1 }
+func (elementwiseOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (elementwiseOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
 func opHash(op fmt.Stringer) uint32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(op.String()))
@@ -224,19 +237,11 @@ func opHash(op fmt.Stringer) uint32 {
 
 // actOp is an elementwise activation y = f(x).
 type actOp struct {
-	pureOp
+	elementwiseOp
 	kind actKind
 	out  outBuf
 }
 
-func (op *actOp) Arity() int { return 1 }
-func (op *actOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a)
-}
-func (op *actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
 func (op *actOp) Do(in ...G.Value) (G.Value, error) {
 	y := op.out.like(in[0])
 	return y, actForward(op.kind, in[0], y)
@@ -463,18 +468,10 @@ func KeepValue(x *G.Node) (n *G.Node, err error) {
 
 // keepOp copies its input.
 type keepOp struct {
-	pureOp
+	elementwiseOp
 	out outBuf
 }
 
-func (op *keepOp) Arity() int { return 1 }
-func (op *keepOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a)
-}
-func (op *keepOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
 func (op *keepOp) Do(in ...G.Value) (G.Value, error) {
 	return op.UsePreallocDo(op.out.like(in[0]), in...)
 }
