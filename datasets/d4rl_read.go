@@ -19,22 +19,11 @@ func ReadD4RL(path string) (*Dataset, error) {
 }
 
 func readD4RL(path string) (*Dataset, error) {
-	st, err := statFile(path)
+	f, closeFile, err := openH5(path)
 	if err != nil {
 		return nil, err
 	}
-	unlock := h5lock()
-	defer unlock()
-
-	f, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
-	if err != nil {
-		detail := h5detail()
-		if !hdf5.IsHDF5(path) {
-			return nil, fmt.Errorf("not an HDF5 file (no HDF5 signature; %d bytes)", st.Size())
-		}
-		return nil, fmt.Errorf("cannot open, the file is corrupt or truncated (%d bytes): %s", st.Size(), detail)
-	}
-	defer f.Close()
+	defer closeFile()
 
 	var obs, next, act, rew array
 	for _, req := range []struct {

@@ -226,6 +226,31 @@ func createH5(path string, write func(f *hdf5.File) error) (err error) {
 	return write(f)
 }
 
+// openH5 opens the HDF5 file path read-only under the package's lock;
+// closeFile closes it and frees the lock. A file that does not open is
+// described by its size and HDF5's error text.
+func openH5(path string) (f *hdf5.File, closeFile func(), err error) {
+	st, err := statFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock := h5lock()
+	f, err = hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
+	if err != nil {
+		detail := h5detail()
+		isHDF5 := hdf5.IsHDF5(path)
+		unlock()
+		if !isHDF5 {
+			return nil, nil, fmt.Errorf("not an HDF5 file (no HDF5 signature; %d bytes)", st.Size())
+		}
+		return nil, nil, fmt.Errorf("cannot open, the file is corrupt or truncated (%d bytes): %s", st.Size(), detail)
+	}
+	return f, func() {
+		f.Close()
+		unlock()
+	}, nil
+}
+
 // h5detail returns HDF5's own description of the last failure on this thread
 // (for example "truncated file: eof = ..."), or "" when there is none.
 func h5detail() string {

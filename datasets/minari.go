@@ -102,18 +102,11 @@ func readMinari(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dd, MinariDataFile)
-	st, err := os.Stat(path)
+	f, closeFile, err := openH5(filepath.Join(dd, MinariDataFile))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", MinariDataFile, err)
 	}
-	unlock := h5lock()
-	defer unlock()
-	f, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot open, not HDF5 or corrupt (%d bytes): %s", MinariDataFile, st.Size(), h5detail())
-	}
-	defer f.Close()
+	defer closeFile()
 
 	d := &Dataset{N: -1}
 	if m.TotalSteps > 0 {
