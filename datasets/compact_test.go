@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bytes"
-	"math"
 	"math/rand"
 	"testing"
 )
@@ -57,23 +56,13 @@ func TestCompactRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := func(name string, a, b []float32) {
-		if len(a) != len(b) {
-			t.Fatalf("%s: %d values, want %d", name, len(b), len(a))
-		}
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				t.Fatalf("%s[%d] = %v, want %v", name, i, b[i], a[i])
-			}
-		}
-	}
 	if r.N != d.N || r.ObsDim != d.ObsDim || r.ActDim != d.ActDim {
 		t.Fatalf("read N %d obs %d act %d", r.N, r.ObsDim, r.ActDim)
 	}
-	same("observations", d.Obs, r.Obs)
-	same("next_observations", d.NextObs, r.NextObs)
-	same("actions", d.Act, r.Act)
-	same("rewards", d.Rew, r.Rew)
+	sameFloats(t, "observations", r.Obs, d.Obs)
+	sameFloats(t, "next_observations", r.NextObs, d.NextObs)
+	sameFloats(t, "actions", r.Act, d.Act)
+	sameFloats(t, "rewards", r.Rew, d.Rew)
 	for i := range d.Terminal {
 		if d.Terminal[i] != r.Terminal[i] || d.Timeout[i] != r.Timeout[i] {
 			t.Fatalf("row %d flags differ", i)

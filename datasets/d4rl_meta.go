@@ -128,48 +128,34 @@ func metaValue(obj hid, isAttr bool, key string, meta map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("metadata %s: %w", key, err)
 	}
+	known := info.class == hdf5.T_STRING || info.class == hdf5.T_INTEGER || info.class == hdf5.T_FLOAT ||
+		(info.class == hdf5.T_ENUM && info.size == 1)
+	if !known || h5npoints(obj, isAttr) != 1 {
+		return nil
+	}
+	var s string
 	switch info.class {
 	case hdf5.T_STRING:
-		if n := h5npoints(obj, isAttr); n != 1 {
-			return nil
-		}
-		s, err := h5readString(obj, isAttr)
-		if err != nil {
-			return fmt.Errorf("metadata %s: %w", key, err)
-		}
-		meta[key] = s
+		s, err = h5readString(obj, isAttr)
 	case hdf5.T_INTEGER:
-		if h5npoints(obj, isAttr) != 1 {
-			return nil
-		}
-		v := make([]int64, 1)
-		if err := h5read(obj, isAttr, memI64, v); err != nil {
-			return fmt.Errorf("metadata %s: %w", key, err)
-		}
-		meta[key] = strconv.FormatInt(v[0], 10)
+		var v int64
+		v, err = h5readOne[int64](obj, isAttr, memI64)
+		s = strconv.FormatInt(v, 10)
 	case hdf5.T_FLOAT:
-		if h5npoints(obj, isAttr) != 1 {
-			return nil
-		}
-		v := make([]float64, 1)
-		if err := h5read(obj, isAttr, memF64, v); err != nil {
-			return fmt.Errorf("metadata %s: %w", key, err)
-		}
-		meta[key] = strconv.FormatFloat(v[0], 'g', -1, 64)
+		var v float64
+		v, err = h5readOne[float64](obj, isAttr, memF64)
+		s = strconv.FormatFloat(v, 'g', -1, 64)
 	case hdf5.T_ENUM:
-		if info.size != 1 || h5npoints(obj, isAttr) != 1 {
-			return nil
+		var v uint8
+		v, err = h5readOne[uint8](obj, isAttr, memNativeOfFile)
+		if err == nil && v > 1 {
+			return nil // neither false (0) nor true (1)
 		}
-		v := make([]uint8, 1)
-		if err := h5read(obj, isAttr, memNativeOfFile, v); err != nil {
-			return fmt.Errorf("metadata %s: %w", key, err)
-		}
-		switch v[0] {
-		case 0:
-			meta[key] = "false"
-		case 1:
-			meta[key] = "true"
-		}
+		s = strconv.FormatBool(v == 1)
 	}
+	if err != nil {
+		return fmt.Errorf("metadata %s: %w", key, err)
+	}
+	meta[key] = s
 	return nil
 }

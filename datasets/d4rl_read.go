@@ -1,9 +1,7 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"gonum.org/v1/hdf5"
 )
@@ -17,52 +15,32 @@ import (
 // integers or floats holding 0 and 1. The result is checked for consistent
 // lengths and finite values; check it against a task with Validate.
 func ReadD4RL(path string) (*Dataset, error) {
-	d, err := readD4RL(path)
-	if err != nil {
-		return nil, fmt.Errorf("datasets: D4RL file %s: %w", path, err)
-	}
-	return d, nil
+	return readNamed("D4RL file", path, readD4RL)
 }
 
 func readD4RL(path string) (*Dataset, error) {
-	st, err := os.Stat(path)
+	f, closeFile, err := openH5(path)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, errors.New("is a directory")
-	}
-	unlock := h5lock()
-	defer unlock()
+	defer closeFile()
 
-	f, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
-	if err != nil {
-		detail := h5detail()
-		if !hdf5.IsHDF5(path) {
-			return nil, fmt.Errorf("not an HDF5 file (no HDF5 signature; %d bytes)", st.Size())
+	var obs, next, act, rew array
+	for _, req := range []struct {
+		name string
+		read func(h5loc, string) (array, error)
+		into *array
+	}{
+		{"observations", readMatrix, &obs},
+		{"next_observations", readMatrix, &next},
+		{"actions", readMatrix, &act},
+		{"rewards", readVector, &rew},
+	} {
+		if *req.into, err = req.read(f, req.name); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("cannot open, the file is corrupt or truncated (%d bytes): %s", st.Size(), detail)
 	}
-	defer f.Close()
-
-	d := &Dataset{}
-	obs, err := readMatrix(f, "observations")
-	if err != nil {
-		return nil, err
-	}
-	d.N, d.ObsDim, d.Obs = obs.rows, obs.cols, obs.data
-	next, err := readMatrix(f, "next_observations")
-	if err != nil {
-		return nil, err
-	}
-	act, err := readMatrix(f, "actions")
-	if err != nil {
-		return nil, err
-	}
-	rew, err := readVector(f, "rewards")
-	if err != nil {
-		return nil, err
-	}
+	d := &Dataset{N: obs.rows, ObsDim: obs.cols, Obs: obs.data}
 	if err := sameRows(d.N, next, act, rew); err != nil {
 		return nil, err
 	}
@@ -229,30 +207,19 @@ func readFlags(f h5loc, name string, n int) ([]bool, error) {
 	if int(dims[0]) != n {
 		return nil, fmt.Errorf("length mismatch: %s has %d rows, observations has %d", name, dims[0], n)
 	}
-	vals := make([]float64, n)
+	var vals []float64
 	switch {
 	case (info.class == hdf5.T_ENUM || info.class == hdf5.T_INTEGER) && info.size == 1:
-		raw := make([]uint8, n)
-		if err := h5read(ds, false, memNativeOfFile, raw); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		for i, b := range raw {
-			vals[i] = float64(b)
-		}
+		vals, err = h5readFloat64s[uint8](ds, memNativeOfFile, n)
 	case info.class == hdf5.T_INTEGER:
-		raw := make([]int64, n)
-		if err := h5read(ds, false, memI64, raw); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		for i, b := range raw {
-			vals[i] = float64(b)
-		}
+		vals, err = h5readFloat64s[int64](ds, memI64, n)
 	case info.class == hdf5.T_FLOAT:
-		if err := h5read(ds, false, memF64, vals); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+		vals, err = h5readFloat64s[float64](ds, memF64, n)
 	default:
 		return nil, fmt.Errorf("%s is stored as %s (%d bytes), want bool", name, className(info.class), info.size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	flags := make([]bool, n)
 	for i, v := range vals {

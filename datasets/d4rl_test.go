@@ -35,13 +35,21 @@ func randomDataset(seed int64) *Dataset {
 	return d
 }
 
-func TestD4RLRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "rt.hdf5")
-	want := randomDataset(1)
-	if err := WriteD4RL(p, want); err != nil {
+// writeRandomD4RL writes randomDataset(seed) as the D4RL file name in a new
+// temporary directory and returns the file's path and the data set.
+func writeRandomD4RL(t *testing.T, name string, seed int64) (string, *Dataset) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	d := randomDataset(seed)
+	if err := WriteD4RL(p, d); err != nil {
 		t.Fatal(err)
 	}
+	return p, d
+}
+
+func TestD4RLRoundTrip(t *testing.T) {
+	p, want := writeRandomD4RL(t, "rt.hdf5", 1)
+	dir := filepath.Dir(p)
 	got, err := ReadD4RL(p)
 	if err != nil {
 		t.Fatal(err)
@@ -191,11 +199,7 @@ print(json.dumps(out))
 
 func TestD4RLWrittenFileOpensInH5py(t *testing.T) {
 	pyref.Need(t, "h5py", "numpy")
-	p := filepath.Join(t.TempDir(), "admpo.hdf5")
-	d := randomDataset(3)
-	if err := WriteD4RL(p, d); err != nil {
-		t.Fatal(err)
-	}
+	p, d := writeRandomD4RL(t, "admpo.hdf5", 3)
 	var seen struct {
 		Arrays map[string]struct {
 			Dtype        string
@@ -266,11 +270,8 @@ func TestD4RLWrittenFileOpensInH5py(t *testing.T) {
 }
 
 func TestD4RLTruncatedAndCorrupt(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "cut.hdf5")
-	if err := WriteD4RL(p, randomDataset(4)); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := writeRandomD4RL(t, "cut.hdf5", 4)
+	dir := filepath.Dir(p)
 	truncateHalf(t, p)
 	_, err := ReadD4RL(p)
 	wantErr(t, err, p, "corrupt or truncated", "truncated file")
@@ -391,12 +392,8 @@ func TestD4RLBadContents(t *testing.T) {
 }
 
 func TestD4RLWriteFailuresLeaveNothing(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "keep.hdf5")
-	old := randomDataset(5)
-	if err := WriteD4RL(p, old); err != nil {
-		t.Fatal(err)
-	}
+	p, old := writeRandomD4RL(t, "keep.hdf5", 5)
+	dir := filepath.Dir(p)
 	before, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -61,18 +61,13 @@ func metaKeys(meta map[string]string) ([]string, error) {
 	return keys, nil
 }
 
-func writeD4RL(name string, d *Dataset, metaKeys []string) (err error) {
-	unlock := h5lock()
-	defer unlock()
-	f, err := hdf5.CreateFile(name, hdf5.F_ACC_TRUNC)
-	if err != nil {
-		return h5wrap(err)
-	}
-	defer func() {
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = h5wrap(fmt.Errorf("closing: %w", cerr))
-		}
-	}()
+// writeD4RL writes the D4RL file name (see WriteD4RL) without checks.
+func writeD4RL(name string, d *Dataset, metaKeys []string) error {
+	return createH5(name, func(f *hdf5.File) error { return writeD4RLContents(f, d, metaKeys) })
+}
+
+// writeD4RLContents writes d's arrays and the metadata keys metaKeys into f.
+func writeD4RLContents(f *hdf5.File, d *Dataset, metaKeys []string) error {
 	n := uint(d.N)
 	floats := []floatArr{
 		{"observations", d.Obs, []uint{n, uint(d.ObsDim)}},

@@ -3,6 +3,7 @@ package datasets
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/admpo/admpo/internal/stats"
 )
@@ -165,4 +166,26 @@ func (d *Dataset) check() error {
 		}
 	}
 	return nil
+}
+
+// readNamed reads path with read and puts the format's name (what, e.g.
+// "D4RL file") and path before its error.
+func readNamed(what, path string, read func(string) (*Dataset, error)) (*Dataset, error) {
+	d, err := read(path)
+	if err != nil {
+		return nil, fmt.Errorf("datasets: %s %s: %w", what, path, err)
+	}
+	return d, nil
+}
+
+// statFile returns the file information of path, refusing a directory.
+func statFile(path string) (os.FileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory")
+	}
+	return st, nil
 }

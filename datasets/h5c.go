@@ -209,6 +209,48 @@ func h5lock() func() {
 	}
 }
 
+// createH5 creates (or truncates) the HDF5 file path under the package's
+// lock, fills it with write and closes it; a failed close is an error.
+func createH5(path string, write func(f *hdf5.File) error) (err error) {
+	unlock := h5lock()
+	defer unlock()
+	f, err := hdf5.CreateFile(path, hdf5.F_ACC_TRUNC)
+	if err != nil {
+		return h5wrap(err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = h5wrap(fmt.Errorf("closing: %w", cerr))
+		}
+	}()
+	return write(f)
+}
+
+// openH5 opens the HDF5 file path read-only under the package's lock;
+// closeFile closes it and frees the lock. A file that does not open is
+// described by its size and HDF5's error text.
+func openH5(path string) (f *hdf5.File, closeFile func(), err error) {
+	st, err := statFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock := h5lock()
+	f, err = hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
+	if err != nil {
+		detail := h5detail()
+		isHDF5 := hdf5.IsHDF5(path)
+		unlock()
+		if !isHDF5 {
+			return nil, nil, fmt.Errorf("not an HDF5 file (no HDF5 signature; %d bytes)", st.Size())
+		}
+		return nil, nil, fmt.Errorf("cannot open, the file is corrupt or truncated (%d bytes): %s", st.Size(), detail)
+	}
+	return f, func() {
+		f.Close()
+		unlock()
+	}, nil
+}
+
 // h5detail returns HDF5's own description of the last failure on this thread
 // (for example "truncated file: eof = ..."), or "" when there is none.
 func h5detail() string {
@@ -380,6 +422,28 @@ func cbool(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// h5readOne reads the value of a one-element dataset (isAttr false) or
+// attribute with h5read.
+func h5readOne[T float64 | int64 | uint8](obj hid, isAttr bool, kind memKind) (T, error) {
+	v := make([]T, 1)
+	err := h5read(obj, isAttr, kind, v)
+	return v[0], err
+}
+
+// h5readFloat64s reads the n values of a dataset as T with h5read and
+// returns them as float64s.
+func h5readFloat64s[T float64 | int64 | uint8](ds hid, kind memKind, n int) ([]float64, error) {
+	raw := make([]T, n)
+	if err := h5read(ds, false, kind, raw); err != nil {
+		return nil, err
+	}
+	vals := make([]float64, n)
+	for i, v := range raw {
+		vals[i] = float64(v)
+	}
+	return vals, nil
 }
 
 // h5npoints returns the element count of a dataset or attribute (-1 on error).

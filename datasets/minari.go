@@ -76,11 +76,7 @@ type minariMeta struct {
 // they are not recorded. Observation and action spaces other than flat
 // boxes are refused.
 func ReadMinari(dir string) (*Dataset, error) {
-	d, err := readMinari(dir)
-	if err != nil {
-		return nil, fmt.Errorf("datasets: Minari data set %s: %w", dir, err)
-	}
-	return d, nil
+	return readNamed("Minari data set", dir, readMinari)
 }
 
 func readMinari(dir string) (*Dataset, error) {
@@ -106,18 +102,11 @@ func readMinari(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dd, MinariDataFile)
-	st, err := os.Stat(path)
+	f, closeFile, err := openH5(filepath.Join(dd, MinariDataFile))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", MinariDataFile, err)
 	}
-	unlock := h5lock()
-	defer unlock()
-	f, err := hdf5.OpenFile(path, hdf5.F_ACC_RDONLY)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot open, not HDF5 or corrupt (%d bytes): %s", MinariDataFile, st.Size(), h5detail())
-	}
-	defer f.Close()
+	defer closeFile()
 
 	d := &Dataset{N: -1}
 	if m.TotalSteps > 0 {
@@ -371,18 +360,12 @@ func dataActionRange(d *Dataset) (low, high []float64) {
 }
 
 // writeMinariEpisodes writes main_data.hdf5.
-func writeMinariEpisodes(path string, d *Dataset, eps []Episode) (err error) {
-	unlock := h5lock()
-	defer unlock()
-	f, err := hdf5.CreateFile(path, hdf5.F_ACC_TRUNC)
-	if err != nil {
-		return h5wrap(err)
-	}
-	defer func() {
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = h5wrap(fmt.Errorf("closing: %w", cerr))
-		}
-	}()
+func writeMinariEpisodes(path string, d *Dataset, eps []Episode) error {
+	return createH5(path, func(f *hdf5.File) error { return writeEpisodeGroups(f, d, eps) })
+}
+
+// writeEpisodeGroups writes one group episode_<i> per episode of d into f.
+func writeEpisodeGroups(f *hdf5.File, d *Dataset, eps []Episode) error {
 	bt, err := h5boolType()
 	if err != nil {
 		return err

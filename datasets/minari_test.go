@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -240,20 +239,10 @@ func TestMinariRoundTripAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := func(name string, a, b []float32) {
-		if len(a) != len(b) {
-			t.Fatalf("%s: %d vs %d values", name, len(a), len(b))
-		}
-		for i := range a {
-			if a[i] != b[i] && !(math.IsNaN(float64(a[i])) && math.IsNaN(float64(b[i]))) {
-				t.Fatalf("%s[%d]: %v vs %v", name, i, a[i], b[i])
-			}
-		}
-	}
-	same("obs", r.Obs, d.Obs)
-	same("next obs", r.NextObs, d.NextObs)
-	same("act", r.Act, d.Act)
-	same("rew", r.Rew, d.Rew)
+	sameFloats(t, "obs", r.Obs, d.Obs)
+	sameFloats(t, "next obs", r.NextObs, d.NextObs)
+	sameFloats(t, "act", r.Act, d.Act)
+	sameFloats(t, "rew", r.Rew, d.Rew)
 	for i := range d.Terminal {
 		wantTimeout := d.Timeout[i] || i == d.N-1 // the tail ends truncated
 		if r.Terminal[i] != d.Terminal[i] || r.Timeout[i] != wantTimeout {

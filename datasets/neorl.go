@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 )
 
 // ReadNeoRL reads a NeoRL .npz file (arrays obs, next_obs, action, reward,
@@ -13,11 +12,7 @@ import (
 // (or ReadNeoRLTask) to get a task's layout. Terminal is done; Timeout marks
 // the last row of each trajectory that does not end with done.
 func ReadNeoRL(path string) (*Dataset, error) {
-	d, err := readNeoRL(path)
-	if err != nil {
-		return nil, fmt.Errorf("datasets: NeoRL file %s: %w", path, err)
-	}
-	return d, nil
+	return readNamed("NeoRL file", path, readNeoRL)
 }
 
 // ReadNeoRLTask reads a NeoRL file, drops the x position from its
@@ -69,12 +64,8 @@ func dropFirstColumn(v []float32, rows, cols int) []float32 {
 }
 
 func readNeoRL(path string) (*Dataset, error) {
-	st, err := os.Stat(path)
-	if err != nil {
+	if _, err := statFile(path); err != nil {
 		return nil, err
-	}
-	if st.IsDir() {
-		return nil, errors.New("is a directory")
 	}
 	f, err := openNpz(path)
 	if err != nil {

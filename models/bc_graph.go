@@ -26,16 +26,12 @@ type BCGraph struct {
 // NewBCGraph builds the BC loss graph for batches of the given size, over
 // actor's weights in place.
 func NewBCGraph(actor *Actor, batch int) (b *BCGraph, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			b, err = nil, graphPanic("bc graph", r)
-		}
-	}()
-	if err := checkSACSizes(actor.ObsDim, actor.ActDim, batch); err != nil {
+	defer recoverGraph("bc graph", &b, &err)
+	ad := actor.ActDim
+	g, err := newSACGraph(actor.ObsDim, actor.ActDim, batch)
+	if err != nil {
 		return nil, err
 	}
-	ad := actor.ActDim
-	g := newSACGraph()
 	b = &BCGraph{sacProgram: sacProgram{g: g},
 		Obs: NewGraphInput(g, "obs", batch, actor.ObsDim),
 		Act: NewGraphInput(g, "act", batch, ad)}
@@ -78,10 +74,9 @@ func NewBCGraph(actor *Actor, batch int) (b *BCGraph, err error) {
 		return nil, err
 	}
 	b.Params = an.Params()
-	if _, err = G.Grad(b.loss, b.Params...); err != nil {
-		return nil, fmt.Errorf("models: bc gradients: %w", err)
+	if err := b.compile(b.loss, b.Params, "bc gradients"); err != nil {
+		return nil, err
 	}
-	b.m = G.NewTapeMachine(g)
 	return b, nil
 }
 

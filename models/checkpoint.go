@@ -139,6 +139,26 @@ func readHeader(f *ckpt.File, prefix, kind string, config any) (*modelHeader, er
 	return &h, nil
 }
 
+// getModel reads the model of kind stored under prefix: it decodes the
+// header's config, has build make the model from it and list the model's
+// tensors, and copies the stored tensors in.
+func getModel[C, M any](f *ckpt.File, prefix, kind string, build func(c C) (M, []tensorRef, error)) (M, error) {
+	var c C
+	var none M
+	h, err := readHeader(f, prefix, kind, &c)
+	if err != nil {
+		return none, err
+	}
+	m, refs, err := build(c)
+	if err != nil {
+		return none, err
+	}
+	if err := copyTensors(f, prefix, kind, h, refs); err != nil {
+		return none, err
+	}
+	return m, nil
+}
+
 // copyTensors checks that the header lists exactly refs and copies the data in.
 func copyTensors(f *ckpt.File, prefix, kind string, h *modelHeader, refs []tensorRef) error {
 	if len(h.Tensors) != len(refs) {
@@ -166,36 +186,28 @@ func PutADM(f *ckpt.File, prefix string, m *ADM) error {
 
 // GetADM reads the ADM stored under prefix into a new model.
 func GetADM(f *ckpt.File, prefix string) (*ADM, error) {
-	var cfg ADMConfig
-	h, err := readHeader(f, prefix, "adm", &cfg)
-	if err != nil {
-		return nil, err
-	}
-	m, err := NewADM(cfg, rand.New(rand.NewSource(0)))
-	if err != nil {
-		return nil, fmt.Errorf("models: stored ADM: %w", err)
-	}
-	if err := copyTensors(f, prefix, "adm", h, admRefs(m)); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return getModel(f, prefix, "adm", func(cfg ADMConfig) (*ADM, []tensorRef, error) {
+		m, err := NewADM(cfg, rand.New(rand.NewSource(0)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("models: stored ADM: %w", err)
+		}
+		return m, admRefs(m), nil
+	})
 }
 
 // GetADMInto copies the ADM stored under prefix into m's existing slices
 // (which graphs may be backed by); the stored config must equal m.Cfg.
 func GetADMInto(f *ckpt.File, prefix string, m *ADM) error {
-	var cfg ADMConfig
-	h, err := readHeader(f, prefix, "adm", &cfg)
-	if err != nil {
-		return err
-	}
-	if cfg != m.Cfg {
-		return fmt.Errorf("models: checkpoint ADM has config %+v, the model %+v", cfg, m.Cfg)
-	}
-	if err := m.check(); err != nil {
-		return err
-	}
-	return copyTensors(f, prefix, "adm", h, admRefs(m))
+	_, err := getModel(f, prefix, "adm", func(cfg ADMConfig) (*ADM, []tensorRef, error) {
+		if cfg != m.Cfg {
+			return nil, nil, fmt.Errorf("models: checkpoint ADM has config %+v, the model %+v", cfg, m.Cfg)
+		}
+		if err := m.check(); err != nil {
+			return nil, nil, err
+		}
+		return m, admRefs(m), nil
+	})
+	return err
 }
 
 // SaveADM writes m alone to path (sections under "adm").
@@ -299,29 +311,23 @@ func PutEnsemble(f *ckpt.File, prefix string, e *Ensemble) error {
 
 // GetEnsemble reads the ensemble stored under prefix into a new one.
 func GetEnsemble(f *ckpt.File, prefix string) (*Ensemble, error) {
-	var c ensembleConfig
-	h, err := readHeader(f, prefix, "ensemble", &c)
-	if err != nil {
-		return nil, err
-	}
-	n := len(c.Net.Sizes)
-	if n < 2 || c.Members <= 0 || c.Net.Sizes[0] != c.ObsDim+c.ActDim || c.Net.Sizes[n-1] != 2*(c.ObsDim+1) {
-		return nil, fmt.Errorf("models: stored ensemble config %+v is inconsistent", c)
-	}
-	e := NewEnsemble(c.ObsDim, c.ActDim, c.Members, c.Net.Sizes[1:n-1], rand.New(rand.NewSource(0)))
-	for i := range e.Members {
-		e.Members[i].Activation = c.Net.Activation
-	}
-	for _, el := range c.Elites {
-		if el < 0 || el >= c.Members {
-			return nil, fmt.Errorf("models: stored ensemble elite %d outside %d members", el, c.Members)
+	return getModel(f, prefix, "ensemble", func(c ensembleConfig) (*Ensemble, []tensorRef, error) {
+		n := len(c.Net.Sizes)
+		if n < 2 || c.Members <= 0 || c.Net.Sizes[0] != c.ObsDim+c.ActDim || c.Net.Sizes[n-1] != 2*(c.ObsDim+1) {
+			return nil, nil, fmt.Errorf("models: stored ensemble config %+v is inconsistent", c)
 		}
-	}
-	e.Elites = append([]int(nil), c.Elites...)
-	if err := copyTensors(f, prefix, "ensemble", h, ensembleRefs(e)); err != nil {
-		return nil, err
-	}
-	return e, nil
+		e := NewEnsemble(c.ObsDim, c.ActDim, c.Members, c.Net.Sizes[1:n-1], rand.New(rand.NewSource(0)))
+		for i := range e.Members {
+			e.Members[i].Activation = c.Net.Activation
+		}
+		for _, el := range c.Elites {
+			if el < 0 || el >= c.Members {
+				return nil, nil, fmt.Errorf("models: stored ensemble elite %d outside %d members", el, c.Members)
+			}
+		}
+		e.Elites = append([]int(nil), c.Elites...)
+		return e, ensembleRefs(e), nil
+	})
 }
 
 // SaveEnsemble writes e alone to path (sections under "ensemble").
@@ -346,29 +352,26 @@ type actorConfig struct {
 // PutActor stores a (network, log-std limits, action scale and bias) under prefix.
 func PutActor(f *ckpt.File, prefix string, a *Actor) error {
 	c := actorConfig{ObsDim: a.ObsDim, ActDim: a.ActDim, Net: mlpConfigOf(&a.Net), LogStdMin: a.LogStdMin, LogStdMax: a.LogStdMax}
-	refs := append(mlpRefs("net", &a.Net), ref("scale", a.Scale, a.ActDim), ref("bias", a.Bias, a.ActDim))
-	return putModel(f, prefix, "actor", c, refs)
+	return putModel(f, prefix, "actor", c, actorRefs(a))
 }
 
 // GetActor reads the actor stored under prefix into a new one.
 func GetActor(f *ckpt.File, prefix string) (*Actor, error) {
-	var c actorConfig
-	h, err := readHeader(f, prefix, "actor", &c)
-	if err != nil {
-		return nil, err
-	}
-	n := len(c.Net.Sizes)
-	if n < 2 || c.ActDim <= 0 || c.Net.Sizes[0] != c.ObsDim || c.Net.Sizes[n-1] != 2*c.ActDim {
-		return nil, fmt.Errorf("models: stored actor config %+v is inconsistent", c)
-	}
-	low, high := make([]float64, c.ActDim), make([]float64, c.ActDim)
-	a := NewActor(c.ObsDim, low, high, c.Net.Sizes[1:n-1], rand.New(rand.NewSource(0)))
-	a.Net.Activation, a.LogStdMin, a.LogStdMax = c.Net.Activation, c.LogStdMin, c.LogStdMax
-	refs := append(mlpRefs("net", &a.Net), ref("scale", a.Scale, a.ActDim), ref("bias", a.Bias, a.ActDim))
-	if err := copyTensors(f, prefix, "actor", h, refs); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return getModel(f, prefix, "actor", func(c actorConfig) (*Actor, []tensorRef, error) {
+		n := len(c.Net.Sizes)
+		if n < 2 || c.ActDim <= 0 || c.Net.Sizes[0] != c.ObsDim || c.Net.Sizes[n-1] != 2*c.ActDim {
+			return nil, nil, fmt.Errorf("models: stored actor config %+v is inconsistent", c)
+		}
+		low, high := make([]float64, c.ActDim), make([]float64, c.ActDim)
+		a := NewActor(c.ObsDim, low, high, c.Net.Sizes[1:n-1], rand.New(rand.NewSource(0)))
+		a.Net.Activation, a.LogStdMin, a.LogStdMax = c.Net.Activation, c.LogStdMin, c.LogStdMax
+		return a, actorRefs(a), nil
+	})
+}
+
+// actorRefs lists a's stored tensors.
+func actorRefs(a *Actor) []tensorRef {
+	return append(mlpRefs("net", &a.Net), ref("scale", a.Scale, a.ActDim), ref("bias", a.Bias, a.ActDim))
 }
 
 // criticConfig is the stored architecture of a Critic.
@@ -386,19 +389,13 @@ func PutCritic(f *ckpt.File, prefix string, c *Critic) error {
 
 // GetCritic reads the critic stored under prefix into a new one.
 func GetCritic(f *ckpt.File, prefix string) (*Critic, error) {
-	var c criticConfig
-	h, err := readHeader(f, prefix, "critic", &c)
-	if err != nil {
-		return nil, err
-	}
-	n := len(c.Net.Sizes)
-	if n < 2 || c.Net.Sizes[0] != c.ObsDim+c.ActDim || c.Net.Sizes[n-1] != 1 {
-		return nil, fmt.Errorf("models: stored critic config %+v is inconsistent", c)
-	}
-	cr := NewCritic(c.ObsDim, c.ActDim, c.Net.Sizes[1:n-1], rand.New(rand.NewSource(0)))
-	cr.Net.Activation = c.Net.Activation
-	if err := copyTensors(f, prefix, "critic", h, mlpRefs("net", &cr.Net)); err != nil {
-		return nil, err
-	}
-	return cr, nil
+	return getModel(f, prefix, "critic", func(c criticConfig) (*Critic, []tensorRef, error) {
+		n := len(c.Net.Sizes)
+		if n < 2 || c.Net.Sizes[0] != c.ObsDim+c.ActDim || c.Net.Sizes[n-1] != 1 {
+			return nil, nil, fmt.Errorf("models: stored critic config %+v is inconsistent", c)
+		}
+		cr := NewCritic(c.ObsDim, c.ActDim, c.Net.Sizes[1:n-1], rand.New(rand.NewSource(0)))
+		cr.Net.Activation = c.Net.Activation
+		return cr, mlpRefs("net", &cr.Net), nil
+	})
 }

@@ -39,6 +39,17 @@ func projCost(g *G.ExprGraph, out *G.Node, rng *rand.Rand) (*G.Node, error) {
 	return G.Sum(p)
 }
 
+// checkProjGrads checks the gradients of a random projection of out (see
+// projCost) with checkGrads.
+func checkProjGrads(t *testing.T, g *G.ExprGraph, out *G.Node, rng *rand.Rand, params []fdParam, samples int, eps, tol float64) {
+	t.Helper()
+	cost, err := projCost(g, out, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrads(t, g, cost, params, samples, eps, tol)
+}
+
 type fdParam struct {
 	name string
 	node *G.Node
@@ -156,10 +167,6 @@ func TestGRUStackGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cost, err := projCost(g, h1, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ps := []fdParam{{"x", x, xd}}
 	for li, n := range []struct {
 		nodes GRUNodes
@@ -171,7 +178,7 @@ func TestGRUStackGradients(t *testing.T) {
 			fdParam{fmt.Sprintf("l%d.Wh", li), n.nodes.Wh, n.l.Wh},
 			fdParam{fmt.Sprintf("l%d.Bh", li), n.nodes.Bh, n.l.Bh})
 	}
-	checkGrads(t, g, cost, ps, 40, 1e-2, 5e-3)
+	checkProjGrads(t, g, h1, rng, ps, 40, 1e-2, 5e-3)
 }
 
 // naiveGRU runs a stack of GRU layers in float64 straight from PyTorch's
@@ -279,11 +286,7 @@ func TestLayerNormForwardAndGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cost, err := projCost(g, y, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrads(t, g, cost, []fdParam{{"x", x, xd}, {"gamma", nn.Gamma, ln.Gamma}, {"beta", nn.Beta, ln.Beta}}, 40, 1e-2, 5e-3)
+	checkProjGrads(t, g, y, rng, []fdParam{{"x", x, xd}, {"gamma", nn.Gamma, ln.Gamma}, {"beta", nn.Beta, ln.Beta}}, 40, 1e-2, 5e-3)
 	// Forward against the textbook formula in float64.
 	got := y.Value().Data().([]float32)
 	for r := 0; r < rows; r++ {
@@ -330,11 +333,7 @@ func TestResBlockGradients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cost, err := projCost(g, y, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGrads(t, g, cost, []fdParam{{"x", x, xd}, {"W", bn.Lin.W, b.Lin.W}, {"B", bn.Lin.B, b.Lin.B},
+			checkProjGrads(t, g, y, rng, []fdParam{{"x", x, xd}, {"W", bn.Lin.W, b.Lin.W}, {"B", bn.Lin.B, b.Lin.B},
 				{"gamma", bn.Norm.Gamma, b.Norm.Gamma}, {"beta", bn.Norm.Beta, b.Norm.Beta}}, 30, 1e-2, 5e-3)
 		})
 	}
@@ -352,11 +351,7 @@ func TestSoftClampForwardAndGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cost, err := projCost(g, y, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrads(t, g, cost, []fdParam{{"lv", lv, lvd}, {"max", bn.Max, bounds.Max}, {"min", bn.Min, bounds.Min}}, 40, 1e-2, 5e-3)
+	checkProjGrads(t, g, y, rng, []fdParam{{"lv", lv, lvd}, {"max", bn.Max, bounds.Max}, {"min", bn.Min, bounds.Min}}, 40, 1e-2, 5e-3)
 	sp := func(v float64) float64 { return math.Log(1 + math.Exp(v)) }
 	got := y.Value().Data().([]float32)
 	for i, v := range lvd {

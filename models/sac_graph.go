@@ -46,6 +46,16 @@ func (in GraphInput) Set(v []float32) error {
 
 func sacConst(v float64) *G.Node { return G.NewConstant(float32(v)) }
 
+// recoverGraph, deferred by the graph builders, turns a panic inside
+// Gorgonia (which panics on some shape errors instead of returning them)
+// into an error in *err and clears *out; what names the graph.
+func recoverGraph[T any](what string, out *T, err *error) {
+	if r := recover(); r != nil {
+		var zero T
+		*out, *err = zero, graphPanic(what, r)
+	}
+}
+
 // graphPanic turns a panic recovered while building a graph into an error:
 // Gorgonia panics on some shape and type errors (e.g. in G.NewTensor,
 // G.ApplyOp and G.NewTapeMachine) instead of returning them.
@@ -231,25 +241,31 @@ func (c CriticNodes) Q(obs, act *G.Node) (q *G.Node, err error) {
 	return q, nil
 }
 
-// checkSACSizes rejects empty batches and dimensions before any graph is built.
-func checkSACSizes(obsDim, actDim, batch int) error {
-	if obsDim <= 0 || actDim <= 0 || batch <= 0 {
-		return fmt.Errorf("models: sac graph: invalid sizes obs %d, act %d, batch %d", obsDim, actDim, batch)
-	}
-	return nil
-}
-
 // sacProgram is a compiled graph that is reset before each run.
 type sacProgram struct {
 	g *G.ExprGraph
 	m G.VM
 }
 
-// newSACGraph returns an empty graph, making sure Gorgonia multiplies
-// through OpenBLAS.
-func newSACGraph() *G.ExprGraph {
+// newSACGraph rejects empty batches and dimensions before any graph is
+// built and returns an empty graph, making sure Gorgonia multiplies through
+// OpenBLAS.
+func newSACGraph(obsDim, actDim, batch int) (*G.ExprGraph, error) {
+	if obsDim <= 0 || actDim <= 0 || batch <= 0 {
+		return nil, fmt.Errorf("models: sac graph: invalid sizes obs %d, act %d, batch %d", obsDim, actDim, batch)
+	}
 	blas.Use()
-	return G.NewGraph()
+	return G.NewGraph(), nil
+}
+
+// compile adds the gradients of loss with respect to params to the graph
+// and compiles it; what names the gradients in errors.
+func (p *sacProgram) compile(loss *G.Node, params G.Nodes, what string) error {
+	if _, err := G.Grad(loss, params...); err != nil {
+		return fmt.Errorf("models: %s: %w", what, err)
+	}
+	p.m = G.NewTapeMachine(p.g)
+	return nil
 }
 
 func (p *sacProgram) run() error {
@@ -277,15 +293,11 @@ type SACTargetGraph struct {
 // NewSACTargetGraph builds the target graph for batches of the given size,
 // reading actor and the two target critics' weights in place.
 func NewSACTargetGraph(actor *Actor, target1, target2 *Critic, batch int) (t *SACTargetGraph, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			t, err = nil, graphPanic("sac target graph", r)
-		}
-	}()
-	if err := checkSACSizes(actor.ObsDim, actor.ActDim, batch); err != nil {
+	defer recoverGraph("sac target graph", &t, &err)
+	g, err := newSACGraph(actor.ObsDim, actor.ActDim, batch)
+	if err != nil {
 		return nil, err
 	}
-	g := newSACGraph()
 	t = &SACTargetGraph{sacProgram: sacProgram{g: g},
 		NextObs: NewGraphInput(g, "next_obs", batch, actor.ObsDim),
 		Eps:     NewGraphInput(g, "eps", batch, actor.ActDim)}
@@ -324,15 +336,11 @@ type SACCriticGraph struct {
 
 // NewSACCriticGraph builds the critic-loss graph for batches of the given size.
 func NewSACCriticGraph(c1, c2 *Critic, batch int) (c *SACCriticGraph, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			c, err = nil, graphPanic("sac critic graph", r)
-		}
-	}()
-	if err := checkSACSizes(c1.ObsDim, c1.ActDim, batch); err != nil {
+	defer recoverGraph("sac critic graph", &c, &err)
+	g, err := newSACGraph(c1.ObsDim, c1.ActDim, batch)
+	if err != nil {
 		return nil, err
 	}
-	g := newSACGraph()
 	c = &SACCriticGraph{sacProgram: sacProgram{g: g},
 		Obs:    NewGraphInput(g, "obs", batch, c1.ObsDim),
 		Act:    NewGraphInput(g, "act", batch, c1.ActDim),
@@ -374,10 +382,9 @@ func NewSACCriticGraph(c1, c2 *Critic, batch int) (c *SACCriticGraph, err error)
 		return nil, err
 	}
 	c.Params = append(n1.Params(), n2.Params()...)
-	if _, err = G.Grad(c.loss, c.Params...); err != nil {
-		return nil, fmt.Errorf("models: sac critic gradients: %w", err)
+	if err := c.compile(c.loss, c.Params, "sac critic gradients"); err != nil {
+		return nil, err
 	}
-	c.m = G.NewTapeMachine(g)
 	return c, nil
 }
 
@@ -405,15 +412,11 @@ type SACActorGraph struct {
 // NewSACActorGraph builds the actor-loss graph for batches of the given size.
 // The critics' weights are read in place but receive no gradients.
 func NewSACActorGraph(actor *Actor, c1, c2 *Critic, batch int) (a *SACActorGraph, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			a, err = nil, graphPanic("sac actor graph", r)
-		}
-	}()
-	if err := checkSACSizes(actor.ObsDim, actor.ActDim, batch); err != nil {
+	defer recoverGraph("sac actor graph", &a, &err)
+	g, err := newSACGraph(actor.ObsDim, actor.ActDim, batch)
+	if err != nil {
 		return nil, err
 	}
-	g := newSACGraph()
 	a = &SACActorGraph{sacProgram: sacProgram{g: g},
 		Obs:   NewGraphInput(g, "obs", batch, actor.ObsDim),
 		Eps:   NewGraphInput(g, "eps", batch, actor.ActDim),
@@ -451,10 +454,9 @@ func NewSACActorGraph(actor *Actor, c1, c2 *Critic, batch int) (a *SACActorGraph
 		return nil, err
 	}
 	a.Params = an.Params()
-	if _, err = G.Grad(a.loss, a.Params...); err != nil {
-		return nil, fmt.Errorf("models: sac actor gradients: %w", err)
+	if err := a.compile(a.loss, a.Params, "sac actor gradients"); err != nil {
+		return nil, err
 	}
-	a.m = G.NewTapeMachine(g)
 	return a, nil
 }
 
@@ -480,15 +482,11 @@ type ActorSampleGraph struct {
 
 // NewActorSampleGraph builds a sampling graph for batches of the given size.
 func NewActorSampleGraph(actor *Actor, batch int) (s *ActorSampleGraph, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = nil, graphPanic("actor sample graph", r)
-		}
-	}()
-	if err := checkSACSizes(actor.ObsDim, actor.ActDim, batch); err != nil {
+	defer recoverGraph("actor sample graph", &s, &err)
+	g, err := newSACGraph(actor.ObsDim, actor.ActDim, batch)
+	if err != nil {
 		return nil, err
 	}
-	g := newSACGraph()
 	s = &ActorSampleGraph{sacProgram: sacProgram{g: g},
 		Obs: NewGraphInput(g, "obs", batch, actor.ObsDim),
 		Eps: NewGraphInput(g, "eps", batch, actor.ActDim)}

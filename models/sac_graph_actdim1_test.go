@@ -152,17 +152,7 @@ func TestSACGraphsActDim1(t *testing.T) {
 		}
 		tg.Close()
 
-		cg, err := NewSACCriticGraph(c1, c2, batch)
-		if err != nil {
-			t.Fatalf("batch %d: %v", batch, err)
-		}
-		copy(cg.Obs.Data, obs)
-		copy(cg.Act.Data, act)
-		copy(cg.Target.Data, y)
-		closs, _, _, err := cg.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
+		closs, _ := runCriticGraph(t, c1, c2, batch, obs, act, y)
 		want := 0.0
 		for r := 0; r < batch; r++ {
 			o, a := ad1Rows(obs, r, obsDim), ad1Rows(act, r, 1)
@@ -172,19 +162,8 @@ func TestSACGraphsActDim1(t *testing.T) {
 		if !ad1Close(closs, want, 1e-5) {
 			t.Errorf("batch %d: critic loss %v, naive %v", batch, closs, want)
 		}
-		cg.Close()
 
-		ag, err := NewSACActorGraph(actor, c1, c2, batch)
-		if err != nil {
-			t.Fatalf("batch %d: %v", batch, err)
-		}
-		copy(ag.Obs.Data, obs)
-		copy(ag.Eps.Data, eps)
-		ag.SetAlpha(alpha)
-		aloss, _, err := ag.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
+		ag, aloss, _ := runActorGraph(t, actor, c1, c2, batch, obs, eps, alpha)
 		naiveLoss := func() float64 {
 			s := 0.0
 			for r := 0; r < batch; r++ {

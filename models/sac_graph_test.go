@@ -48,7 +48,10 @@ func TestActorSampleFiniteDiff(t *testing.T) {
 	low, high := []float64{-1, 0}, []float64{1, 3}
 	actor := NewActor(obsDim, low, high, []int{6, 5}, rng)
 	ad := actor.ActDim
-	g := newSACGraph()
+	g, err := newSACGraph(obsDim, ad, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
 	obs := NewGraphInput(g, "obs", batch, obsDim)
 	eps := NewGraphInput(g, "eps", batch, ad)
 	copy(obs.Data, sacRandVec(batch*obsDim, 1, rng))
@@ -128,18 +131,7 @@ func TestSACGraphLosses(t *testing.T) {
 		return gmNaiveMLP(&c.Net, append(in, a...))[0]
 	}
 
-	cg, err := NewSACCriticGraph(c1, c2, batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cg.Close()
-	copy(cg.Obs.Data, obs)
-	copy(cg.Act.Data, act)
-	copy(cg.Target.Data, y)
-	loss, q1, _, err := cg.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	loss, q1 := runCriticGraph(t, c1, c2, batch, obs, act, y)
 	want := 0.0
 	for r := 0; r < batch; r++ {
 		a := []float64{float64(act[2*r]), float64(act[2*r+1])}
@@ -153,18 +145,8 @@ func TestSACGraphLosses(t *testing.T) {
 		t.Errorf("critic loss %v, naive %v", loss, want)
 	}
 
-	ag, err := NewSACActorGraph(actor, c1, c2, batch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag, aloss, logp := runActorGraph(t, actor, c1, c2, batch, obs, eps, alpha)
 	defer ag.Close()
-	copy(ag.Obs.Data, obs)
-	copy(ag.Eps.Data, eps)
-	ag.SetAlpha(alpha)
-	aloss, logp, err := ag.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
 	want = 0
 	for r := 0; r < batch; r++ {
 		o := make([]float64, obsDim)
@@ -180,4 +162,43 @@ func TestSACGraphLosses(t *testing.T) {
 	if math.Abs(float64(aloss)-want) > 1e-5*(1+math.Abs(want)) {
 		t.Errorf("actor loss %v, naive %v", aloss, want)
 	}
+}
+
+// runCriticGraph runs a new critic-loss graph of c1 and c2 once on (obs,
+// act, y) and returns the loss and a copy of Q1.
+func runCriticGraph(t *testing.T, c1, c2 *Critic, batch int, obs, act, y []float32) (float32, []float32) {
+	t.Helper()
+	cg, err := NewSACCriticGraph(c1, c2, batch)
+	if err != nil {
+		t.Fatalf("critic graph, batch %d: %v", batch, err)
+	}
+	defer cg.Close()
+	copy(cg.Obs.Data, obs)
+	copy(cg.Act.Data, act)
+	copy(cg.Target.Data, y)
+	loss, q1, _, err := cg.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loss, append([]float32(nil), q1...)
+}
+
+// runActorGraph runs a new actor-loss graph once on (obs, eps) with entropy
+// coefficient alpha and returns it (for the caller to close), the loss and
+// the log-densities.
+func runActorGraph(t *testing.T, actor *Actor, c1, c2 *Critic, batch int, obs, eps []float32, alpha float32) (*SACActorGraph, float32, []float32) {
+	t.Helper()
+	ag, err := NewSACActorGraph(actor, c1, c2, batch)
+	if err != nil {
+		t.Fatalf("actor graph, batch %d: %v", batch, err)
+	}
+	copy(ag.Obs.Data, obs)
+	copy(ag.Eps.Data, eps)
+	ag.SetAlpha(alpha)
+	loss, logp, err := ag.Run()
+	if err != nil {
+		ag.Close()
+		t.Fatal(err)
+	}
+	return ag, loss, logp
 }

@@ -75,23 +75,33 @@ type ADMOptions struct {
 // The input [obs, a_j] is z-scored by m.Norm inside the graph. Actions past
 // a row's length do not change its outputs (except all_mean's later steps).
 func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, error) {
+	return export("ADM", checkADMOptions(m, opts), "admpo_adm", "Any-step Dynamics Model ("+opts.Form.String()+" form)",
+		meta, func(g *Graph) map[string]string { return admGraph(g, m, opts) })
+}
+
+// checkADMOptions accepts a valid ADM with options its graph supports.
+func checkADMOptions(m *models.ADM, opts ADMOptions) error {
 	if err := checkADM(m); err != nil {
-		return nil, fmt.Errorf("onnx: export ADM: %w", err)
+		return err
 	}
 	if opts.Form != ADMGRUOp && opts.Form != ADMUnrolled && opts.Form != ADMPacked {
-		return nil, fmt.Errorf("onnx: export ADM: unknown form %v", opts.Form)
+		return fmt.Errorf("unknown form %v", opts.Form)
 	}
 	if opts.Form == ADMPacked && opts.AllSteps {
-		return nil, fmt.Errorf("onnx: export ADM: the packed form has no all_mean output (AllSteps needs the unrolled or gru form)")
+		return fmt.Errorf("the packed form has no all_mean output (AllSteps needs the unrolled or gru form)")
 	}
 	if err := checkDropout(opts.Dropout); err != nil {
-		return nil, fmt.Errorf("onnx: export ADM: %w", err)
+		return err
 	}
 	if opts.Dropout > 0 && opts.AllSteps {
-		return nil, fmt.Errorf("onnx: export ADM: dropout with all_mean (AllSteps) is not supported")
+		return fmt.Errorf("dropout with all_mean (AllSteps) is not supported")
 	}
+	return nil
+}
+
+// admGraph builds m's graph with opts in g and returns its metadata.
+func admGraph(g *Graph, m *models.ADM, opts ADMOptions) map[string]string {
 	c := m.Cfg
-	g := NewGraph("admpo_adm", "Any-step Dynamics Model ("+opts.Form.String()+" form)")
 	obs := g.Input(schema.Obs, Float, Batch, Fixed(c.ObsDim))
 	actions := g.Input(schema.Actions, Float, Fixed(c.M), Batch, Fixed(c.ActDim))
 	lengths := g.Input(schema.Lengths, Int32, Batch)
@@ -139,22 +149,15 @@ func ExportADM(m *models.ADM, opts ADMOptions, meta map[string]string) ([]byte, 
 	}
 	admOutputs(g, m, obs, mean, lv)
 
-	extra := map[string]string{
+	return admMeta(m, schema.KindADM, opts.Dropout, map[string]string{
 		schema.MetaADMForm:  opts.Form.String(),
 		schema.MetaAllSteps: strconv.FormatBool(opts.AllSteps),
-	}
-	if opts.Dropout > 0 {
-		extra[schema.MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
-	}
-	md, err := mergeMeta(meta, admMeta(m, schema.KindADM, extra))
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export ADM: %w", err)
-	}
-	return g.Model(md)
+	})
 }
 
-// admMeta returns the metadata every ADM graph carries, plus extra.
-func admMeta(m *models.ADM, kind string, extra map[string]string) map[string]string {
+// admMeta returns the metadata every ADM graph carries, the dropout
+// probability when it is not 0, and extra.
+func admMeta(m *models.ADM, kind string, dropout float64, extra map[string]string) map[string]string {
 	c := m.Cfg
 	md := map[string]string{
 		schema.MetaModel:     kind,
@@ -166,6 +169,9 @@ func admMeta(m *models.ADM, kind string, extra map[string]string) map[string]str
 		schema.MetaResBlocks: strconv.Itoa(c.ResBlocks),
 		schema.MetaNormMean:  JoinFloats(m.Norm.Mean),
 		schema.MetaNormStd:   JoinFloats(m.Norm.Std),
+	}
+	if dropout > 0 {
+		md[schema.MetaDropout] = strconv.FormatFloat(dropout, 'g', -1, 64)
 	}
 	for k, v := range extra {
 		md[k] = v

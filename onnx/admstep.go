@@ -1,9 +1,7 @@
 package onnx
 
 import (
-	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx/schema"
@@ -35,14 +33,17 @@ type ADMStepOptions struct {
 
 // ExportADMStepWith is ExportADMStep with options.
 func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]string) ([]byte, error) {
-	if err := checkADM(m); err != nil {
-		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
+	invalid := checkADM(m)
+	if invalid == nil {
+		invalid = checkDropout(opts.Dropout)
 	}
-	if err := checkDropout(opts.Dropout); err != nil {
-		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
-	}
+	return export("ADM step", invalid, "admpo_adm_step", "Any-step Dynamics Model, one GRU step", meta,
+		func(g *Graph) map[string]string { return admStepGraph(g, m, opts) })
+}
+
+// admStepGraph builds m's step graph with opts in g and returns its metadata.
+func admStepGraph(g *Graph, m *models.ADM, opts ADMStepOptions) map[string]string {
 	c := m.Cfg
-	g := NewGraph("admpo_adm_step", "Any-step Dynamics Model, one GRU step")
 	// hidden keeps the declared shape [layers, batch, H] of earlier versions;
 	// ONNX Runtime does not require equal sizes for equal symbolic names.
 	hidden := g.Input(schema.Hidden, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
@@ -94,13 +95,5 @@ func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]strin
 	parts := g.OpN("Split", []string{out, int64s(g, "split", d, d)}, 2, AttrInt("axis", -1))
 	admOutputs(g, m, obs, parts[0], parts[1])
 
-	extra := map[string]string{schema.MetaFreshRows: "true"}
-	if opts.Dropout > 0 {
-		extra[schema.MetaDropout] = strconv.FormatFloat(opts.Dropout, 'g', -1, 64)
-	}
-	md, err := mergeMeta(meta, admMeta(m, schema.KindADMStep, extra))
-	if err != nil {
-		return nil, fmt.Errorf("onnx: export ADM step: %w", err)
-	}
-	return g.Model(md)
+	return admMeta(m, schema.KindADMStep, opts.Dropout, map[string]string{schema.MetaFreshRows: "true"})
 }

@@ -2,9 +2,18 @@ package onnx
 
 import (
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx/schema"
 )
 
 // Graph fragments shared by the exporters.
+
+// obsActInputs declares the inputs obs [batch, obsDim] and act [batch,
+// actDim] and returns their concatenation [batch, obsDim+actDim].
+func obsActInputs(g *Graph, obsDim, actDim int) string {
+	obs := g.Input(schema.Obs, Float, Batch, Fixed(obsDim))
+	act := g.Input(schema.Act, Float, Batch, Fixed(actDim))
+	return g.Op("Concat", []string{obs, act}, AttrInt("axis", 1))
+}
 
 // cols returns columns [from, to) of a row-major [in, out] matrix.
 func cols(w []float32, in, out, from, to int) []float32 {

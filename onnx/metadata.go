@@ -8,32 +8,9 @@ import (
 	"github.com/admpo/admpo/onnx/schema"
 )
 
-// JoinFloats writes v as comma-separated shortest float32 decimals, the
-// format of the norm_mean/norm_std/action_* metadata values.
-func JoinFloats(v []float32) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.FormatFloat(float64(x), 'g', -1, 32)
-	}
-	return strings.Join(s, ",")
-}
-
-// ParseFloats reads a JoinFloats string.
-func ParseFloats(s string) ([]float32, error) {
-	if s == "" {
-		return nil, nil
-	}
-	parts := strings.Split(s, ",")
-	v := make([]float32, len(parts))
-	for i, p := range parts {
-		x, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
-		if err != nil {
-			return nil, fmt.Errorf("onnx: metadata float %d: %w", i, err)
-		}
-		v[i] = float32(x)
-	}
-	return v, nil
-}
+// JoinFloats writes v in the float-list metadata format (schema.JoinFloats,
+// which runtimes read with schema.ParseFloats).
+func JoinFloats(v []float32) string { return schema.JoinFloats(v) }
 
 func joinInts(v []int) string {
 	s := make([]string, len(v))
@@ -41,6 +18,23 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// export is the frame of every exporter: it wraps invalid, the model's
+// validation error, or builds a graph called name with doc string doc by
+// build and serializes it with the caller's metadata user merged with the
+// metadata build returns; what names the model in errors ("actor", "ADM").
+func export(what string, invalid error, name, doc string, user map[string]string,
+	build func(g *Graph) map[string]string) ([]byte, error) {
+	if invalid != nil {
+		return nil, fmt.Errorf("onnx: export %s: %w", what, invalid)
+	}
+	g := NewGraph(name, doc)
+	md, err := mergeMeta(user, build(g))
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export %s: %w", what, err)
+	}
+	return g.Model(md)
 }
 
 // mergeMeta combines the caller's metadata with the exporter's own keys.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/admpo/admpo/infer"
@@ -99,23 +98,15 @@ func near(a, b float32) bool {
 	return math.Abs(float64(a)-float64(b)) <= 1e-6*math.Max(1, math.Abs(float64(b)))
 }
 
-// metaFloats parses a comma-separated float32 list (onnx.JoinFloats).
+// metaFloats parses the float list (schema.JoinFloats) md holds under key.
 func metaFloats(md map[string]string, key string) ([]float32, error) {
 	v, ok := md[key]
 	if !ok {
 		return nil, fmt.Errorf("no %q", key)
 	}
-	if v == "" {
-		return nil, nil
-	}
-	parts := strings.Split(v, ",")
-	out := make([]float32, len(parts))
-	for i, p := range parts {
-		x, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
-		if err != nil {
-			return nil, fmt.Errorf("%q value %d: %w", key, i, err)
-		}
-		out[i] = float32(x)
+	out, err := schema.ParseFloats(v)
+	if err != nil {
+		return nil, fmt.Errorf("%q %w", key, err)
 	}
 	return out, nil
 }

@@ -207,6 +207,28 @@ func recoverNode(what string, n **G.Node, err *error) {
 	}
 }
 
+// pureOp, embedded in every op of this package, gives the Gorgonia op
+// methods they share: an op returns a value of its own (not a pointer into
+// an input), calls no external device and overwrites none of its inputs.
+type pureOp struct{}
+
+func (pureOp) ReturnsPtr() bool     { return false }
+func (pureOp) CallsExtern() bool    { return false }
+func (pureOp) OverwritesInput() int { return -1 }
+
+// elementwiseOp, embedded in the ops of one input whose output has the
+// input's type and shape, gives them Arity, Type and InferShape.
+type elementwiseOp struct{ pureOp }
+
+func (elementwiseOp) Arity() int { return 1 }
+func (elementwiseOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (elementwiseOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
 func opHash(op fmt.Stringer) uint32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(op.String()))
@@ -215,18 +237,11 @@ func opHash(op fmt.Stringer) uint32 {
 
 // actOp is an elementwise activation y = f(x).
 type actOp struct {
+	elementwiseOp
 	kind actKind
 	out  outBuf
 }
 
-func (op *actOp) Arity() int { return 1 }
-func (op *actOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a)
-}
-func (op *actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
 func (op *actOp) Do(in ...G.Value) (G.Value, error) {
 	y := op.out.like(in[0])
 	return y, actForward(op.kind, in[0], y)
@@ -234,9 +249,6 @@ func (op *actOp) Do(in ...G.Value) (G.Value, error) {
 func (op *actOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
 	return prealloc, actForward(op.kind, in[0], prealloc)
 }
-func (op *actOp) ReturnsPtr() bool          { return false }
-func (op *actOp) CallsExtern() bool         { return false }
-func (op *actOp) OverwritesInput() int      { return -1 }
 func (op *actOp) WriteHash(h hash.Hash)     { _, _ = h.Write([]byte(op.String())) }
 func (op *actOp) Hashcode() uint32          { return opHash(op) }
 func (op *actOp) String() string            { return op.kind.String() }
@@ -264,6 +276,7 @@ func (op *actOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Node) 
 
 // actGradOp computes g·f'(x) from (x, g).
 type actGradOp struct {
+	pureOp
 	kind actKind
 	out  outBuf
 }
@@ -283,15 +296,15 @@ func (op *actGradOp) Do(in ...G.Value) (G.Value, error) {
 func (op *actGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
 	return prealloc, actBackward(op.kind, in[0], in[1], prealloc, false)
 }
-func (op *actGradOp) ReturnsPtr() bool      { return false }
-func (op *actGradOp) CallsExtern() bool     { return false }
-func (op *actGradOp) OverwritesInput() int  { return -1 }
 func (op *actGradOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *actGradOp) Hashcode() uint32      { return opHash(op) }
 func (op *actGradOp) String() string        { return op.kind.String() + "Grad" }
 
 // biasAddOp is y = x + b, x [batch, n], b [n].
-type biasAddOp struct{ out outBuf }
+type biasAddOp struct {
+	pureOp
+	out outBuf
+}
 
 func (op *biasAddOp) Arity() int { return 2 }
 func (op *biasAddOp) Type() hm.Type {
@@ -308,9 +321,6 @@ func (op *biasAddOp) Do(in ...G.Value) (G.Value, error) {
 func (op *biasAddOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
 	return prealloc, biasAdd(in[0], in[1], prealloc)
 }
-func (op *biasAddOp) ReturnsPtr() bool          { return false }
-func (op *biasAddOp) CallsExtern() bool         { return false }
-func (op *biasAddOp) OverwritesInput() int      { return -1 }
 func (op *biasAddOp) WriteHash(h hash.Hash)     { _, _ = h.Write([]byte(op.String())) }
 func (op *biasAddOp) Hashcode() uint32          { return opHash(op) }
 func (op *biasAddOp) String() string            { return "AddBias" }
@@ -381,7 +391,10 @@ func biasAdd(x, b, y G.Value) error {
 }
 
 // colSumOp sums a [batch, n] matrix over its rows, giving [n].
-type colSumOp struct{ out outBuf }
+type colSumOp struct {
+	pureOp
+	out outBuf
+}
 
 func (op *colSumOp) Arity() int { return 1 }
 func (op *colSumOp) Type() hm.Type {
@@ -402,9 +415,6 @@ func (op *colSumOp) Do(in ...G.Value) (G.Value, error) {
 func (op *colSumOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
 	return prealloc, colSum(in[0], prealloc, false)
 }
-func (op *colSumOp) ReturnsPtr() bool      { return false }
-func (op *colSumOp) CallsExtern() bool     { return false }
-func (op *colSumOp) OverwritesInput() int  { return -1 }
 func (op *colSumOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *colSumOp) Hashcode() uint32      { return opHash(op) }
 func (op *colSumOp) String() string        { return "ColSum" }
@@ -457,16 +467,11 @@ func KeepValue(x *G.Node) (n *G.Node, err error) {
 }
 
 // keepOp copies its input.
-type keepOp struct{ out outBuf }
+type keepOp struct {
+	elementwiseOp
+	out outBuf
+}
 
-func (op *keepOp) Arity() int { return 1 }
-func (op *keepOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return hm.NewFnType(a, a)
-}
-func (op *keepOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
 func (op *keepOp) Do(in ...G.Value) (G.Value, error) {
 	return op.UsePreallocDo(op.out.like(in[0]), in...)
 }
@@ -481,9 +486,6 @@ func (op *keepOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error
 	}
 	return prealloc, nil
 }
-func (op *keepOp) ReturnsPtr() bool      { return false }
-func (op *keepOp) CallsExtern() bool     { return false }
-func (op *keepOp) OverwritesInput() int  { return -1 }
 func (op *keepOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *keepOp) Hashcode() uint32      { return opHash(op) }
 func (op *keepOp) String() string        { return "KeepValue" }

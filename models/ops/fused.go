@@ -116,6 +116,7 @@ func reuseDense(buf *tensor.Dense, shape tensor.Shape) *tensor.Dense {
 
 // fusedOp is the forward op of a kernel.
 type fusedOp struct {
+	pureOp
 	k       fusedKernel
 	id      uint64
 	inDims  []int
@@ -164,9 +165,6 @@ func (op *fusedOp) Do(vs ...G.Value) (G.Value, error) {
 	return op.buf, nil
 }
 
-func (op *fusedOp) ReturnsPtr() bool     { return false }
-func (op *fusedOp) CallsExtern() bool    { return false }
-func (op *fusedOp) OverwritesInput() int { return -1 }
 func (op *fusedOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "fused:%s#%d", op.k.name(), op.id)
 }
@@ -219,6 +217,7 @@ func (op *fusedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 // fusedGradOp computes all of a kernel's input gradients into one vector.
 // Its inputs are the forward inputs, the forward output and its gradient.
 type fusedGradOp struct {
+	pureOp
 	fwd     *fusedOp
 	total   int
 	offsets []int
@@ -269,9 +268,6 @@ func (op *fusedGradOp) Do(vs ...G.Value) (G.Value, error) {
 	return op.buf, nil
 }
 
-func (op *fusedGradOp) ReturnsPtr() bool     { return false }
-func (op *fusedGradOp) CallsExtern() bool    { return false }
-func (op *fusedGradOp) OverwritesInput() int { return -1 }
 func (op *fusedGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "fusedgrad:%s#%d", op.fwd.k.name(), op.fwd.id)
 }
@@ -284,6 +280,7 @@ func (op *fusedGradOp) String() string { return op.fwd.k.name() + "Grad" }
 
 // unpackOp returns a zero-copy view of one gradient inside a packed vector.
 type unpackOp struct {
+	pureOp
 	name  string
 	id    uint64
 	index int
@@ -310,9 +307,6 @@ func (op *unpackOp) Do(vs ...G.Value) (G.Value, error) {
 	}
 	return tensor.New(tensor.WithShape(op.shape.Clone()...), tensor.WithBacking(data[op.off:op.off+size])), nil
 }
-func (op *unpackOp) ReturnsPtr() bool     { return false }
-func (op *unpackOp) CallsExtern() bool    { return false }
-func (op *unpackOp) OverwritesInput() int { return -1 }
 func (op *unpackOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "unpack:%s#%d[%d]", op.name, op.id, op.index)
 }

@@ -22,6 +22,22 @@ func wantShape(what string, got tensor.Shape, want ...int) error {
 	return nil
 }
 
+// rowsAndColumnVectors checks that in is a matrix [R,C] followed by one
+// vector [C] for each name in vecs and returns the matrix's shape, the
+// output shape of kernels that work row by row; want describes the inputs in
+// errors.
+func rowsAndColumnVectors(in []tensor.Shape, want string, vecs ...string) (tensor.Shape, error) {
+	if len(in) != 1+len(vecs) || in[0].Dims() != 2 {
+		return nil, fmt.Errorf("want %s; got %v", want, in)
+	}
+	for i, name := range vecs {
+		if err := wantShape(name, in[1+i], in[0][1]); err != nil {
+			return nil, err
+		}
+	}
+	return in[0].Clone(), nil
+}
+
 // gruKernel runs one GRU layer (PyTorch equations, gate order r, z, n) over
 // steps time-major steps from a zero initial state.
 // Inputs: X [steps·B, In], Wi [In,3H], Bi [3H], Wh [H,3H], Bh [3H].
@@ -221,17 +237,7 @@ type layerNormKernel struct {
 func (k *layerNormKernel) name() string    { return "LayerNorm" }
 func (k *layerNormKernel) diffWRT() []bool { return []bool{true, true, true} }
 func (k *layerNormKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
-	if len(in) != 3 || in[0].Dims() != 2 {
-		return nil, fmt.Errorf("want X [R,C], Gamma [C], Beta [C]; got %v", in)
-	}
-	c := in[0][1]
-	if err := wantShape("Gamma", in[1], c); err != nil {
-		return nil, err
-	}
-	if err := wantShape("Beta", in[2], c); err != nil {
-		return nil, err
-	}
-	return in[0].Clone(), nil
+	return rowsAndColumnVectors(in, "X [R,C], Gamma [C], Beta [C]", "Gamma", "Beta")
 }
 func (k *layerNormKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
 	rows, c := shapes[0][0], shapes[0][1]
@@ -360,17 +366,7 @@ type softClampKernel struct{}
 func (softClampKernel) name() string    { return "SoftClamp" }
 func (softClampKernel) diffWRT() []bool { return []bool{true, true, true} }
 func (softClampKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
-	if len(in) != 3 || in[0].Dims() != 2 {
-		return nil, fmt.Errorf("want LV [R,D], Max [D], Min [D]; got %v", in)
-	}
-	d := in[0][1]
-	if err := wantShape("Max", in[1], d); err != nil {
-		return nil, err
-	}
-	if err := wantShape("Min", in[2], d); err != nil {
-		return nil, err
-	}
-	return in[0].Clone(), nil
+	return rowsAndColumnVectors(in, "LV [R,D], Max [D], Min [D]", "Max", "Min")
 }
 func (softClampKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
 	lv, mx, mn := in[0], in[1], in[2]
@@ -524,18 +520,26 @@ func (gaussNLLKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []fl
 	return nil
 }
 
-// sumSquaresKernel is Coef · Σ x² (a weight-decay term). Input X of any
-// shape; output a scalar.
-type sumSquaresKernel struct{ coef float32 }
+// scalarSum gives the kernels that sum one input of any shape into a
+// scalar their inputs' differentiability and output shape.
+type scalarSum struct{}
 
-func (sumSquaresKernel) name() string    { return "SumSquares" }
-func (sumSquaresKernel) diffWRT() []bool { return []bool{true} }
-func (sumSquaresKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+func (scalarSum) diffWRT() []bool { return []bool{true} }
+func (scalarSum) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	if len(in) != 1 {
 		return nil, fmt.Errorf("want one input, got %d", len(in))
 	}
 	return tensor.Shape{}, nil
 }
+
+// sumSquaresKernel is Coef · Σ x² (a weight-decay term). Input X of any
+// shape; output a scalar.
+type sumSquaresKernel struct {
+	scalarSum
+	coef float32
+}
+
+func (sumSquaresKernel) name() string { return "SumSquares" }
 func (k sumSquaresKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
 	var s float64
 	for _, v := range in[0] {
@@ -553,16 +557,12 @@ func (k sumSquaresKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy 
 }
 
 // linearSumKernel is Coef · Σ x. Input X of any shape; output a scalar.
-type linearSumKernel struct{ coef float32 }
-
-func (linearSumKernel) name() string    { return "ScaledSum" }
-func (linearSumKernel) diffWRT() []bool { return []bool{true} }
-func (linearSumKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
-	if len(in) != 1 {
-		return nil, fmt.Errorf("want one input, got %d", len(in))
-	}
-	return tensor.Shape{}, nil
+type linearSumKernel struct {
+	scalarSum
+	coef float32
 }
+
+func (linearSumKernel) name() string { return "ScaledSum" }
 func (k linearSumKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
 	var s float64
 	for _, v := range in[0] {

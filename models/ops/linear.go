@@ -22,6 +22,7 @@ var linearBLAS netlib.Implementation
 
 // linearOp computes x·W + b for x [batch, in], W [in, out], b [out].
 type linearOp struct {
+	pureOp
 	needX, needW bool
 	out          outBuf
 }
@@ -98,9 +99,6 @@ func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
 	y := op.out.get(tensor.Float32, x[0], w[1])
 	return y, linearForward(in[0], in[1], in[2], y)
 }
-func (op *linearOp) ReturnsPtr() bool      { return false }
-func (op *linearOp) CallsExtern() bool     { return false }
-func (op *linearOp) OverwritesInput() int  { return -1 }
 func (op *linearOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *linearOp) Hashcode() uint32      { return opHash(op) }
 func (op *linearOp) String() string        { return fmt.Sprintf("Linear{dx:%v,dw:%v}", op.needX, op.needW) }
@@ -193,6 +191,7 @@ func (op *linearOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Nod
 // linearGradOp computes dx = g·Wᵀ from (g, W) when wrtX, else dW = xᵀ·g
 // from (x, g).
 type linearGradOp struct {
+	pureOp
 	wrtX bool
 	out  outBuf
 }
@@ -231,9 +230,6 @@ func (op *linearGradOp) Do(in ...G.Value) (G.Value, error) {
 	sgemm32(true, false, nIn, nOut, n, a, b, 0, d.Data().([]float32))
 	return d, nil
 }
-func (op *linearGradOp) ReturnsPtr() bool      { return false }
-func (op *linearGradOp) CallsExtern() bool     { return false }
-func (op *linearGradOp) OverwritesInput() int  { return -1 }
 func (op *linearGradOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *linearGradOp) Hashcode() uint32      { return opHash(op) }
 func (op *linearGradOp) String() string {

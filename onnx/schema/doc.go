@@ -1,7 +1,8 @@
 // Package schema is the contract between admpo's ONNX exporter (package
 // onnx) and its runtimes (infer, policies, serve): the tensor names of the
-// exported graphs, their order for each model kind, the metadata keys and
-// the model kind values. It imports nothing of admpo, so the runtime
+// exported graphs, their order for each model kind, the metadata keys, the
+// model kind values and the format of the float-list metadata values
+// (JoinFloats, ParseFloats). It imports nothing of admpo, so the runtime
 // packages share these names without linking the exporter (which links the
 // training networks).
 //

@@ -33,3 +33,20 @@ func TestSignatureNamesAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+func TestFloatsRoundTrip(t *testing.T) {
+	v := []float32{1, -0.1, 3.4028235e38, 1e-45, 0.3333333}
+	s := schema.JoinFloats(v)
+	got, err := schema.ParseFloats(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range v {
+		if got[i] != v[i] {
+			t.Errorf("%d: %v -> %q -> %v", i, v[i], s, got[i])
+		}
+	}
+	if _, err := schema.ParseFloats("1,x"); err == nil {
+		t.Error("ParseFloats accepted 1,x")
+	}
+}
