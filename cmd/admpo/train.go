@@ -114,8 +114,9 @@ func trainOnline(args []string) error {
 // statusPrinter shows a progress bar on a terminal and periodic log lines
 // otherwise; event messages (evaluations, model fits) are always printed.
 // done is the step the run starts from (a resumed run's). The log lines'
-// rate and ETA count from the first status seen, so the steps a resumed
-// run had done before, or a slow start, do not skew them.
+// rate and ETA count from the last status before the step first moved, so
+// neither the steps a resumed run had done before nor an offline run's
+// model fit (statuses at step 0) skew them.
 func statusPrinter(total, done int) func(train.Status) {
 	tty := term.IsTerminal(int(os.Stdout.Fd()))
 	start, last := clock(), clock()
@@ -142,7 +143,7 @@ func statusPrinter(total, done int) func(train.Status) {
 			fmt.Println(s.Message)
 		}
 		now := clock()
-		if startStep < 0 {
+		if startStep < 0 || s.Step == startStep { // from when the steps start to move (after an offline run's fit)
 			startStep, start = s.Step, now
 		}
 		if now.Sub(last) > 10*time.Second || s.Step == s.Steps {
