@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+
+	"github.com/admpo/admpo/internal/bitexact"
 )
 
 // chainDataset makes n rows of episodes of random lengths where each row's
@@ -59,10 +61,10 @@ func TestCompactRoundTrip(t *testing.T) {
 	if r.N != d.N || r.ObsDim != d.ObsDim || r.ActDim != d.ActDim {
 		t.Fatalf("read N %d obs %d act %d", r.N, r.ObsDim, r.ActDim)
 	}
-	sameFloats(t, "observations", r.Obs, d.Obs)
-	sameFloats(t, "next_observations", r.NextObs, d.NextObs)
-	sameFloats(t, "actions", r.Act, d.Act)
-	sameFloats(t, "rewards", r.Rew, d.Rew)
+	bitexact.Same(t, "observations", r.Obs, d.Obs)
+	bitexact.Same(t, "next_observations", r.NextObs, d.NextObs)
+	bitexact.Same(t, "actions", r.Act, d.Act)
+	bitexact.Same(t, "rewards", r.Rew, d.Rew)
 	for i := range d.Terminal {
 		if d.Terminal[i] != r.Terminal[i] || d.Timeout[i] != r.Timeout[i] {
 			t.Fatalf("row %d flags differ", i)

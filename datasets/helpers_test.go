@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,19 +45,5 @@ func onlyFiles(t *testing.T, dir string, names ...string) {
 	}
 	if strings.Join(got, ",") != strings.Join(names, ",") {
 		t.Fatalf("%s holds %v, want %v", filepath.Base(dir), got, names)
-	}
-}
-
-// sameFloats fails unless got holds want's values bit for bit (NaNs
-// included).
-func sameFloats(t *testing.T, name string, got, want []float32) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-	}
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], want[i])
-		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/pyref"
 )
 
@@ -239,10 +240,10 @@ func TestMinariRoundTripAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameFloats(t, "obs", r.Obs, d.Obs)
-	sameFloats(t, "next obs", r.NextObs, d.NextObs)
-	sameFloats(t, "act", r.Act, d.Act)
-	sameFloats(t, "rew", r.Rew, d.Rew)
+	bitexact.Same(t, "obs", r.Obs, d.Obs)
+	bitexact.Same(t, "next obs", r.NextObs, d.NextObs)
+	bitexact.Same(t, "act", r.Act, d.Act)
+	bitexact.Same(t, "rew", r.Rew, d.Rew)
 	for i := range d.Terminal {
 		wantTimeout := d.Timeout[i] || i == d.N-1 // the tail ends truncated
 		if r.Terminal[i] != d.Terminal[i] || r.Timeout[i] != wantTimeout {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
@@ -459,8 +460,8 @@ func TestLegacyCheckpointResumesIdentically(t *testing.T) {
 	if got.step != want.step || got.updates != want.updates || got.logAlpha != want.logAlpha {
 		t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
 	}
-	sameFloats(t, "actor weights", got.actor, want.actor)
-	sameFloats(t, "real buffer", got.real, want.real)
+	bitexact.Same(t, "actor weights", got.actor, want.actor)
+	bitexact.Same(t, "real buffer", got.real, want.real)
 }
 
 // rewriteCheckpointConfig replaces the config of dir's checkpoint and

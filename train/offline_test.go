@@ -10,6 +10,7 @@ import (
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/rundir"
 )
@@ -270,9 +271,9 @@ func offSameRun(t *testing.T, got, want offState) {
 		got.modelN != want.modelN || got.evals != want.evals || got.logAlpha != want.logAlpha {
 		t.Fatalf("counters differ:\n got %+v\nwant %+v", got.counters(), want.counters())
 	}
-	sameFloats(t, "model buffer", got.model, want.model)
-	sameFloats(t, "actor weights", got.actor, want.actor)
-	sameFloats(t, "target critic weights", got.critic, want.critic)
+	bitexact.Same(t, "model buffer", got.model, want.model)
+	bitexact.Same(t, "actor weights", got.actor, want.actor)
+	bitexact.Same(t, "target critic weights", got.critic, want.critic)
 }
 
 func (s offState) counters() map[string]any {

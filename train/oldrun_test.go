@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
@@ -162,11 +162,8 @@ func sameSections(t *testing.T, a, b *ckpt.File, skip ...string) {
 			t.Errorf("section %s: %v", name, err)
 			continue
 		}
-		for i := range av {
-			if math.Float32bits(av[i]) != math.Float32bits(bv[i]) {
-				t.Errorf("section %s differs at %d: %v, then %v", name, i, av[i], bv[i])
-				break
-			}
+		if i := bitexact.Diff(av, bv); i >= 0 {
+			t.Errorf("section %s differs at %d: %v, then %v", name, i, av[i], bv[i])
 		}
 	}
 }

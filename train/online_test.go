@@ -12,6 +12,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ckpt"
 )
 
@@ -74,18 +75,6 @@ func ring(r *buffer.Replay, parts ...string) (counters string, data []float32) {
 		data = append(data, v...)
 	}
 	return string(b), data
-}
-
-func sameFloats(t *testing.T, what string, a, b []float32) {
-	t.Helper()
-	if len(a) != len(b) {
-		t.Fatalf("%s: lengths %d and %d", what, len(a), len(b))
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			t.Fatalf("%s differs at %d: %v vs %v", what, i, a[i], b[i])
-		}
-	}
 }
 
 // TestResumeAfterKillMatchesUninterruptedRun runs a small job straight
@@ -234,11 +223,11 @@ func sameRun(t *testing.T, got, want runState) {
 		got.adamT != want.adamT || got.modelN != want.modelN || got.epRet != want.epRet || got.logAlpha != want.logAlpha {
 		t.Fatalf("counters differ:\n got %+v\nwant %+v", pick(got), pick(want))
 	}
-	sameFloats(t, "real buffer", got.real, want.real)
-	sameFloats(t, "model buffer", got.model, want.model)
-	sameFloats(t, "actor weights", got.actor, want.actor)
-	sameFloats(t, "target critic weights", got.critic, want.critic)
-	sameFloats(t, "current observation", got.obs, want.obs)
+	bitexact.Same(t, "real buffer", got.real, want.real)
+	bitexact.Same(t, "model buffer", got.model, want.model)
+	bitexact.Same(t, "actor weights", got.actor, want.actor)
+	bitexact.Same(t, "target critic weights", got.critic, want.critic)
+	bitexact.Same(t, "current observation", got.obs, want.obs)
 }
 
 func pick(s runState) map[string]any {

@@ -15,23 +15,14 @@ import (
 
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ortskip"
 )
 
 // sameData fails unless a and b hold bit-identical transitions and flags.
 func sameData(t *testing.T, what string, a, b *datasets.Dataset) {
 	t.Helper()
-	eq := func(x, y []float32) bool {
-		if len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
-				return false
-			}
-		}
-		return true
-	}
+	eq := bitexact.Equal
 	if a.N != b.N || !eq(a.Obs, b.Obs) || !eq(a.Act, b.Act) || !eq(a.Rew, b.Rew) || !eq(a.NextObs, b.NextObs) ||
 		!eq(a.QPos, b.QPos) || !slices.Equal(a.Terminal, b.Terminal) || !slices.Equal(a.Timeout, b.Timeout) {
 		t.Fatalf("%s: the data differ (N %d vs %d)", what, a.N, b.N)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/admpo/admpo/internal/bitexact"
 )
 
 func sample() *File {
@@ -31,10 +33,8 @@ func TestRoundTripIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []float32{1, -2.5, float32(math.Inf(1)), 3e-38}
-	for i := range want {
-		if math.Float32bits(w[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("value %d: %v, want %v", i, w[i], want[i])
-		}
+	if i := bitexact.Diff(w, want); i >= 0 {
+		t.Fatalf("value %d: %v, want %v", i, w[i], want[i])
 	}
 	if b, _ := g.Bytes("config"); string(b) != `{"env":"hopper"}` {
 		t.Fatalf("bytes: %q", b)
