@@ -21,6 +21,19 @@ type ONNXPolicy struct {
 	noise, act    []float32
 }
 
+// OpenONNXPolicy opens the ONNX actor on ONNX Runtime with opts, acting
+// with samples, or with its mean action when deterministic. Close frees it.
+func OpenONNXPolicy(actor []byte, opts infer.Options, deterministic bool) (*ONNXPolicy, error) {
+	p, err := infer.OpenPolicy(actor, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ONNXPolicy{P: p, Deterministic: deterministic}, nil
+}
+
+// Close frees the actor's ONNX Runtime session.
+func (p *ONNXPolicy) Close() { p.P.Close() }
+
 // Act runs the actor on one observation.
 func (p *ONNXPolicy) Act(obs []float32, rng *rand.Rand, out []float64) error {
 	ad := p.P.ActDim
@@ -70,11 +83,11 @@ func SharedActor(a envs.Actor) NewActor {
 // each) acting stochastically, or with its mean action when deterministic.
 func ONNXActors(actor []byte, deterministic bool) NewActor {
 	return func() (envs.Actor, func(), error) {
-		p, err := infer.OpenPolicy(actor, infer.Options{Threads: 1})
+		p, err := OpenONNXPolicy(actor, infer.Options{Threads: 1}, deterministic)
 		if err != nil {
 			return nil, nil, err
 		}
-		return &ONNXPolicy{P: p, Deterministic: deterministic}, p.Close, nil
+		return p, p.Close, nil
 	}
 }
 

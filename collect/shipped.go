@@ -179,11 +179,11 @@ func Promote(run, dir string, opt PromoteOptions) (ShippedPolicy, error) {
 	if err != nil {
 		return p, fmt.Errorf("collect: promote: %w", err)
 	}
-	pol, err := infer.OpenPolicy(actor, infer.Options{Threads: 1})
+	pol, err := OpenONNXPolicy(actor, infer.Options{Threads: 1}, true)
 	if err != nil {
 		return p, err
 	}
-	ret, std, err := EvalPolicy(l.Env, &ONNXPolicy{P: pol, Deterministic: true}, opt.EvalEpisodes, opt.Seed)
+	ret, std, err := EvalPolicy(l.Env, pol, opt.EvalEpisodes, opt.Seed)
 	pol.Close()
 	if err != nil {
 		return p, err

@@ -281,12 +281,11 @@ func fromStarts(env *envs.Env, dataset string, policy []byte, n int, seed int64)
 	if err != nil {
 		return nil, err
 	}
-	p, err := infer.OpenPolicy(policy, infer.Options{})
+	actor, err := collect.OpenONNXPolicy(policy, infer.Options{}, true)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	actor := &collect.ONNXPolicy{P: p, Deterministic: true}
+	defer actor.Close()
 	var starts, mids []int
 	first := true
 	for i := 0; i < d.N; i++ {

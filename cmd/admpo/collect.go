@@ -206,12 +206,11 @@ func runCollect(args []string) error {
 			if err != nil {
 				return nil, err
 			}
-			p, err := infer.OpenPolicy(b, infer.Options{})
+			det, err := collect.OpenONNXPolicy(b, infer.Options{}, true)
 			if err != nil {
 				return nil, err
 			}
-			defer p.Close()
-			det := &collect.ONNXPolicy{P: p, Deterministic: true}
+			defer det.Close()
 			ret, retStd, err := collect.EvalPolicy(task.Name, det, *evalEps, *seed*1000+500+seedOff)
 			if err != nil {
 				return nil, err
