@@ -16,6 +16,18 @@ ORT_LIB_IN_TGZ=package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+# apt_install WHY ARGS...: apt-get update, then apt-get install ARGS, as root
+# or through sudo (dies with "need root or sudo to WHY" where neither works).
+apt_install() {
+  local why=$1 sudo=""
+  shift
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || die "need root or sudo to $why"
+    sudo=sudo
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
 
 # --- Debian packages --------------------------------------------------------
 pkgs=(libmujoco-dev libopenblas-dev libhdf5-dev pkg-config gcc make)
@@ -30,13 +42,7 @@ for p in "${pkgs[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || die "need root or sudo to install: ${missing[*]}"
-    SUDO=sudo
-  fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt_install "install: ${missing[*]}" "${missing[@]}"
 else
   say "Debian packages present"
 fi
@@ -45,13 +51,7 @@ fi
 # recommends) checks admpo serve's /metrics in the tests.
 if [ "${ADMPO_SKIP_PROMTOOL:-0}" != 1 ] && ! command -v promtool >/dev/null; then
   say "installing promtool (Debian package prometheus)"
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || die "need root or sudo to install prometheus (or set ADMPO_SKIP_PROMTOOL=1)"
-    SUDO=sudo
-  fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  apt_install "install prometheus (or set ADMPO_SKIP_PROMTOOL=1)" --no-install-recommends prometheus
 fi
 
 # --- ONNX Runtime -------------------------------------------------------------
