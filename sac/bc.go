@@ -67,7 +67,7 @@ func (b *BC) Close() error { return b.g.Close() }
 // bc/updates (the actor is saved with the SAC agent).
 func (b *BC) Save(f *ckpt.File) {
 	putAdam(f, "bc/opt", b.Opt)
-	f.PutF32("bc/updates", []float32{float32(b.Updates)})
+	putCount(f, "bc/updates", b.Updates)
 }
 
 // Load restores what Save stored.
@@ -75,10 +75,5 @@ func (b *BC) Load(f *ckpt.File) error {
 	if err := loadAdam(f, "bc/opt", b.Opt); err != nil {
 		return err
 	}
-	u, err := f.F32("bc/updates", 1)
-	if err != nil {
-		return err
-	}
-	b.Updates = int(u[0])
-	return nil
+	return loadCount(f, "bc/updates", &b.Updates)
 }

@@ -29,9 +29,23 @@ func loadMLP(f *ckpt.File, prefix string, m *models.MLP) error {
 	return nil
 }
 
+// putCount stores a counter as a one-value section.
+func putCount(f *ckpt.File, name string, n int) { f.PutF32(name, []float32{float32(n)}) }
+
+// loadCount sets *n to the counter that putCount stored (left as it is on
+// an error).
+func loadCount(f *ckpt.File, name string, n *int) error {
+	v, err := f.F32(name, 1)
+	if err != nil {
+		return err
+	}
+	*n = int(v[0])
+	return nil
+}
+
 // putAdam stores an optimiser's moments and step count.
 func putAdam(f *ckpt.File, prefix string, a *models.Adam) {
-	f.PutF32(prefix+"/t", []float32{float32(a.T)})
+	putCount(f, prefix+"/t", a.T)
 	for i := range a.M {
 		f.PutF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i])
 		f.PutF32(fmt.Sprintf("%s/v/%d", prefix, i), a.V[i])
@@ -40,11 +54,9 @@ func putAdam(f *ckpt.File, prefix string, a *models.Adam) {
 
 // loadAdam restores what putAdam stored.
 func loadAdam(f *ckpt.File, prefix string, a *models.Adam) error {
-	t, err := f.F32(prefix+"/t", 1)
-	if err != nil {
+	if err := loadCount(f, prefix+"/t", &a.T); err != nil {
 		return err
 	}
-	a.T = int(t[0])
 	for i := range a.M {
 		if err := f.CopyF32(fmt.Sprintf("%s/m/%d", prefix, i), a.M[i]); err != nil {
 			return err
@@ -70,7 +82,7 @@ func (s *Agent) Save(f *ckpt.File) {
 	putAdam(f, "sac/opt/actor", s.ActorOpt)
 	putAdam(f, "sac/opt/critic", s.CriticOpt)
 	putAdam(f, "sac/opt/alpha", s.AlphaOpt)
-	f.PutF32("sac/updates", []float32{float32(s.Updates)})
+	putCount(f, "sac/updates", s.Updates)
 }
 
 // Load restores what Save stored into the agent's existing weights,
@@ -96,10 +108,5 @@ func (s *Agent) Load(f *ckpt.File) error {
 			return err
 		}
 	}
-	u, err := f.F32("sac/updates", 1)
-	if err != nil {
-		return err
-	}
-	s.Updates = int(u[0])
-	return nil
+	return loadCount(f, "sac/updates", &s.Updates)
 }
