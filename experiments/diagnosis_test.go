@@ -11,8 +11,8 @@ import (
 
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/envs"
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/internal/trainfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -222,15 +222,7 @@ func TestDiagnosisFromStarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onnxActor, err := os.ReadFile(filepath.Join(dir, "policy.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := infer.OpenPolicy(onnxActor, infer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testfix.OpenRunPolicy(t, dir)
 	env, err := envs.Make("hopper")
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/serve"
 )
@@ -272,15 +272,7 @@ func checkServes(t *testing.T, bundle string, c *exportCase) {
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
-	model, err := os.ReadFile(filepath.Join(c.dir, "policy.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := infer.OpenPolicy(model, infer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	ref := testfix.OpenRunPolicy(t, c.dir)
 	want := make([]float32, ref.ActDim)
 	if err := ref.Act(obs, nil, want); err != nil {
 		t.Fatal(err)

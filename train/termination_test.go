@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
-	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 )
 
 // knownRule is the synthetic data's true termination rule: a parabola,
@@ -133,19 +133,11 @@ func TestOfflineBringYourOwnData(t *testing.T) {
 	if err != nil || len(recs) != 2 || !math.IsNaN(recs[0].EvalMean) {
 		t.Fatalf("progress: %v %+v, want 2 rows without evaluation", err, recs)
 	}
-	pb, err := os.ReadFile(filepath.Join(dir, "policy.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := infer.OpenPolicy(pb, infer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testfix.OpenRunPolicy(t, dir)
 	act := make([]float32, 2)
 	if err := p.Act(make([]float32, 5), nil, act); err != nil || p.ObsDim != 5 || act[0] < -2.01 || act[0] > 2.01 || act[1] < -1.01 || act[1] > 1.01 {
 		t.Fatalf("policy %d->%d, action %v (%v)", p.ObsDim, p.ActDim, act, err)
 	}
-	p.Close()
 	// Resuming reads the saved rule, not a refit; the roll-out uses it.
 	r := resumed(t, ResumeOffline, dir)
 	if r.task.Done(make([]float32, 5)) || !r.task.Done([]float32{3, 0, 0, 0, 0}) {

@@ -4,6 +4,7 @@
 // no code with models/forward.go or the ONNX exporter) to check exported and
 // Go-run networks against, random observations and the largest difference
 // of two results; and the U^ADM of a history that the monitors are checked
-// against (over the models package's own ADM forward pass). Only tests
-// import it.
+// against (over the models package's own ADM forward pass); and a finished
+// run's final policy, opened for the tests of train and experiments. Only
+// tests import it.
 package testfix
