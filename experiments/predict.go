@@ -18,7 +18,7 @@ import (
 // next receives the mean next state [len(rows)·od]; lv (may be nil) the
 // log-variance of [next state, reward] [len(rows)·(od+1)].
 func admPredictK(m *models.ADM, st **models.ADMState, h *window.Window, rows []int, k int, next, lv []float32) error {
-	od, ad, d := h.ObsDim, h.ActDim, h.ObsDim+1
+	od, ad := h.ObsDim, h.ActDim
 	n := len(rows)
 	if n == 0 {
 		return nil
@@ -44,20 +44,40 @@ func admPredictK(m *models.ADM, st **models.ADMState, h *window.Window, rows []i
 			return err
 		}
 	}
-	mean := make([]float32, n*d)
-	lvar := make([]float32, n*d)
-	if err := m.Head(s, mean, lvar); err != nil {
+	lvar, err := headNext(m, s, start, next)
+	if err != nil {
 		return err
-	}
-	for q := 0; q < n; q++ {
-		for i := 0; i < od; i++ {
-			next[q*od+i] = start[q*od+i] + mean[q*d+i]
-		}
 	}
 	if lv != nil {
 		copy(lv, lvar)
 	}
 	return nil
+}
+
+// headNext runs m's head on s and writes the mean next states of s's rows,
+// base (the states the predictions start from) plus the predicted change,
+// into next [rows·od]; it returns the log-variance of [next state, reward]
+// [rows·(od+1)].
+func headNext(m *models.ADM, s *models.ADMState, base, next []float32) ([]float32, error) {
+	d := m.Cfg.ObsDim + 1
+	mean := make([]float32, s.Batch*d)
+	lvar := make([]float32, s.Batch*d)
+	if err := m.Head(s, mean, lvar); err != nil {
+		return nil, err
+	}
+	addDeltas(next, base, mean, s.Batch, m.Cfg.ObsDim)
+	return lvar, nil
+}
+
+// addDeltas writes next = base + Δs for n rows: raw holds rows of the models'
+// output [Δs, r] (od+1 columns), base and next rows of od.
+func addDeltas(next, base, raw []float32, n, od int) {
+	d := od + 1
+	for q := 0; q < n; q++ {
+		for i := 0; i < od; i++ {
+			next[q*od+i] = base[q*od+i] + raw[q*d+i]
+		}
+	}
 }
 
 // rnnPredict is the bootstrapping RNN's prediction: the GRU reads every
@@ -66,7 +86,7 @@ func admPredictK(m *models.ADM, st **models.ADMState, h *window.Window, rows []i
 // state as the current state plus the last output's delta. Rows are grouped
 // by window length.
 func rnnPredict(m *models.ADM, h *window.Window, rows []int, next []float32) error {
-	od, ad, d := h.ObsDim, h.ActDim, h.ObsDim+1
+	od, ad := h.ObsDim, h.ActDim
 	groups := map[int][]int{} // window length -> positions in rows
 	for q, r := range rows {
 		groups[h.Len[r]] = append(groups[h.Len[r]], q)
@@ -85,15 +105,12 @@ func rnnPredict(m *models.ADM, h *window.Window, rows []int, next []float32) err
 				return err
 			}
 		}
-		mean := make([]float32, n*d)
-		lvar := make([]float32, n*d)
-		if err := m.Head(st, mean, lvar); err != nil {
+		pred := make([]float32, n*od)
+		if _, err := headNext(m, st, obs, pred); err != nil { // obs holds the current states (j = l-1)
 			return err
 		}
 		for g, q := range qs {
-			for i := 0; i < od; i++ { // obs holds the current states (j = l-1)
-				next[q*od+i] = obs[g*od+i] + mean[g*d+i]
-			}
+			copy(next[q*od:(q+1)*od], pred[g*od:(g+1)*od])
 		}
 	}
 	return nil
@@ -118,11 +135,7 @@ func ensemblePredictAll(e *models.Ensemble, h *window.Window, rows []int, s *mod
 		if err := e.PredictMember(i, obs, act, raw, lv, s); err != nil {
 			return nil, nil, err
 		}
-		for q := 0; q < n; q++ {
-			for j := 0; j < od; j++ {
-				mean[q*od+j] = obs[q*od+j] + raw[q*d+j]
-			}
-		}
+		addDeltas(mean, obs, raw, n, od)
 		means = append(means, mean)
 		lvs = append(lvs, lv)
 	}
