@@ -193,42 +193,69 @@ func TestFitADMOnLinearSystem(t *testing.T) {
 	}
 }
 
-// TestADMBatchLayout checks the time-major graph inputs built from a buffer
-// against values written out by hand: obs_t = [t, -t], act_t = [10t],
-// r_t = 100t, episodes of 3 transitions.
-func TestADMBatchLayout(t *testing.T) {
+// handReplay is a buffer of n transitions with values written out by hand:
+// obs_t = [t, -t], act_t = [10t], r_t = 100t, next_t = obs_{t+1}; an
+// episode ends (a time-out) after every t for which end(t).
+func handReplay(t *testing.T, n int, end func(int) bool) *buffer.Replay {
+	t.Helper()
 	data, err := buffer.New(2, 1, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 9; i++ {
+	for i := 0; i < n; i++ {
 		f := float32(i)
-		if err := data.Add([]float32{f, -f}, []float32{10 * f}, 100*f, []float32{f + 1, -f - 1}, false, i%3 == 2); err != nil {
+		if err := data.Add([]float32{f, -f}, []float32{10 * f}, 100*f, []float32{f + 1, -f - 1}, false, end(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return data
+}
+
+// tinyADMGraph is the train graph, for batch start states, of a 4-wide ADM
+// of handReplay's sizes with m = 3; the end of t closes it.
+func tinyADMGraph(t *testing.T, batch int) *models.ADMGraph {
+	t.Helper()
 	cfg := models.ADMConfig{ObsDim: 2, ActDim: 1, Hidden: 4, Layers: 1, ResBlocks: 1, M: 3}
 	m, err := models.NewADM(cfg, rand.New(rand.NewSource(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Norm.Mean = []float32{1, 2, 3}
-	m.Norm.Std = []float32{2, 4, 8}
-	g, err := models.NewADMTrainGraph(m, 3, 0, 1)
+	g, err := models.NewADMTrainGraph(m, batch, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// fillFromStarts fills g's inputs with the train sequences of data from
+// starts (g's remaining rows are padding), the share holdout of data's tail
+// (at most maxHoldout starts) held out, as the fit does (bootstrap: the
+// bootstrapping RNN's layout).
+func fillFromStarts(t *testing.T, g *models.ADMGraph, data *buffer.Replay, holdout float64, maxHoldout int, starts []int, bootstrap bool) {
+	t.Helper()
+	c := g.Model.Cfg
+	split, err := newADMSplit(data, c.M, holdout, maxHoldout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := buffer.NewSeqBatch(g.Batch, c.M, c.ObsDim, c.ActDim)
+	if err := split.fill(sb, starts, true); err != nil {
+		t.Fatal(err)
+	}
+	fillADMGraph(g, sb, bootstrap)
+}
+
+// TestADMBatchLayout checks the time-major graph inputs built from a buffer
+// against values written out by hand: obs_t = [t, -t], act_t = [10t],
+// r_t = 100t, episodes of 3 transitions.
+func TestADMBatchLayout(t *testing.T) {
+	data := handReplay(t, 9, func(i int) bool { return i%3 == 2 })
+	g := tinyADMGraph(t, 3)
+	g.Model.Norm.Mean = []float32{1, 2, 3}
+	g.Model.Norm.Std = []float32{2, 4, 8}
 	// Holdout = the last 2 transitions (7, 8): train sequences stop at 7.
-	split, err := newADMSplit(data, 3, 0.25, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := buffer.NewSeqBatch(3, 3, 2, 1)
-	if err := split.fill(sb, []int{1, 6}, true); err != nil { // third row is padding
-		t.Fatal(err)
-	}
-	fillADMGraph(g, sb, false)
+	fillFromStarts(t, g, data, 0.25, 2, []int{1, 6}, false) // third row is padding
 	// Start 1: steps from transitions 1, 2 (episode ends at 2). Start 6:
 	// transition 6 only (7 is holdout).
 	wantW := []float32{1, 1, 0, 1, 0, 0, 0, 0, 0} // row k·3+b
@@ -260,35 +287,9 @@ func TestADMBatchLayout(t *testing.T) {
 // real state of every step) by hand and that it learns the linear system's
 // one-step dynamics down to the noise floor.
 func TestBootstrapRNNLayoutAndFit(t *testing.T) {
-	data, err := buffer.New(2, 1, 100, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 6; i++ {
-		f := float32(i)
-		if err := data.Add([]float32{f, -f}, []float32{10 * f}, 100*f, []float32{f + 1, -f - 1}, false, i == 5); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := models.ADMConfig{ObsDim: 2, ActDim: 1, Hidden: 4, Layers: 1, ResBlocks: 1, M: 3}
-	m, err := models.NewADM(cfg, rand.New(rand.NewSource(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := models.NewADMTrainGraph(m, 1, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	split, err := newADMSplit(data, 3, 0.2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := buffer.NewSeqBatch(1, 3, 2, 1)
-	if err := split.fill(sb, []int{1}, true); err != nil {
-		t.Fatal(err)
-	}
-	fillADMGraph(g, sb, true) // identity normaliser
+	data := handReplay(t, 6, func(i int) bool { return i == 5 })
+	g := tinyADMGraph(t, 1)
+	fillFromStarts(t, g, data, 0.2, 1, []int{1}, true) // identity normaliser
 	for k := 0; k < 3; k++ {
 		f := float32(1 + k)
 		wantX := []float32{f, -f, 10 * f}
