@@ -45,6 +45,34 @@ func asYAML(t *testing.T, jsonPath, dir string) string {
 	return p
 }
 
+// trainedConfig runs train (trainOnline, trainOffline) with args, which
+// put the run in dir, and returns the path and content of its config.json.
+func trainedConfig(t *testing.T, train func([]string) error, args []string, dir string) (string, []byte) {
+	t.Helper()
+	if _, err := captureStdout(t, func() error { return train(args) }); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, b
+}
+
+// checkDryRun fails unless train --config path --dry-run prints want (a
+// run's config.json); what names the case.
+func checkDryRun(t *testing.T, train func([]string) error, path string, want []byte, what string) {
+	t.Helper()
+	got, err := captureStdout(t, func() error { return train([]string{"--config", path, "--dry-run"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s --dry-run:\n%s\nwant the run's config.json:\n%s", what, got, want)
+	}
+}
+
 // TestConfigFileRerunsOnlineRun: a run's config.json given as --config (as
 // JSON, and rewritten as YAML) resolves to that same config.json, with a
 // preset and seed other than the defaults; a flag given beside it wins.
@@ -53,22 +81,9 @@ func TestConfigFileRerunsOnlineRun(t *testing.T) {
 	dir := filepath.Join(tmp, "run")
 	args := append(append([]string{}, tinyOnline...), "--env", "inverted-pendulum", "--rollout-schedule", "0->10:1->3",
 		"--auto-alpha=false", "--out", dir)
-	if _, err := captureStdout(t, func() error { return trainOnline(args) }); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "config.json")
-	want, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfgPath, want := trainedConfig(t, trainOnline, args, dir)
 	for _, p := range []string{cfgPath, asYAML(t, cfgPath, tmp)} {
-		got, err := captureStdout(t, func() error { return trainOnline([]string{"--config", p, "--dry-run"}) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("--config %s --dry-run:\n%s\nwant the run's config.json:\n%s", filepath.Base(p), got, want)
-		}
+		checkDryRun(t, trainOnline, p, want, "--config "+filepath.Base(p))
 	}
 	// A version 1 config.json (before the fidelity keys): absent keys mean
 	// what they mean when such a run is resumed.
@@ -198,21 +213,8 @@ func TestConfigFileRerunsOfflineRun(t *testing.T) {
 	}{{"no-task", nil}, {"eval-env", []string{"--eval-env", "hopper"}}} {
 		dir := filepath.Join(tmp, c.name)
 		args := append(append(append([]string{}, tiny...), c.extra...), "--out", dir)
-		if _, err := captureStdout(t, func() error { return trainOffline(args) }); err != nil {
-			t.Fatal(err)
-		}
-		cfgPath := filepath.Join(dir, "config.json")
-		want, err := os.ReadFile(cfgPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := captureStdout(t, func() error { return trainOffline([]string{"--config", cfgPath, "--dry-run"}) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s: --config --dry-run:\n%s\nwant the run's config.json:\n%s", c.name, got, want)
-		}
+		cfgPath, want := trainedConfig(t, trainOffline, args, dir)
+		checkDryRun(t, trainOffline, cfgPath, want, c.name+": --config")
 	}
 	// --dataset beside the file: the data keys come from the new data.
 	d2 := *d
