@@ -14,10 +14,7 @@ import (
 
 func TestManifestRoundTrip(t *testing.T) {
 	f := newFixture(t, 1, 5, 3, 4)
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := WriteBundle(dir, f.bundle(true)); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeTestBundle(t, f, true)
 	got, err := ReadBundle(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +61,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	if _, err := ReadBundle(filepath.Join(dir, ManifestFile)); err != nil {
 		t.Fatal(err)
 	}
-	dir2 := filepath.Join(t.TempDir(), "noadm")
-	if err := WriteBundle(dir2, f.bundle(false)); err != nil {
-		t.Fatal(err)
-	}
-	b2, err := ReadBundle(dir2)
+	b2, err := ReadBundle(writeTestBundle(t, f, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,10 +139,7 @@ func TestWriteBundleRefusals(t *testing.T) {
 // expects ReadBundle and Open to refuse each with a specific message.
 func TestTamperedBundleRefused(t *testing.T) {
 	f := newFixture(t, 3, 5, 3, 4)
-	good := filepath.Join(t.TempDir(), "good")
-	if err := WriteBundle(good, f.bundle(true)); err != nil {
-		t.Fatal(err)
-	}
+	good := writeTestBundle(t, f, true)
 	editManifest := func(edit func(m map[string]any)) func(dir string) {
 		return func(dir string) {
 			p := filepath.Join(dir, ManifestFile)

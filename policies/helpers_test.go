@@ -108,15 +108,22 @@ func newActor(rt string, model []byte, info *ModelInfo, od, ad int, opts Options
 	return as[0], nil
 }
 
-// openTestPolicy writes f's bundle (with its ADM or not) and opens it with
-// opts; the policy closes when the test ends.
-func openTestPolicy(t testing.TB, f *fixture, withADM bool, opts Options) *Policy {
+// writeTestBundle writes f's bundle (with its ADM or not) into a new
+// temporary directory and returns the bundle's directory.
+func writeTestBundle(t testing.TB, f *fixture, withADM bool) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "b")
 	if err := WriteBundle(dir, f.bundle(withADM)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open(dir, opts)
+	return dir
+}
+
+// openTestPolicy writes f's bundle (with its ADM or not) and opens it with
+// opts; the policy closes when the test ends.
+func openTestPolicy(t testing.TB, f *fixture, withADM bool, opts Options) *Policy {
+	t.Helper()
+	p, err := Open(writeTestBundle(t, f, withADM), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,10 +35,7 @@ func noORTChild(t *testing.T) {
 		t.Fatalf("ONNX Runtime loaded despite ADMPO_ORT_LIB: %v", err)
 	}
 	f := newFixture(t, 41, 4, 2, 3)
-	dir := filepath.Join(t.TempDir(), "b")
-	if err := WriteBundle(dir, f.bundle(true)); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeTestBundle(t, f, true)
 	p, err := Open(dir, Options{Runtime: RuntimeGo})
 	if err != nil {
 		t.Fatal(err)
