@@ -46,10 +46,7 @@ func TestADMDirectMatchesReference(t *testing.T) {
 				t.Run(fmt.Sprintf("m%d/%v/%s", m, form, c.name), func(t *testing.T) {
 					start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 					cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, WantU: c.wantU, Done: doneOutside(1.5)}
-					got, err := f.direct.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(99)))
-					if err != nil {
-						t.Fatal(err)
-					}
+					got := rollSeeded(t, f.direct, f.pol, start, cfg, 99)
 					want := checkRef(t, "ADMDirect vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, ref)
 					// The scenario must exercise what it claims to.
 					if nd := countDone(want); nd == 0 || nd == n {
@@ -82,10 +79,7 @@ func TestADMDirectDeterministicPolicy(t *testing.T) {
 	f := newADMFixture(t, 21, smallADMConfig(3), onnx.ADMGRUOp)
 	start := randStart(rand.New(rand.NewSource(6)), 10, 3, f.obsDim, f.actDim, func(i int) int { return 1 + i%3 })
 	cfg := infer.RollConfig{Horizon: 4, Penalty: 0.3, DeterministicPolicy: true}
-	got, err := f.direct.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(7)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := rollSeeded(t, f.direct, f.pol, start, cfg, 7)
 	checkRef(t, "deterministic policy", got, f.pol, start, f.obsDim, f.actDim, cfg, 7, refADMModel(f.adm))
 	// The first step's actions are the actor's mean actions.
 	for i := 0; i < 10; i++ {
@@ -107,20 +101,14 @@ func TestADMDirectChunks(t *testing.T) {
 	f := newADMFixture(t, 31, smallADMConfig(m), onnx.ADMGRUOp)
 	start := randStart(rand.New(rand.NewSource(8)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*7)%m })
 	base := infer.RollConfig{Horizon: horizon, Penalty: 0.5}
-	whole, err := f.direct.Rollout(f.pol, start, base, rand.New(rand.NewSource(3)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := rollSeeded(t, f.direct, f.pol, start, base, 3)
 	if whole.N != n*horizon {
 		t.Fatalf("%d transitions, want %d", whole.N, n*horizon)
 	}
 	for _, chunk := range []int{1, 5, 22} {
 		cfg := base
 		cfg.ChunkRows = chunk
-		got, err := f.direct.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(3)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := rollSeeded(t, f.direct, f.pol, start, cfg, 3)
 		if got.N != n*horizon {
 			t.Fatalf("chunk %d: %d transitions, want %d", chunk, got.N, n*horizon)
 		}
@@ -137,10 +125,7 @@ func TestADMDirectChunks(t *testing.T) {
 	for _, chunk := range []int{n, 1000} {
 		cfg := base
 		cfg.ChunkRows = chunk
-		got, err := f.direct.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(3)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := rollSeeded(t, f.direct, f.pol, start, cfg, 3)
 		if d := diffTransitions(got, whole, f.obsDim, f.actDim, 0); d != "" {
 			t.Fatalf("chunk %d differs from the unchunked roll-out: %s", chunk, d)
 		}

@@ -25,14 +25,8 @@ func TestADMIncrementalMatchesDirect(t *testing.T) {
 			t.Run(fmt.Sprintf("m%d/%s", m, c.name), func(t *testing.T) {
 				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
 				cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
-				dir, err := f.direct.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				inc, err := f.inc.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				dir := rollSeeded(t, f.direct, f.pol, start, cfg, 11)
+				inc := rollSeeded(t, f.inc, f.pol, start, cfg, 11)
 				if d := diffTransitions(inc, dir, f.obsDim, f.actDim, 1e-5); d != "" {
 					t.Fatalf("incremental vs direct: %s", d)
 				}
@@ -58,9 +52,6 @@ func TestADMIncrementalReuse(t *testing.T) {
 	if _, err := f.inc.Rollout(f.pol, big, cfg, rand.New(rand.NewSource(4))); err != nil {
 		t.Fatal(err)
 	}
-	inc, err := f.inc.Rollout(f.pol, small, cfg, rand.New(rand.NewSource(5)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inc := rollSeeded(t, f.inc, f.pol, small, cfg, 5)
 	checkRef(t, "second roll-out vs reference", inc, f.pol, small, f.obsDim, f.actDim, cfg, 5, refADMModel(f.adm))
 }

@@ -113,10 +113,7 @@ func TestADMDropoutDirectMatchesReference(t *testing.T) {
 					d, _ := dropEngines(t, f, form, testDropout, c.opts)
 					start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 					cfg := c.rollConfig(horizon)
-					got, err := d.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(99)))
-					if err != nil {
-						t.Fatal(err)
-					}
+					got := rollSeeded(t, d, f.pol, start, cfg, 99)
 					want := checkRef(t, "ADMDirect with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, refADMDropModel(f.adm, testDropout))
 					if want.N <= n {
 						t.Fatalf("only %d transitions for %d rows", want.N, n)
@@ -139,14 +136,8 @@ func TestADMDropoutIncrementalMatchesDirect(t *testing.T) {
 				d, inc := dropEngines(t, f, onnx.ADMPacked, testDropout, c.opts)
 				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
 				cfg := c.rollConfig(horizon)
-				dir, err := d.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := inc.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(11)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				dir := rollSeeded(t, d, f.pol, start, cfg, 11)
+				got := rollSeeded(t, inc, f.pol, start, cfg, 11)
 				if d := diffTransitions(got, dir, f.obsDim, f.actDim, 1e-5); d != "" {
 					t.Fatalf("incremental vs direct with dropout: %s", d)
 				}
@@ -168,21 +159,12 @@ func TestADMDropoutReproducible(t *testing.T) {
 	start := randStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 	cfg := infer.RollConfig{Horizon: horizon, Penalty: 0.5}
 	for name, r := range map[string]infer.Roller{"direct": d, "incremental": inc} {
-		a, err := r.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(4)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := r.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(4)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := rollSeeded(t, r, f.pol, start, cfg, 4)
+		b := rollSeeded(t, r, f.pol, start, cfg, 4)
 		if diff := diffTransitions(b, a, f.obsDim, f.actDim, 0); diff != "" {
 			t.Fatalf("%s: same seed, different roll-outs: %s", name, diff)
 		}
-		other, err := r.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(5)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := rollSeeded(t, r, f.pol, start, cfg, 5)
 		if diffTransitions(other, a, f.obsDim, f.actDim, 0) == "" {
 			t.Fatalf("%s: seeds 4 and 5 gave the same roll-out", name)
 		}

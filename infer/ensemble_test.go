@@ -51,10 +51,7 @@ func TestEnsembleMatchesReference(t *testing.T) {
 	start := randStart(rand.New(rand.NewSource(9)), n, 1, od, ad, func(int) int { return 1 })
 	for _, penalty := range []float32{0, 2.5} {
 		cfg := infer.RollConfig{Horizon: 5, Penalty: penalty, Done: doneOutside(1.5), ChunkRows: 13}
-		got, err := f.eng.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(12)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := rollSeeded(t, f.eng, f.pol, start, cfg, 12)
 		want := checkRef(t, fmt.Sprintf("penalty %g: ensemble vs reference", penalty), got, f.pol, start, od, ad, cfg, 12, refEnsembleModel(f.ens))
 		if nd := countDone(want); nd == 0 || nd == n {
 			t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
@@ -82,10 +79,7 @@ func TestEnsembleUsesLastState(t *testing.T) {
 		copy(one.Obs[i*od:(i+1)*od], long.Obs[(i*m+l-1)*od:(i*m+l)*od])
 	}
 	cfg := infer.RollConfig{Horizon: 3, Penalty: 1}
-	got, err := f.eng.Rollout(f.pol, long, cfg, rand.New(rand.NewSource(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := rollSeeded(t, f.eng, f.pol, long, cfg, 1)
 	checkRef(t, "M=3 start vs reference from the last states", got, f.pol, one, od, ad, cfg, 1, refEnsembleModel(f.ens))
 	// A bad window is still rejected.
 	long.Len[2] = m + 1

@@ -1,6 +1,7 @@
 package infer_test
 
 import (
+	"math/rand"
 	"testing"
 
 	"github.com/admpo/admpo/infer"
@@ -61,4 +62,15 @@ func openEngine[E interface{ Close() }](t testing.TB, what string, model []byte,
 	}
 	t.Cleanup(e.Close)
 	return e
+}
+
+// rollSeeded rolls the policy p out with r from start, drawing from a
+// generator seeded with seed; an error fails t.
+func rollSeeded(t testing.TB, r infer.Roller, p *infer.Policy, start *infer.Start, cfg infer.RollConfig, seed int64) *infer.Transitions {
+	t.Helper()
+	tr, err := r.Rollout(p, start, cfg, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

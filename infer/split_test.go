@@ -41,10 +41,7 @@ func TestEnginesInPiecesMatchReference(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/penalty%v", name, penalty), func(t *testing.T) {
 				start := randStart(rand.New(rand.NewSource(4)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*5)%m })
 				cfg := infer.RollConfig{Horizon: horizon, Penalty: penalty, Done: doneOutside(1.5)}
-				got, err := e.Rollout(f.pol, start, cfg, rand.New(rand.NewSource(12)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := rollSeeded(t, e, f.pol, start, cfg, 12)
 				want := checkRef(t, fmt.Sprintf("%s in pieces vs reference", name), got, f.pol, start, f.obsDim, f.actDim, cfg, 12, ref)
 				if nd := countDone(want); nd == 0 || nd == n {
 					t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
