@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/internal/bundlefix"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
-	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
 )
 
@@ -30,16 +30,8 @@ func (r refActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
 // runtimes and compares returns, lengths and D4RL scores with episodes
 // played here by the float64 reference actor and D4RL's hopper constants.
 func TestEvaluateMatchesReference(t *testing.T) {
-	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	a := models.NewActor(11, low, high, []int{16, 16}, rand.New(rand.NewSource(4)))
-	pol, err := onnx.ExportActor(a, map[string]string{"task": "hopper"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := policies.WriteBundle(dir, policies.Bundle{Policy: pol, Manifest: policies.Manifest{Task: "hopper", Algorithm: "sac-on", ActLow: low, ActHigh: high}}); err != nil {
-		t.Fatal(err)
-	}
+	a := bundlefix.Hopper(t, dir, 4, "sac-on", "")
 	const episodes, seed = 3, 11
 	// The reference episodes.
 	e, err := envs.Make("hopper")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand"
 	"net"
 	"net/http"
 	"os"
@@ -21,26 +20,16 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/evaluate"
+	"github.com/admpo/admpo/internal/bundlefix"
 	"github.com/admpo/admpo/internal/ortskip"
-	"github.com/admpo/admpo/models"
-	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/policies"
 )
 
 // testBundle writes a bundle of a random hopper-sized actor.
 func testBundle(t *testing.T) string {
 	t.Helper()
-	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	a := models.NewActor(11, low, high, []int{16, 16}, rand.New(rand.NewSource(1)))
-	pol, err := onnx.ExportActor(a, map[string]string{"task": "hopper"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "bundle")
-	b := policies.Bundle{Policy: pol, Manifest: policies.Manifest{Task: "hopper", Algorithm: "sac-on", RunKind: policies.RunOnline, ActLow: low, ActHigh: high}}
-	if err := policies.WriteBundle(dir, b); err != nil {
-		t.Fatal(err)
-	}
+	bundlefix.Hopper(t, dir, 1, "sac-on", policies.RunOnline)
 	return dir
 }
 
@@ -210,13 +199,8 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	first := digest(dir)
 	waitSHA(first)
 	// Replace the bundle with another policy (different seed and kind).
-	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	a := models.NewActor(11, low, high, []int{16, 16}, rand.New(rand.NewSource(2)))
-	pol, _ := onnx.ExportActor(a, map[string]string{"task": "hopper"})
 	repl := filepath.Join(t.TempDir(), "new")
-	if err := policies.WriteBundle(repl, policies.Bundle{Policy: pol, Manifest: policies.Manifest{Task: "hopper", Algorithm: "bc-off", RunKind: policies.RunOffline, ActLow: low, ActHigh: high}}); err != nil {
-		t.Fatal(err)
-	}
+	bundlefix.Hopper(t, repl, 2, "bc-off", policies.RunOffline)
 	os.RemoveAll(dir)
 	if err := os.Rename(repl, dir); err != nil {
 		t.Fatal(err)
