@@ -32,8 +32,12 @@ type configFile struct {
 // (strictly: YAML would take a trailing comma) and YAML otherwise, whose
 // top-level keys must be keys of config.json, i.e. JSON keys of the struct
 // that want points to. Every problem is a usage error naming the file and,
-// where there is one, the key.
+// where there is one, the key. An empty path (no --config) gives a nil
+// file, which holds no keys.
 func readConfigFile(path string, want any) (*configFile, error) {
+	if path == "" {
+		return nil, nil
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--config: %w", err))

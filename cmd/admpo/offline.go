@@ -165,11 +165,9 @@ func trainOffline(args []string) error {
 		}
 		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		var cf *configFile
-		if *configPath != "" {
-			if cf, err = readConfigFile(*configPath, &train.OfflineConfig{}); err != nil {
-				return err
-			}
+		cf, err := readConfigFile(*configPath, &train.OfflineConfig{})
+		if err != nil {
+			return err
 		}
 		// Flags given replace the file's keys they set, or derive.
 		for flag, keys := range map[string][]string{"dataset": {"dataset", "dataset_name", "obs_dim", "act_dim", "action_low",

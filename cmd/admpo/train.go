@@ -66,11 +66,9 @@ func trainOnline(args []string) error {
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		var cf *configFile
-		if *configPath != "" {
-			if cf, err = readConfigFile(*configPath, &train.OnlineConfig{}); err != nil {
-				return err
-			}
+		cf, err := readConfigFile(*configPath, &train.OnlineConfig{})
+		if err != nil {
+			return err
 		}
 		var envName, algoName, presetName string
 		if err := cf.pickAll(fs, flagOrKey{&envName, "env", "env", *env}, flagOrKey{&algoName, "algo", "algo", *algo},
