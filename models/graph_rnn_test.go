@@ -50,6 +50,24 @@ func checkProjGrads(t *testing.T, g *G.ExprGraph, out *G.Node, rng *rand.Rand, p
 	checkGrads(t, g, cost, params, samples, eps, tol)
 }
 
+// checkLayer builds a graph holding the input xd (rows×dim), applies a
+// layer to it with apply (which returns the output and the layer's
+// parameters), checks the gradients of the input and of the parameters by
+// finite differences on samples entries each (eps 1e-2, tolerance 5e-3) and
+// returns the output's values.
+func checkLayer(t *testing.T, rng *rand.Rand, xd []float32, rows, dim, samples int,
+	apply func(g *G.ExprGraph, x *G.Node) (*G.Node, []fdParam, error)) []float32 {
+	t.Helper()
+	g := G.NewGraph()
+	x := constNode(g, "x", xd, rows, dim)
+	y, params, err := apply(g, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProjGrads(t, g, y, rng, append([]fdParam{{"x", x, xd}}, params...), samples, 1e-2, 5e-3)
+	return y.Value().Data().([]float32)
+}
+
 type fdParam struct {
 	name string
 	node *G.Node
@@ -279,16 +297,12 @@ func TestLayerNormForwardAndGradients(t *testing.T) {
 	copy(ln.Gamma, randSlice(rng, dim, 1))
 	copy(ln.Beta, randSlice(rng, dim, 1))
 	xd := randSlice(rng, rows*dim, 2)
-	g := G.NewGraph()
-	x := constNode(g, "x", xd, rows, dim)
-	nn := NewLayerNormNodes(g, "ln", &ln)
-	y, err := nn.Apply(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkProjGrads(t, g, y, rng, []fdParam{{"x", x, xd}, {"gamma", nn.Gamma, ln.Gamma}, {"beta", nn.Beta, ln.Beta}}, 40, 1e-2, 5e-3)
+	got := checkLayer(t, rng, xd, rows, dim, 40, func(g *G.ExprGraph, x *G.Node) (*G.Node, []fdParam, error) {
+		nn := NewLayerNormNodes(g, "ln", &ln)
+		y, err := nn.Apply(x)
+		return y, []fdParam{{"gamma", nn.Gamma, ln.Gamma}, {"beta", nn.Beta, ln.Beta}}, err
+	})
 	// Forward against the textbook formula in float64.
-	got := y.Value().Data().([]float32)
 	for r := 0; r < rows; r++ {
 		var mean, vr float64
 		for j := 0; j < dim; j++ {
@@ -316,25 +330,22 @@ func TestResBlockGradients(t *testing.T) {
 			copy(b.Norm.Gamma, randSlice(rng, dim, 1))
 			copy(b.Norm.Beta, randSlice(rng, dim, 1))
 			xd := randSlice(rng, rows*dim, 1)
-			g := G.NewGraph()
-			x := constNode(g, "x", xd, rows, dim)
-			var mask *G.Node
-			if dropout {
-				md := make([]float32, rows*dim)
-				for i := range md {
-					if rng.Float64() > 0.3 {
-						md[i] = 1 / 0.7
+			checkLayer(t, rng, xd, rows, dim, 30, func(g *G.ExprGraph, x *G.Node) (*G.Node, []fdParam, error) {
+				var mask *G.Node
+				if dropout {
+					md := make([]float32, rows*dim)
+					for i := range md {
+						if rng.Float64() > 0.3 {
+							md[i] = 1 / 0.7
+						}
 					}
+					mask = constNode(g, "mask", md, rows, dim)
 				}
-				mask = constNode(g, "mask", md, rows, dim)
-			}
-			bn := NewResBlockNodes(g, "rb", &b)
-			y, err := bn.Apply(x, mask)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkProjGrads(t, g, y, rng, []fdParam{{"x", x, xd}, {"W", bn.Lin.W, b.Lin.W}, {"B", bn.Lin.B, b.Lin.B},
-				{"gamma", bn.Norm.Gamma, b.Norm.Gamma}, {"beta", bn.Norm.Beta, b.Norm.Beta}}, 30, 1e-2, 5e-3)
+				bn := NewResBlockNodes(g, "rb", &b)
+				y, err := bn.Apply(x, mask)
+				return y, []fdParam{{"W", bn.Lin.W, b.Lin.W}, {"B", bn.Lin.B, b.Lin.B},
+					{"gamma", bn.Norm.Gamma, b.Norm.Gamma}, {"beta", bn.Norm.Beta, b.Norm.Beta}}, err
+			})
 		})
 	}
 }
@@ -344,16 +355,12 @@ func TestSoftClampForwardAndGradients(t *testing.T) {
 	const rows, dim = 6, 3
 	bounds := NewLogVarBounds(dim)
 	lvd := randSlice(rng, rows*dim, 6) // spans both bounds
-	g := G.NewGraph()
-	lv := constNode(g, "lv", lvd, rows, dim)
-	bn := NewBoundsNodes(g, "b", &bounds)
-	y, err := bn.Apply(lv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkProjGrads(t, g, y, rng, []fdParam{{"lv", lv, lvd}, {"max", bn.Max, bounds.Max}, {"min", bn.Min, bounds.Min}}, 40, 1e-2, 5e-3)
+	got := checkLayer(t, rng, lvd, rows, dim, 40, func(g *G.ExprGraph, lv *G.Node) (*G.Node, []fdParam, error) {
+		bn := NewBoundsNodes(g, "b", &bounds)
+		y, err := bn.Apply(lv)
+		return y, []fdParam{{"max", bn.Max, bounds.Max}, {"min", bn.Min, bounds.Min}}, err
+	})
 	sp := func(v float64) float64 { return math.Log(1 + math.Exp(v)) }
-	got := y.Value().Data().([]float32)
 	for i, v := range lvd {
 		j := i % dim
 		a := float64(bounds.Max[j]) - sp(float64(bounds.Max[j])-float64(v))
