@@ -10,16 +10,26 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-// admDims reads the ADM metadata every admpo ADM graph carries.
-func admDims(meta map[string]string) (m, od, ad int, err error) {
-	if m, err = MetaInt(meta, schema.MetaM); err != nil {
-		return
+// openADMGraph opens an ADM graph of signature sig for an engine and reads
+// the metadata every admpo ADM graph carries (m, observation and action
+// sizes); the session is closed on an error. Errors name the graph as
+// opening ("the ADM", "the ADM step graph") and its metadata as meta
+// ("ADM", "ADM step").
+func openADMGraph(model []byte, sig schema.Signature, opts Options, opening, meta string) (s *Session, m, od, ad int, err error) {
+	s, err = openEngine(model, sig.Inputs, sig.Outputs, opts, schema.DropoutMask)
+	if err != nil {
+		return nil, 0, 0, 0, fmt.Errorf("%w (opening %s)", err, opening)
 	}
-	if od, err = MetaInt(meta, schema.MetaObsDim); err != nil {
-		return
+	if m, err = MetaInt(s.meta, schema.MetaM); err == nil {
+		if od, err = MetaInt(s.meta, schema.MetaObsDim); err == nil {
+			ad, err = MetaInt(s.meta, schema.MetaActDim)
+		}
 	}
-	ad, err = MetaInt(meta, schema.MetaActDim)
-	return
+	if err != nil {
+		s.Close()
+		return nil, 0, 0, 0, fmt.Errorf("infer: %s metadata: %w", meta, err)
+	}
+	return s, m, od, ad, nil
 }
 
 // ADMDirect is the direct ADM-Roll engine: every prediction runs the GRU
@@ -50,15 +60,9 @@ type plan struct{ r, k int }
 // exported with dropout (metadata "dropout") rolls out with MC dropout:
 // see DropoutKeep.
 func OpenADMDirect(model []byte, opts Options) (*ADMDirect, error) {
-	sig := schema.ADM()
-	s, err := openEngine(model, sig.Inputs, sig.Outputs, opts, schema.DropoutMask)
+	s, m, od, ad, err := openADMGraph(model, schema.ADM(), opts, "the ADM", "ADM")
 	if err != nil {
-		return nil, fmt.Errorf("%w (opening the ADM)", err)
-	}
-	m, od, ad, err := admDims(s.meta)
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("infer: ADM metadata: %w", err)
+		return nil, err
 	}
 	d, err := engineDropout(s)
 	if err != nil {

@@ -47,25 +47,21 @@ type incWorker struct{ hin, hout, mask []float32 }
 // onnx.ExportADMStep (or ExportADMStepWith: a graph with dropout rolls out
 // with MC dropout, the masks those of ADMDirect; see DropoutKeep).
 func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
-	sig := schema.ADMStep()
-	s, err := openEngine(model, sig.Inputs, sig.Outputs, opts, schema.DropoutMask)
+	s, m, od, ad, err := openADMGraph(model, schema.ADMStep(), opts, "the ADM step graph", "ADM step")
 	if err != nil {
-		return nil, fmt.Errorf("%w (opening the ADM step graph)", err)
+		return nil, err
 	}
-	m, od, ad, err := admDims(s.meta)
-	if err == nil {
-		var l, h int
-		if l, err = MetaInt(s.meta, schema.MetaLayers); err == nil {
-			if h, err = MetaInt(s.meta, schema.MetaHidden); err == nil {
-				d, err := engineDropout(s)
-				if err != nil {
-					s.Close()
-					return nil, err
-				}
-				sp := engineSplit(opts)
-				return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
-					wk: make([]incWorker, sp.workers), freshRows: s.meta[schema.MetaFreshRows] == "true", drop: d}, nil
+	var l, h int
+	if l, err = MetaInt(s.meta, schema.MetaLayers); err == nil {
+		if h, err = MetaInt(s.meta, schema.MetaHidden); err == nil {
+			d, err := engineDropout(s)
+			if err != nil {
+				s.Close()
+				return nil, err
 			}
+			sp := engineSplit(opts)
+			return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
+				wk: make([]incWorker, sp.workers), freshRows: s.meta[schema.MetaFreshRows] == "true", drop: d}, nil
 		}
 	}
 	s.Close()
