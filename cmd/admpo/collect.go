@@ -137,12 +137,9 @@ func runCollect(args []string) error {
 	bound(fs, nonNeg, "size", "workers", "train-warmup", "stop-return", "medium-return")
 	bound(fs, atLeast1, "train-steps", "train-eval-every", "eval-episodes")
 	bound(fs, anyNum, "seed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	task, err := envs.Lookup(*env)
+	task, err := parseTask(fs, args, env)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	if !slices.Contains(train.DatasetKinds, *kind) {
 		return fmt.Errorf("%w: --kind %q is not one of %s", errUsage, *kind, strings.Join(train.DatasetKinds, ", "))

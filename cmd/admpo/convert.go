@@ -23,9 +23,9 @@ func runConvert(args []string) error {
 		return fmt.Errorf("%w: --out %s exists", errUsage, *out)
 	}
 	if *env != "" {
-		t, err := envs.Lookup(*env)
+		t, err := lookupTask(*env)
 		if err != nil {
-			return usageErr(err)
+			return err
 		}
 		*env = t.Name
 	}

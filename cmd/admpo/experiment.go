@@ -92,9 +92,9 @@ func expData(path, env string) (*datasets.Dataset, *envs.Task, string, error) {
 	if env == "" {
 		return nil, nil, "", fmt.Errorf("%w: %s names no task in its metadata: set --env", errUsage, path)
 	}
-	task, err := envs.Lookup(env)
+	task, err := lookupTask(env)
 	if err != nil {
-		return nil, nil, "", usageErr(err)
+		return nil, nil, "", err
 	}
 	if err := d.Validate(task.ObsDim, task.ActDim); err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", path, err)

@@ -55,8 +55,8 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 	case evalEnv != "" && env != "":
 		return cfg, fmt.Errorf("%w: --env names the data's task, --eval-env a task for data that name none: give one", errUsage)
 	case evalEnv != "":
-		if task, err = envs.Lookup(evalEnv); err != nil {
-			return cfg, usageErr(err)
+		if task, err = lookupTask(evalEnv); err != nil {
+			return cfg, err
 		}
 	case de != "":
 		t, lerr := envs.Lookup(de)

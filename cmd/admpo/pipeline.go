@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
@@ -27,12 +26,9 @@ func runPipeline(args []string) error {
 	rows := fs.Int("rollout-rows", 10000, "start rows of the roll-out benchmark")
 	bound(fs, atLeast1, "steps", "episodes", "rollout-rows")
 	bound(fs, anyNum, "seed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	task, err := envs.Lookup(*env)
+	task, err := parseTask(fs, args, env)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	if err := infer.Init(); err != nil {
 		return err

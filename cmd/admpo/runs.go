@@ -14,11 +14,31 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/train"
 )
 
 // usageErr marks err as a usage problem (exit code 2), keeping its message.
 func usageErr(err error) error { return fmt.Errorf("%w: %v", errUsage, err) }
+
+// lookupTask returns the task that a command line names (an unknown one is
+// a usage error).
+func lookupTask(name string) (*envs.Task, error) {
+	t, err := envs.Lookup(name)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return t, nil
+}
+
+// parseTask parses a command's flags and returns the task that env, its
+// --env flag, names.
+func parseTask(fs *pflag.FlagSet, args []string, env *string) (*envs.Task, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	return lookupTask(*env)
+}
 
 // interruptible is a context that Ctrl-C or SIGTERM cancels (long commands
 // checkpoint and stop then); stop releases the signal handler.

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/train"
 )
 
@@ -75,9 +74,9 @@ func trainOnline(args []string) error {
 			flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
 			return err
 		}
-		task, err := envs.Lookup(envName)
+		task, err := lookupTask(envName)
 		if err != nil {
-			return usageErr(err)
+			return err
 		}
 		cfg, err := train.Preset(presetName, task.Name, algoName, task.ActDim)
 		if err != nil {
