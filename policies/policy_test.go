@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/admpo/admpo/internal/ortskip"
@@ -231,37 +230,25 @@ func TestPolicyConcurrent(t *testing.T) {
 	f := newFixture(t, 15, od, ad, 2)
 	for _, rt := range []string{RuntimeORT, RuntimeGo} {
 		p := openTestPolicy(t, f, false, Options{Runtime: rt, Sessions: 3})
-		var wg sync.WaitGroup
-		errs := make(chan error, 8)
-		for g := 0; g < 8; g++ {
-			wg.Add(1)
-			go func(g int) {
-				defer wg.Done()
-				rng := rand.New(rand.NewSource(int64(g)))
-				for i := 0; i < 40; i++ {
-					n := 1 + rng.Intn(4)
-					obs := make([][]float32, n)
-					for r := range obs {
-						obs[r] = testfix.RandNormal(rng, od)
-					}
-					acts, err := p.ActBatch(obs)
-					if err != nil {
-						errs <- err
-						return
-					}
-					for r := range obs {
-						if d := testfix.MaxDiff(acts[r], testfix.RefActor(f.actor, obs[r], nil)); d > 1e-5 {
-							errs <- errors.New(rt + ": concurrent result differs from the reference")
-							return
-						}
+		testfix.Concurrently(t, 8, func(g int) error {
+			rng := rand.New(rand.NewSource(int64(g)))
+			for i := 0; i < 40; i++ {
+				n := 1 + rng.Intn(4)
+				obs := make([][]float32, n)
+				for r := range obs {
+					obs[r] = testfix.RandNormal(rng, od)
+				}
+				acts, err := p.ActBatch(obs)
+				if err != nil {
+					return err
+				}
+				for r := range obs {
+					if d := testfix.MaxDiff(acts[r], testfix.RefActor(f.actor, obs[r], nil)); d > 1e-5 {
+						return errors.New(rt + ": concurrent result differs from the reference")
 					}
 				}
-			}(g)
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
+			}
+			return nil
+		})
 	}
 }

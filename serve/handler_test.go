@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/admpo/admpo/internal/ortskip"
@@ -271,44 +270,31 @@ func TestConcurrentRequests(t *testing.T) {
 	f := newFixture(t, true)
 	for _, rt := range []string{policies.RuntimeORT, policies.RuntimeGo} {
 		srv := httptest.NewServer(New(f.open(t, policies.Options{Runtime: rt, Sessions: 2}), Options{}))
-		var wg sync.WaitGroup
-		errs := make(chan error, 16)
-		for g := 0; g < 8; g++ {
-			wg.Add(1)
-			go func(g int) {
-				defer wg.Done()
-				rng := rand.New(rand.NewSource(int64(g)))
-				for i := 0; i < 25; i++ {
-					obs := testfix.RandNormal(rng, testObs)
-					body := `{"obs":` + jsonVec(obs) + `}`
-					if i%5 == 0 {
-						body = `{"obs":` + jsonVec(obs) + `,"history":{"obs":[` + jsonVec(testfix.RandNormal(rng, testObs)) + `],"act":[` + jsonVec(testfix.RandNormal(rng, testAct)) + `]}}`
-					}
-					resp, err := http.Post(srv.URL+"/v1/act", "application/json", strings.NewReader(body))
-					if err != nil {
-						errs <- err
-						return
-					}
-					var r struct{ Action []float32 }
-					err = json.NewDecoder(resp.Body).Decode(&r)
-					resp.Body.Close()
-					if err != nil || resp.StatusCode != 200 {
-						errs <- fmt.Errorf("status %d, %v", resp.StatusCode, err)
-						return
-					}
-					if d := testfix.MaxDiff(r.Action, testfix.RefActor(f.actor, obs, nil)); d > 1e-5 {
-						errs <- fmt.Errorf("%s: action differs by %g", rt, d)
-						return
-					}
+		testfix.Concurrently(t, 8, func(g int) error {
+			rng := rand.New(rand.NewSource(int64(g)))
+			for i := 0; i < 25; i++ {
+				obs := testfix.RandNormal(rng, testObs)
+				body := `{"obs":` + jsonVec(obs) + `}`
+				if i%5 == 0 {
+					body = `{"obs":` + jsonVec(obs) + `,"history":{"obs":[` + jsonVec(testfix.RandNormal(rng, testObs)) + `],"act":[` + jsonVec(testfix.RandNormal(rng, testAct)) + `]}}`
 				}
-			}(g)
-		}
-		wg.Wait()
+				resp, err := http.Post(srv.URL+"/v1/act", "application/json", strings.NewReader(body))
+				if err != nil {
+					return err
+				}
+				var r struct{ Action []float32 }
+				err = json.NewDecoder(resp.Body).Decode(&r)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 {
+					return fmt.Errorf("status %d, %v", resp.StatusCode, err)
+				}
+				if d := testfix.MaxDiff(r.Action, testfix.RefActor(f.actor, obs, nil)); d > 1e-5 {
+					return fmt.Errorf("%s: action differs by %g", rt, d)
+				}
+			}
+			return nil
+		})
 		srv.Close()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@
 // Go-run networks against, random observations and the largest difference
 // of two results; and the U^ADM of a history that the monitors are checked
 // against (over the models package's own ADM forward pass); and a finished
-// run's final policy, opened for the tests of train and experiments. Only
-// tests import it.
+// run's final policy, opened for the tests of train and experiments; and a
+// harness that runs test work on many goroutines at once. Only tests import
+// it.
 package testfix

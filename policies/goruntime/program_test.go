@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/admpo/admpo/internal/testfix"
@@ -309,30 +308,18 @@ func TestConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, calls)
-	for i := range obs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got := make([]float32, len(want[i]))
-			if err := g.Act(obs[i], nil, got); err != nil {
-				errs <- err
-				return
+	testfix.Concurrently(t, calls, func(i int) error {
+		got := make([]float32, len(want[i]))
+		if err := g.Act(obs[i], nil, got); err != nil {
+			return err
+		}
+		for j := range got {
+			if got[j] != want[i][j] {
+				return fmt.Errorf("call %d value %d: %v, sequentially %v", i, j, got[j], want[i][j])
 			}
-			for j := range got {
-				if got[j] != want[i][j] {
-					errs <- fmt.Errorf("call %d value %d: %v, sequentially %v", i, j, got[j], want[i][j])
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return nil
+	})
 	g.Close()
 	if err := g.Act(obs[0], nil, want[0]); !errors.Is(err, ErrClosed) {
 		t.Fatalf("act after close: %v", err)
@@ -378,35 +365,22 @@ func TestSharedActorsShareOneProgram(t *testing.T) {
 			t.Fatalf("actor %d shares actor 0's buffers", i)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range as {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			r := rand.New(rand.NewSource(int64(100 + i)))
-			for it := 0; it < 200 && errs[i] == nil; it++ {
-				rows := 1 + r.Intn(9)
-				obs, noise := testfix.RandNormal(r, rows*a.ObsDim), testfix.RandNormal(r, rows*a.ActDim)
-				got := make([]float32, rows*a.ActDim)
-				if err := as[i].Act(obs, noise, got); err != nil {
-					errs[i] = err
-					return
-				}
-				want := testfix.RefActor(a, obs, noise)
-				for j, w := range want {
-					if d := math.Abs(float64(got[j]) - w); d > 1e-5 {
-						errs[i] = fmt.Errorf("actor %d iteration %d: value %d = %v, want %v", i, it, j, got[j], w)
-						return
-					}
+	testfix.Concurrently(t, len(as), func(i int) error {
+		r := rand.New(rand.NewSource(int64(100 + i)))
+		for it := 0; it < 200; it++ {
+			rows := 1 + r.Intn(9)
+			obs, noise := testfix.RandNormal(r, rows*a.ObsDim), testfix.RandNormal(r, rows*a.ActDim)
+			got := make([]float32, rows*a.ActDim)
+			if err := as[i].Act(obs, noise, got); err != nil {
+				return err
+			}
+			want := testfix.RefActor(a, obs, noise)
+			for j, w := range want {
+				if d := math.Abs(float64(got[j]) - w); d > 1e-5 {
+					return fmt.Errorf("actor %d iteration %d: value %d = %v, want %v", i, it, j, got[j], w)
 				}
 			}
-		}(i)
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
+		return nil
+	})
 }
