@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,8 +29,7 @@ func (r refActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
 // runtimes and compares returns, lengths and D4RL scores with episodes
 // played here by the float64 reference actor and D4RL's hopper constants.
 func TestEvaluateMatchesReference(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "bundle")
-	a := bundlefix.Hopper(t, dir, 4, "sac-on", "")
+	dir, a := bundlefix.Hopper(t, 4, "sac-on", "")
 	const episodes, seed = 3, 11
 	// The reference episodes.
 	e, err := envs.Make("hopper")

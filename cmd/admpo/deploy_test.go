@@ -27,9 +27,7 @@ import (
 
 // testBundle writes a bundle of a random hopper-sized actor.
 func testBundle(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "bundle")
-	bundlefix.Hopper(t, dir, 1, "sac-on", policies.RunOnline)
+	dir, _ := bundlefix.Hopper(t, 1, "sac-on", policies.RunOnline)
 	return dir
 }
 
@@ -199,8 +197,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	first := digest(dir)
 	waitSHA(first)
 	// Replace the bundle with another policy (different seed and kind).
-	repl := filepath.Join(t.TempDir(), "new")
-	bundlefix.Hopper(t, repl, 2, "bc-off", policies.RunOffline)
+	repl, _ := bundlefix.Hopper(t, 2, "bc-off", policies.RunOffline)
 	os.RemoveAll(dir)
 	if err := os.Rename(repl, dir); err != nil {
 		t.Fatal(err)
