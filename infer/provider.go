@@ -53,32 +53,19 @@ func CUDAOptions() (map[string]string, error) {
 	return opts, nil
 }
 
-// appendCUDA adds the CUDA execution provider to so: through the plugin
-// provider API (appendCUDAPlugin: an admpo_cuda build registers
-// CUDAProviderPath once per process and appends its GPU device), else,
-// only where the loaded ONNX Runtime core is itself a CUDA build, through
-// the older AppendExecutionProviderCUDA.
+// appendCUDA adds the CUDA execution provider to so with the options of
+// CUDAOptions: in an admpo_cuda build through the plugin provider API
+// (CUDAProviderPath registered once per process, its GPU device appended),
+// or, where that fails and the loaded core is itself a CUDA build, through
+// the older AppendExecutionProviderCUDA. Without the tag it fails, naming
+// the tag and `make setup-gpu`.
 func appendCUDA(so *ort.SessionOptions) error {
 	opts, err := CUDAOptions()
 	if err != nil {
 		return err
 	}
-	perr := appendCUDAPlugin(so, opts)
-	if perr == nil {
-		return nil
-	}
-	co, err := ort.NewCUDAProviderOptions()
-	if err != nil { // a CPU build of the core: the plugin route was the only one
-		return fmt.Errorf("infer: provider cuda: %w", perr)
-	}
-	defer co.Destroy()
-	if len(opts) > 0 {
-		if err := co.Update(opts); err != nil {
-			return fmt.Errorf("infer: provider cuda: %v; the core's own CUDA provider rejects the options %s: %w", perr, formatOptions(opts), err)
-		}
-	}
-	if err := so.AppendExecutionProviderCUDA(co); err != nil {
-		return fmt.Errorf("infer: provider cuda: %v; the core's own CUDA provider failed too (it needs a GPU and the CUDA libraries it was built for): %w", perr, err)
+	if err := appendCUDAPlugin(so, opts); err != nil {
+		return fmt.Errorf("infer: provider cuda: %w", err)
 	}
 	return nil
 }

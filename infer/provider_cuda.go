@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -55,13 +56,30 @@ func registerCUDA() (cudaep.Device, error) {
 }
 
 // appendCUDAPlugin registers the CUDA provider library (once) and appends
-// its GPU device to so with the provider options opts.
+// its GPU device to so with the provider options opts. Where that fails and
+// the loaded core is a CUDA build (GetAvailableProviders lists
+// CUDAExecutionProvider), it appends the core's own CUDA provider instead.
 func appendCUDAPlugin(so *ort.SessionOptions, opts map[string]string) error {
-	d, err := registerCUDA()
+	lib, err := LibraryPath()
 	if err != nil {
 		return err
 	}
-	lib, err := LibraryPath()
+	perr := appendPluginDevice(so, lib, opts)
+	if perr == nil {
+		return nil
+	}
+	if ps, err := cudaep.AvailableProviders(lib); err == nil && slices.Contains(ps, cudaep.EPName) {
+		if err := appendCUDALegacy(so, opts); err != nil {
+			return fmt.Errorf("%v; the core's own %s failed too: %w", perr, cudaep.EPName, err)
+		}
+		return nil
+	}
+	return perr
+}
+
+// appendPluginDevice appends the registered CUDA provider's device.
+func appendPluginDevice(so *ort.SessionOptions, lib string, opts map[string]string) error {
+	d, err := registerCUDA()
 	if err != nil {
 		return err
 	}
@@ -82,4 +100,20 @@ func CUDADevice() (string, error) {
 		return "", err
 	}
 	return d.String(), nil
+}
+
+// appendCUDALegacy adds the CUDA provider compiled into the core (a CUDA
+// build of ONNX Runtime) with options opts.
+func appendCUDALegacy(so *ort.SessionOptions, opts map[string]string) error {
+	co, err := ort.NewCUDAProviderOptions()
+	if err != nil {
+		return err
+	}
+	defer co.Destroy()
+	if len(opts) > 0 {
+		if err := co.Update(opts); err != nil {
+			return fmt.Errorf("options %s: %w", formatOptions(opts), err)
+		}
+	}
+	return so.AppendExecutionProviderCUDA(co)
 }

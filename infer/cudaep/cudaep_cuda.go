@@ -108,6 +108,18 @@ package cudaep
 // 	return m;
 // }
 //
+// // admpo_providers copies the names of the providers the core was built
+// // with (GetAvailableProviders) into out[0..cap) as malloc'd strings; *n is
+// // their total count.
+// static char *admpo_providers(const OrtApi *api, char **out, int cap, int *n) {
+// 	char **names = NULL;
+// 	*n = 0;
+// 	char *m = admpo_msg(api, api->GetAvailableProviders(&names, n));
+// 	if (m) return m;
+// 	for (int i = 0; i < *n && i < cap; i++) out[i] = strdup(names[i]);
+// 	return admpo_msg(api, api->ReleaseAvailableProviders(names, *n));
+// }
+//
 // static char *admpo_config_entry(const OrtApi *api, const OrtSessionOptions *so, const char *key, char *buf, size_t *size) {
 // 	return admpo_msg(api, api->GetSessionConfigEntry(so, key, buf, size));
 // }
@@ -202,6 +214,33 @@ func Devices(ortLib string) ([]Device, error) {
 			hw = fmt.Sprintf("type %d", int(d.hw))
 		}
 		out[i] = Device{Index: i, EP: C.GoString(d.ep), Vendor: C.GoString(d.vendor), Hardware: hw, VendorID: uint32(d.vendor_id), DeviceID: uint32(d.device_id)}
+	}
+	return out, nil
+}
+
+// AvailableProviders lists the execution providers of the ONNX Runtime core
+// loaded from ortLib (GetAvailableProviders): those compiled in and those
+// its provider bridge can load from libraries beside it (the 1.30 release
+// lists CUDAExecutionProvider; the 1.29 core of `make setup-gpu` lists
+// CPUExecutionProvider only). Plugin providers are not listed.
+func AvailableProviders(ortLib string) ([]string, error) {
+	a, err := api(ortLib)
+	if err != nil {
+		return nil, err
+	}
+	const capacity = 64
+	buf := (*[capacity]*C.char)(C.malloc(C.size_t(capacity) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	defer C.free(unsafe.Pointer(buf))
+	var n C.int
+	m := C.admpo_providers(a, &buf[0], capacity, &n)
+	count := min(int(n), capacity)
+	out := make([]string, count)
+	for i := range out {
+		out[i] = C.GoString(buf[i])
+		C.free(unsafe.Pointer(buf[i]))
+	}
+	if err := statusErr(m, "GetAvailableProviders"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

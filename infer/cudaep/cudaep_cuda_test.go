@@ -219,3 +219,19 @@ func TestAppendCUDAWithoutGPU(t *testing.T) {
 		t.Fatalf("AppendCUDA without a GPU = %v, want an error listing the devices found", err)
 	}
 }
+
+// TestAvailableProviders: every core has its CPU provider.
+func TestAvailableProviders(t *testing.T) {
+	ps, err := cudaep.AvailableProviders(ortLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range ps {
+		found = found || p == "CPUExecutionProvider"
+	}
+	if !found {
+		t.Fatalf("AvailableProviders = %v, want CPUExecutionProvider among them", ps)
+	}
+	t.Logf("providers compiled into the core: %v", ps)
+}

@@ -24,3 +24,6 @@ func AppendDevice(opts *ort.SessionOptions, ortLib string, d Device, options map
 func AppendCUDA(opts *ort.SessionOptions, ortLib string, options map[string]string) (Device, error) {
 	return Device{}, ErrNotBuilt
 }
+
+// AvailableProviders returns ErrNotBuilt: this binary was built without the admpo_cuda tag.
+func AvailableProviders(ortLib string) ([]string, error) { return nil, ErrNotBuilt }
