@@ -118,7 +118,51 @@ export ADMPO_ORT_LIB=$G/ort/libonnxruntime.so.1
 export ADMPO_ORT_CUDA_PROVIDER=$G/ort/libonnxruntime_providers_cuda.so
 export ADMPO_CACHE=$WORK/cache # doctor finds the GPU files (and their checksums) there
 mkdir -p "$ADMPO_CACHE" && ln -sfn "$G/ort" "$ADMPO_CACHE/onnxruntime-gpu-1.29.0"
-RUN="env LD_LIBRARY_PATH='$LDP'"
+# ONNX Runtime lists a GPU for its CUDA provider only where /sys/class/drm
+# has a cardN whose device/vendor is 0x10de (its Linux device discovery);
+# without one the provider offers no device. Then the admpo commands run in
+# a private mount namespace in which a stand-in /sys/class/drm holds such a
+# card (unshare -m as root, else unshare -Urm), affecting nothing outside.
+DRMLOG=$WORK/00-drm.log
+WRAP=""
+{
+  echo "/sys/class/drm:"
+  ls -l /sys/class/drm 2>&1 | head -n 20
+  for c in /sys/class/drm/card*/device/vendor; do [ -f "$c" ] && echo "$c: $(cat "$c")"; done
+} >"$DRMLOG" 2>&1
+if ! grep -qs -x '0x10de' /sys/class/drm/card*/device/vendor; then
+  pci=$(timeout 15 nvidia-smi --query-gpu=pci.device_id --format=csv,noheader 2>/dev/null | head -n 1 | tr 'A-F' 'a-f')
+  dev=0x${pci:2:4}
+  [ ${#dev} -eq 6 ] || dev=0x2330
+  fake=$WORK/sysclass
+  mkdir -p "$fake/drm/card0/device"
+  echo 0x10de >"$fake/drm/card0/device/vendor"
+  echo "$dev" >"$fake/drm/card0/device/device"
+  target=/sys/class/drm
+  src=$fake/drm
+  if [ ! -d /sys/class/drm ]; then # no mount point: stand in for /sys/class itself (drm only)
+    target=/sys/class
+    src=$fake
+  fi
+  printf '#!/usr/bin/env bash\n# Runs "$@" with %s mounted on %s (private mount namespace).\nmount --bind %q %q || exit 97\nexec "$@"\n' \
+    "$src" "$target" "$src" "$target" >"$WORK/fakedrm.sh"
+  for u in "unshare -m" "unshare -Urm"; do
+    # shellcheck disable=SC2086
+    if timeout 10 $u bash "$WORK/fakedrm.sh" cat /sys/class/drm/card0/device/vendor 2>>"$DRMLOG" | grep -q 0x10de; then
+      WRAP="$u bash $WORK/fakedrm.sh"
+      break
+    fi
+  done
+  if [ -n "$WRAP" ]; then
+    note "[note] no NVIDIA card in /sys/class/drm (ONNX Runtime's GPU discovery): admpo runs under '$WRAP' with a stand-in card (vendor 0x10de, device $dev)"
+  else
+    note "[FAIL] no NVIDIA card in /sys/class/drm and no private mount namespace for a stand-in: the CUDA provider will offer no device (see $(basename "$DRMLOG"))"
+  fi
+else
+  note "[ok]   /sys/class/drm lists an NVIDIA card (ONNX Runtime's GPU discovery)"
+fi
+sed 's/^/   | /' "$DRMLOG"
+RUN="$WRAP env LD_LIBRARY_PATH='$LDP'"
 sed 's/^/   | /' "$LIBLOG"
 missing=()
 for w in libcublas.so.13 libcublasLt.so.13 libcudart.so.13 libcurand.so.10 libcuda.so.1; do [ -z "${found[$w]:-}" ] && missing+=("$w"); done
