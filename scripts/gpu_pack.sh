@@ -68,8 +68,8 @@ cp "$ortdir"/libonnxruntime.so.1 "$ortdir"/libonnxruntime_providers_cuda.so "$or
 cp benchmarks/torch_rollout.py scripts/gpu_check.sh "$pay/"
 chmod +x "$pay/gpu_check.sh" "$pay/admpo" "$pay/infer.test"
 echo "admpo $ver, packed $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)" >"$pay/INFO"
-(cd "$pay" && find . -type f ! -name MANIFEST | sort | xargs sha256sum) >"$pay/MANIFEST.tmp"
-mv "$pay/MANIFEST.tmp" "$pay/MANIFEST"
+(cd "$pay" && find . -type f ! -name MANIFEST -print0 | sort -z | xargs -0 sha256sum) >"$out/MANIFEST"
+mv "$out/MANIFEST" "$pay/MANIFEST"
 say "payload: $(du -sh "$pay" | cut -f1) in $(find "$pay" -type f | wc -l) files"
 
 say "compressing (xz -9 -T2) and splitting into chunks of at most 55 MiB"
