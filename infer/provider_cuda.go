@@ -37,7 +37,7 @@ func registerCUDA() (cudaep.Device, error) {
 		p := CUDAProviderPath()
 		if v := RuntimeVersion(); os.Getenv(CUDAProviderEnv) == "" && v != GPUORTVersion {
 			// The provider library must come from the core's own release.
-			cudaErr = fmt.Errorf("infer: provider cuda: the CUDA provider of `make setup-gpu` (%s) is ONNX Runtime %s, but the loaded core %s is %s: set ADMPO_ORT_LIB=%s (or %s to a CUDA provider built for %s)",
+			cudaErr = fmt.Errorf("the CUDA provider of `make setup-gpu` (%s) is ONNX Runtime %s, but the loaded core %s is %s: set ADMPO_ORT_LIB=%s (or %s to a CUDA provider built for %s)",
 				p, GPUORTVersion, lib, v, filepath.Join(GPUDir(), ortLibName), CUDAProviderEnv, v)
 			return
 		}

@@ -62,6 +62,6 @@ func PickCUDA(devs []Device) (Device, error) {
 	if len(have) == 0 {
 		have = []string{"none"}
 	}
-	return Device{}, fmt.Errorf("cudaep: no device for %s and no NVIDIA GPU device (vendor %#04x) in ONNX Runtime; devices found: %s (is the CUDA provider library registered, and does the CUDA driver see a GPU?)",
+	return Device{}, fmt.Errorf("cudaep: no device for %s and no NVIDIA GPU device (vendor %#04x) in ONNX Runtime; devices found: %s (is the CUDA provider library registered? ONNX Runtime finds GPUs through /sys/class/drm/card*/device/vendor, 0x10de for NVIDIA)",
 		EPName, NVIDIAVendorID, strings.Join(have, "; "))
 }
