@@ -46,13 +46,13 @@ step() {
     return 99
   fi
   [ "$limit" -gt "$l" ] && limit=$l
-  echo "== [$n] $name (timeout ${limit}s, $((SECONDS - T0))s into the run): $cmd"
+  echo "== [$n] $name (timeout ${limit}s, $((SECONDS - T0))s into the run): ${cmd:0:160}"
   { echo "\$ $cmd"; echo; } >"$log"
   t=$SECONDS
   timeout -k 5 "$limit" bash -c "$cmd" >>"$log" 2>&1
   rc=$?
   t=$((SECONDS - t))
-  tail -n "${TAIL:-12}" "$log" | cut -c1-400 | sed 's/^/   | /'
+  tail -n +3 "$log" | tail -n "${TAIL:-12}" | cut -c1-300 | sed 's/^/   | /'
   case $rc in
     0) note "[ok]   $name (${t}s)" ;;
     124 | 137) note "[TIMEOUT] $name after ${t}s (limit ${limit}s); log $(basename "$log")" ;;
@@ -181,10 +181,10 @@ if [ $rc -ne 0 ] && [ $rc -ne 99 ] && grep -q -i -e 'use_tf32' -e 'provider opti
 fi
 
 bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $OUT/NAME.json
-  step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$WORK/$1.json' && cp '$WORK/$1.json' '$OUT/$1.json' && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$WORK/$1.json'"
+  step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$WORK/$1.json' || { cat '$WORK/$1.json'; exit 1; }; cp '$WORK/$1.json' '$OUT/$1.json' && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$WORK/$1.json'"
 }
 torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $OUT/NAME.json (host libraries only)
-  step "$1" "$2" "python3 '$G/torch_rollout.py' $3 --json >'$WORK/$1.json' && cp '$WORK/$1.json' '$OUT/$1.json' && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t[\"environment\"]); [print(*r[:5]) for r in t[\"rows\"]]' '$WORK/$1.json'"
+  step "$1" "$2" "python3 '$G/torch_rollout.py' $3 --json >'$WORK/$1.json' || { cat '$WORK/$1.json'; exit 1; }; cp '$WORK/$1.json' '$OUT/$1.json' && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t[\"environment\"]); [print(*r[:5]) for r in t[\"rows\"]]' '$WORK/$1.json'"
 }
 SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
