@@ -31,6 +31,23 @@ type RolloutConfig struct {
 	// Engines lists the engines to measure, "direct" and/or "incremental"
 	// (nil or empty: both).
 	Engines []string
+	// Form is the direct engine's ADM graph form: "packed" (default: each
+	// row runs its own k steps), "unrolled" or "gru" (every row runs all m
+	// steps; the GFLOP/s column still counts the packed work).
+	Form string
+}
+
+// admForm maps RolloutConfig.Form to the exporter's form.
+func admForm(name string) (onnx.ADMForm, error) {
+	switch name {
+	case "", "packed":
+		return onnx.ADMPacked, nil
+	case "unrolled":
+		return onnx.ADMUnrolled, nil
+	case "gru":
+		return onnx.ADMGRUOp, nil
+	}
+	return 0, fmt.Errorf("bench: unknown ADM form %q (packed, unrolled or gru)", name)
 }
 
 // wants reports whether engine is among c.Engines (all when empty).
@@ -118,7 +135,11 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	}
 	var direct, step []byte
 	if c.wants("direct") {
-		if direct, err = onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: c.Dropout}, nil); err != nil {
+		form, ferr := admForm(c.Form)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if direct, err = onnx.ExportADM(adm, onnx.ADMOptions{Form: form, Dropout: c.Dropout}, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -161,6 +182,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		chunk = strconv.Itoa(c.ChunkRows)
 	}
 	t.Header["chunk rows"] = chunk
+	t.Header["direct ADM form"] = c.Form
 	t.Header["model"] = fmt.Sprintf("obs %d, act %d, m %d, GRU %dx%d, %d ResBlocks, actor 256x256", c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.Blocks)
 	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " per call (0: 1 per call, one concurrent call per CPU)"
 	t.Header["engine split"] = fmt.Sprintf("workers %d, rows per call %d (0: infer's defaults)", c.Workers, c.BatchRows)

@@ -86,6 +86,9 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int, opt
 	if err != nil {
 		return nil, err
 	}
+	if err := cudaRunsGraph(opts, meta); err != nil {
+		return nil, err
+	}
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("infer: session options: %w", err)

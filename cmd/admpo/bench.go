@@ -60,6 +60,7 @@ func benchRollout(args []string) error {
 	fs.Float64Var(&c.Dropout, "dropout", 0, "MC dropout probability in the ADM graphs, below 1 (0: none; --rollout-dropout rolls out with 0.1)")
 	fs.IntVar(&c.ChunkRows, "chunk-rows", 0, "start rows rolled out together in one step (0: infer's default, 8192)")
 	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
+	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled or gru (all m steps for every row)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
 	bound(fs, nonNeg, "threads", "chunk-rows")
@@ -71,6 +72,9 @@ func benchRollout(args []string) error {
 		if e != "direct" && e != "incremental" {
 			return usageErr(fmt.Errorf("--engines: unknown engine %q (direct, incremental)", e))
 		}
+	}
+	if c.Form != "packed" && c.Form != "unrolled" && c.Form != "gru" {
+		return usageErr(fmt.Errorf("--form %q: packed, unrolled or gru", c.Form))
 	}
 	if len(c.Engines) == 0 {
 		return usageErr(fmt.Errorf("--engines: name at least one engine (direct, incremental)"))
