@@ -188,9 +188,9 @@ torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $OUT/NA
 }
 SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
-bench admpo_cuda_small 75 "--provider cuda --rows $SMALL"
+bench admpo_cuda_small 75 "--provider cuda --engines direct --form unrolled --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
-bench admpo_cuda_1m 130 "--provider cuda --rows $LARGE --repeats 1"
+bench admpo_cuda_1m 130 "--provider cuda --engines direct --form unrolled --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
 bench admpo_cpu 75 "--provider cpu --rows $SMALL"
 
