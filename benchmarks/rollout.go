@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -24,6 +25,42 @@ type RolloutConfig struct {
 	Repeats                int
 	Provider               string
 	Dropout                float64 // MC dropout probability of the ADM graphs (0: none)
+	// ChunkRows is how many start rows one roll-out step processes together
+	// (infer.RollConfig.ChunkRows; 0: infer's default, 8192).
+	ChunkRows int
+	// Engines lists the engines to measure, "direct" and/or "incremental"
+	// (nil or empty: both).
+	Engines []string
+	// Form is the direct engine's ADM graph form: "packed" (default: each
+	// row runs its own k steps), "unrolled" or "gru" (every row runs all m
+	// steps; the GFLOP/s column still counts the packed work).
+	Form string
+}
+
+// admForm maps RolloutConfig.Form to the exporter's form.
+func admForm(name string) (onnx.ADMForm, error) {
+	switch name {
+	case "", "packed":
+		return onnx.ADMPacked, nil
+	case "unrolled":
+		return onnx.ADMUnrolled, nil
+	case "gru":
+		return onnx.ADMGRUOp, nil
+	}
+	return 0, fmt.Errorf("bench: unknown ADM form %q (packed, unrolled or gru)", name)
+}
+
+// wants reports whether engine is among c.Engines (all when empty).
+func (c RolloutConfig) wants(engine string) bool {
+	if len(c.Engines) == 0 {
+		return true
+	}
+	for _, e := range c.Engines {
+		if e == engine {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultRolloutConfig: obs 11, act 3, m 5, 3x200 GRU, 4 ResBlocks, 256x256
@@ -91,23 +128,61 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: c.Dropout}, nil)
-	if err != nil {
-		return nil, err
+	for _, e := range c.Engines {
+		if e != "direct" && e != "incremental" {
+			return nil, fmt.Errorf("benchmarks: unknown engine %q (direct, incremental)", e)
+		}
 	}
-	step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: c.Dropout}, nil)
-	if err != nil {
-		return nil, err
+	var direct, step []byte
+	if c.wants("direct") {
+		form, ferr := admForm(c.Form)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if direct, err = onnx.ExportADM(adm, onnx.ADMOptions{Form: form, Dropout: c.Dropout}, nil); err != nil {
+			return nil, err
+		}
+	}
+	if c.wants("incremental") {
+		if step, err = onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: c.Dropout}, nil); err != nil {
+			return nil, err
+		}
 	}
 	blasPeak := blas.PeakSgemm(1024, 5)
-	peak, err := ortPeakSgemm(1024, 5, c.Provider)
+	// With CUDA each call copies its input from and its output to host
+	// memory; a larger product keeps that from dominating the reference.
+	peakN := 1024
+	if strings.EqualFold(c.Provider, "cuda") {
+		peakN = 4096
+	}
+	peak, err := ortPeakSgemm(peakN, 5, c.Provider)
 	if err != nil {
 		return nil, err
 	}
 	t := &Table{Title: "admpo bench rollout: ADM-Roll transitions/s (higher is better)", Header: machine(),
 		Columns: []string{"style", "engine", "rows", "H", "transitions/s", "per CPU-second", "GFLOP/s", "% of ORT MatMul peak"}}
 	t.Header["sgemm peak (1024^3, OpenBLAS)"] = fmt.Sprintf("%.0f GFLOP/s", blasPeak)
-	t.Header["MatMul peak (1024^3, ONNX Runtime)"] = fmt.Sprintf("%.0f GFLOP/s (the %% column's reference)", peak)
+	t.Header[fmt.Sprintf("MatMul peak (%d^3, ONNX Runtime)", peakN)] = fmt.Sprintf("%.0f GFLOP/s (the %% column's reference)", peak)
+	provider := "cpu"
+	if c.Provider != "" {
+		provider = strings.ToLower(c.Provider)
+	}
+	t.Header["provider"] = provider
+	if provider == "cuda" {
+		dev, err := infer.CUDADevice()
+		if err != nil {
+			return nil, err
+		}
+		t.Header["cuda device"] = dev
+		t.Header["ort version"] = infer.RuntimeVersion()
+		t.Header["MatMul peak note"] = "with CUDA the peak's calls include the copies of x from and y to host memory, as the engines' calls do"
+	}
+	chunk := "8192 (infer's default)"
+	if c.ChunkRows > 0 {
+		chunk = strconv.Itoa(c.ChunkRows)
+	}
+	t.Header["chunk rows"] = chunk
+	t.Header["direct ADM form"] = c.Form
 	t.Header["model"] = fmt.Sprintf("obs %d, act %d, m %d, GRU %dx%d, %d ResBlocks, actor 256x256", c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.Blocks)
 	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " per call (0: 1 per call, one concurrent call per CPU)"
 	t.Header["engine split"] = fmt.Sprintf("workers %d, rows per call %d (0: infer's defaults)", c.Workers, c.BatchRows)
@@ -121,7 +196,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		for _, rows := range c.Rows {
 			res, err := infer.BenchRollout(infer.BenchConfig{Actor: ab, ADM: direct, ADMStep: step, Rows: rows,
 				Horizon: c.Horizon, Penalty: penalty, Threads: c.Threads, Workers: c.Workers, BatchRows: c.BatchRows,
-				Provider: c.Provider, Repeats: c.Repeats, Seed: 3})
+				Provider: c.Provider, Repeats: c.Repeats, ChunkRows: c.ChunkRows, Seed: 3})
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
@@ -81,8 +82,14 @@ func (d *ADM) Roller(opts infer.Options) (infer.Roller, error) {
 		}
 		return infer.OpenADMIncremental(b, opts)
 	case "direct", "":
-		// The packed form runs each plan's own k GRU steps (not all m).
-		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: d.RolloutDropout}, d.meta())
+		// The packed form runs each plan's own k GRU steps (not all m); ONNX
+		// Runtime's CUDA provider crashes on it, so CUDA gets the unrolled
+		// form (the same results, all m steps per plan).
+		form := onnx.ADMPacked
+		if strings.EqualFold(opts.Provider, "cuda") {
+			form = onnx.ADMUnrolled
+		}
+		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: form, Dropout: d.RolloutDropout}, d.meta())
 		if err != nil {
 			return nil, err
 		}

@@ -151,8 +151,9 @@ func TestOpenRejectsBadModels(t *testing.T) {
 }
 
 // TestProviders checks the execution-provider option: "cuda" on this
-// CPU-only ONNX Runtime must fail with a message about CUDA (or, on a GPU
-// build, work), and an unknown provider is refused.
+// CPU-only ONNX Runtime must fail with a message about CUDA (naming the
+// admpo_cuda tag and `make setup-gpu` in a build without the tag; or, with
+// a GPU, work), and an unknown provider is refused.
 func TestProviders(t *testing.T) {
 	f := newADMFixture(t, 85, smallADMConfig(1), onnx.ADMGRUOp)
 	p, err := infer.OpenPolicy(f.actorONNX, infer.Options{Provider: "cuda", Threads: 1})
@@ -166,6 +167,10 @@ func TestProviders(t *testing.T) {
 		t.Log("ONNX Runtime has a working CUDA provider here")
 	} else {
 		wantErr(t, "cuda provider", err, "CUDA")
+		if !infer.CUDABuilt { // the error names the build tag and the setup step
+			wantErr(t, "cuda provider without the tag", err, "admpo_cuda")
+			wantErr(t, "cuda provider without the tag", err, "make setup-gpu")
+		}
 	}
 	_, err = infer.OpenADMDirect(f.admONNX, infer.Options{Provider: "tpu"})
 	wantErr(t, "unknown provider", err, `unknown provider "tpu"`)

@@ -102,6 +102,7 @@ func TestDefaultBuildLinksNoCUDA(t *testing.T) {
 	}{
 		{"", "github.com/admpo/admpo/cmd/admpo", false},
 		{"admpo_cuda", "github.com/admpo/admpo/infer/cudaep", false},
+		{"admpo_cuda", "github.com/admpo/admpo/infer", false},
 		{"admpo_cuda", "github.com/admpo/admpo/internal/gpu", false},
 		{"admpo_cuda", "github.com/admpo/admpo/internal/gpu/driver", true},
 	} {

@@ -10,9 +10,11 @@ import (
 
 // Options configure an ONNX Runtime session.
 type Options struct {
-	// Provider is "cpu" (default) or "cuda". CUDA needs an ONNX Runtime build
-	// with the CUDA execution provider and the CUDA/cuDNN libraries on the
-	// host; admpo's setup installs the CPU build only.
+	// Provider is "cpu" (default) or "cuda". CUDA needs a binary built with
+	// the admpo_cuda tag, ONNX Runtime's CUDA provider library (`make
+	// setup-gpu`, CUDAProviderPath; the ONNX Runtime core of the same
+	// release through ADMPO_ORT_LIB), a GPU and the CUDA libraries on the
+	// loader's path; see CUDAOptions for the provider's options.
 	Provider string
 	// Threads is the intra-op thread count; 0 lets ONNX Runtime decide,
 	// except in the ADM-Roll engines, whose sessions then run one thread
@@ -84,6 +86,9 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int, opt
 	if err != nil {
 		return nil, err
 	}
+	if err := cudaRunsGraph(opts, meta); err != nil {
+		return nil, err
+	}
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("infer: session options: %w", err)
@@ -105,13 +110,8 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int, opt
 	switch strings.ToLower(opts.Provider) {
 	case "", "cpu":
 	case "cuda":
-		co, err := ort.NewCUDAProviderOptions()
-		if err != nil {
-			return nil, fmt.Errorf("infer: the CUDA provider is unavailable in this ONNX Runtime (%s); install a GPU build of ONNX Runtime %s with CUDA 12 and cuDNN 9 and point ADMPO_ORT_LIB at it: %w", ortLibName, ORTVersion, err)
-		}
-		defer co.Destroy()
-		if err := so.AppendExecutionProviderCUDA(co); err != nil {
-			return nil, fmt.Errorf("infer: enabling the CUDA provider failed (needs a GPU, the CUDA 12 and cuDNN 9 libraries, and a CUDA build of ONNX Runtime via ADMPO_ORT_LIB): %w", err)
+		if err := appendCUDA(so); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("infer: unknown provider %q (cpu or cuda)", opts.Provider)

@@ -56,14 +56,28 @@ func benchRollout(args []string) error {
 	fs.IntVar(&c.M, "m", c.M, "maximum backtracking length")
 	fs.IntVar(&c.Threads, "threads", 0, "ONNX Runtime intra-op threads (0: its default)")
 	fs.IntVar(&c.Repeats, "repeats", c.Repeats, "timed roll-outs per engine (the fastest counts)")
-	fs.StringVar(&c.Provider, "provider", "cpu", "ONNX Runtime provider: cpu or cuda")
+	fs.StringVar(&c.Provider, "provider", "cpu", "ONNX Runtime provider: cpu or cuda (cuda: an admpo_cuda build, `make setup-gpu`, ADMPO_ORT_LIB=<its dir>/libonnxruntime.so.1)")
 	fs.Float64Var(&c.Dropout, "dropout", 0, "MC dropout probability in the ADM graphs, below 1 (0: none; --rollout-dropout rolls out with 0.1)")
+	fs.IntVar(&c.ChunkRows, "chunk-rows", 0, "start rows rolled out together in one step (0: infer's default, 8192)")
+	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
+	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled or gru (all m steps for every row)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
-	bound(fs, nonNeg, "threads")
+	bound(fs, nonNeg, "threads", "chunk-rows")
 	bound(fs, unit, "dropout")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	for _, e := range c.Engines {
+		if e != "direct" && e != "incremental" {
+			return usageErr(fmt.Errorf("--engines: unknown engine %q (direct, incremental)", e))
+		}
+	}
+	if c.Form != "packed" && c.Form != "unrolled" && c.Form != "gru" {
+		return usageErr(fmt.Errorf("--form %q: packed, unrolled or gru", c.Form))
+	}
+	if len(c.Engines) == 0 {
+		return usageErr(fmt.Errorf("--engines: name at least one engine (direct, incremental)"))
 	}
 	if c.Dropout >= 1 {
 		return usageErr(fmt.Errorf("--dropout %v: a dropout probability must be below 1", c.Dropout))

@@ -87,6 +87,39 @@ package cudaep
 // 	return m;
 // }
 //
+// // admpo_append_at appends the device at position idx of the env's
+// // OrtEpDevices to so, for its provider, after checking that the provider
+// // there is still ep (*found is 0 when it is not, and nothing is appended).
+// static char *admpo_append_at(const OrtApi *api, OrtSessionOptions *so, size_t idx, const char *ep,
+// 		const char *const *keys, const char *const *vals, size_t nopt, int *found) {
+// 	OrtEnv *env = NULL;
+// 	char *m = admpo_env(api, &env);
+// 	if (m) return m;
+// 	const OrtEpDevice *const *devs = NULL;
+// 	size_t n = 0;
+// 	*found = 0;
+// 	m = admpo_msg(api, api->GetEpDevices(env, &devs, &n));
+// 	if (m == NULL && idx < n && strcmp(api->EpDevice_EpName(devs[idx]), ep) == 0) {
+// 		*found = 1;
+// 		const OrtEpDevice *sel[1] = {devs[idx]};
+// 		m = admpo_msg(api, api->SessionOptionsAppendExecutionProvider_V2(so, env, sel, 1, keys, vals, nopt));
+// 	}
+// 	api->ReleaseEnv(env);
+// 	return m;
+// }
+//
+// // admpo_providers copies the names of the providers the core was built
+// // with (GetAvailableProviders) into out[0..cap) as malloc'd strings; *n is
+// // their total count.
+// static char *admpo_providers(const OrtApi *api, char **out, int cap, int *n) {
+// 	char **names = NULL;
+// 	*n = 0;
+// 	char *m = admpo_msg(api, api->GetAvailableProviders(&names, n));
+// 	if (m) return m;
+// 	for (int i = 0; i < *n && i < cap; i++) out[i] = strdup(names[i]);
+// 	return admpo_msg(api, api->ReleaseAvailableProviders(names, *n));
+// }
+//
 // static char *admpo_config_entry(const OrtApi *api, const OrtSessionOptions *so, const char *key, char *buf, size_t *size) {
 // 	return admpo_msg(api, api->GetSessionConfigEntry(so, key, buf, size));
 // }
@@ -180,7 +213,34 @@ func Devices(ortLib string) ([]Device, error) {
 		if !ok {
 			hw = fmt.Sprintf("type %d", int(d.hw))
 		}
-		out[i] = Device{EP: C.GoString(d.ep), Vendor: C.GoString(d.vendor), Hardware: hw, VendorID: uint32(d.vendor_id), DeviceID: uint32(d.device_id)}
+		out[i] = Device{Index: i, EP: C.GoString(d.ep), Vendor: C.GoString(d.vendor), Hardware: hw, VendorID: uint32(d.vendor_id), DeviceID: uint32(d.device_id)}
+	}
+	return out, nil
+}
+
+// AvailableProviders lists the execution providers of the ONNX Runtime core
+// loaded from ortLib (GetAvailableProviders): those compiled in and those
+// its provider bridge can load from libraries beside it (the 1.30 release
+// lists CUDAExecutionProvider; the 1.29 core of `make setup-gpu` lists
+// CPUExecutionProvider only). Plugin providers are not listed.
+func AvailableProviders(ortLib string) ([]string, error) {
+	a, err := api(ortLib)
+	if err != nil {
+		return nil, err
+	}
+	const capacity = 64
+	buf := (*[capacity]*C.char)(C.malloc(C.size_t(capacity) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	defer C.free(unsafe.Pointer(buf))
+	var n C.int
+	m := C.admpo_providers(a, &buf[0], capacity, &n)
+	count := min(int(n), capacity)
+	out := make([]string, count)
+	for i := range out {
+		out[i] = C.GoString(buf[i])
+		C.free(unsafe.Pointer(buf[i]))
+	}
+	if err := statusErr(m, "GetAvailableProviders"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -206,25 +266,12 @@ func Append(opts *ort.SessionOptions, ortLib, ep string, options map[string]stri
 	if err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(options))
-	for k := range options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	n := len(keys)
-	ck := (*[1 << 20]*C.char)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
-	cv := (*[1 << 20]*C.char)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
-	defer C.free(unsafe.Pointer(ck))
-	defer C.free(unsafe.Pointer(cv))
-	for i, k := range keys {
-		ck[i], cv[i] = C.CString(k), C.CString(options[k])
-		defer C.free(unsafe.Pointer(ck[i]))
-		defer C.free(unsafe.Pointer(cv[i]))
-	}
+	kv := newCOptions(options)
+	defer kv.free()
 	cep := C.CString(ep)
 	defer C.free(unsafe.Pointer(cep))
 	var matched C.size_t
-	if err := statusErr(C.admpo_append(a, optionsPtr(opts), cep, &ck[0], &cv[0], C.size_t(n), &matched), "appending "+ep); err != nil {
+	if err := statusErr(C.admpo_append(a, optionsPtr(opts), cep, kv.keys, kv.vals, kv.n, &matched), "appending "+ep); err != nil {
 		return err
 	}
 	if matched == 0 {
@@ -239,6 +286,82 @@ func Append(opts *ort.SessionOptions, ortLib, ep string, options map[string]stri
 		return fmt.Errorf("cudaep: no device for %s in ONNX Runtime (it has: %s); register its library first (Register)", ep, strings.Join(have, ", "))
 	}
 	return nil
+}
+
+// cOptions are provider options as C arrays of keys and values.
+type cOptions struct {
+	keys, vals **C.char
+	n          C.size_t
+	strs       []*C.char
+}
+
+// newCOptions copies options (sorted by key) into C memory; free releases it.
+func newCOptions(options map[string]string) *cOptions {
+	keys := make([]string, 0, len(options))
+	for k := range options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	n := len(keys)
+	size := C.size_t(n+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))
+	o := &cOptions{keys: (**C.char)(C.malloc(size)), vals: (**C.char)(C.malloc(size)), n: C.size_t(n)}
+	ck := unsafe.Slice(o.keys, n+1)
+	cv := unsafe.Slice(o.vals, n+1)
+	for i, k := range keys {
+		ck[i], cv[i] = C.CString(k), C.CString(options[k])
+		o.strs = append(o.strs, ck[i], cv[i])
+	}
+	ck[n], cv[n] = nil, nil
+	return o
+}
+
+func (o *cOptions) free() {
+	for _, p := range o.strs {
+		C.free(unsafe.Pointer(p))
+	}
+	C.free(unsafe.Pointer(o.keys))
+	C.free(unsafe.Pointer(o.vals))
+}
+
+// AppendDevice adds device d (one of Devices(ortLib)) with its provider and
+// the provider options given to opts through
+// SessionOptionsAppendExecutionProvider_V2.
+func AppendDevice(opts *ort.SessionOptions, ortLib string, d Device, options map[string]string) error {
+	if opts == nil || optionsPtr(opts) == nil {
+		return errors.New("cudaep: session options are not initialised")
+	}
+	a, err := api(ortLib)
+	if err != nil {
+		return err
+	}
+	kv := newCOptions(options)
+	defer kv.free()
+	cep := C.CString(d.EP)
+	defer C.free(unsafe.Pointer(cep))
+	var found C.int
+	if err := statusErr(C.admpo_append_at(a, optionsPtr(opts), C.size_t(d.Index), cep, kv.keys, kv.vals, kv.n, &found), "appending "+d.String()); err != nil {
+		return err
+	}
+	if found == 0 {
+		return fmt.Errorf("cudaep: device %s is no longer in ONNX Runtime's device list", d)
+	}
+	return nil
+}
+
+// AppendCUDA adds the CUDA provider on the device PickCUDA chooses among
+// Devices(ortLib) to opts, with the provider options given, and returns that
+// device. Register the provider library first. The error lists the devices
+// found when none fits.
+func AppendCUDA(opts *ort.SessionOptions, ortLib string, options map[string]string) (Device, error) {
+	devs, err := Devices(ortLib)
+	if err != nil {
+		return Device{}, err
+	}
+	d, err := PickCUDA(devs)
+	if err != nil {
+		return Device{}, err
+	}
+	return d, AppendDevice(opts, ortLib, d, options)
 }
 
 // configEntry reads a session config entry through the C API (for tests).

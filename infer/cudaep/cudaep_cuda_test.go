@@ -179,3 +179,59 @@ func TestAppendCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendDeviceCPU appends ONNX Runtime's CPU device by its index
+// (AppendDevice, the call AppendCUDA ends in).
+func TestAppendDeviceCPU(t *testing.T) {
+	lib := ortLib(t)
+	devs, err := cudaep.Devices(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpu *cudaep.Device
+	for i := range devs {
+		if devs[i].EP == "CPUExecutionProvider" {
+			cpu = &devs[i]
+		}
+	}
+	if cpu == nil {
+		t.Fatalf("no CPU device in %v", devs)
+	}
+	if err := cudaep.AppendDevice(newOptions(t), lib, *cpu, map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	moved := *cpu
+	moved.Index = len(devs) + 3
+	if err := cudaep.AppendDevice(newOptions(t), lib, moved, nil); err == nil || !strings.Contains(err.Error(), "no longer") {
+		t.Fatalf("AppendDevice(index past the list) = %v, want an error", err)
+	}
+}
+
+// TestAppendCUDAWithoutGPU: without a registered CUDA provider there is no
+// device to pick, and the error lists the CPU device that was found.
+func TestAppendCUDAWithoutGPU(t *testing.T) {
+	lib := ortLib(t)
+	if os.Getenv("ADMPO_GPU_TEST") == "1" {
+		t.Skip("ADMPO_GPU_TEST=1: a CUDA provider may be registered in this process")
+	}
+	_, err := cudaep.AppendCUDA(newOptions(t), lib, nil)
+	if err == nil || !strings.Contains(err.Error(), "CPUExecutionProvider (") || !strings.Contains(err.Error(), "devices found") {
+		t.Fatalf("AppendCUDA without a GPU = %v, want an error listing the devices found", err)
+	}
+}
+
+// TestAvailableProviders: every core has its CPU provider.
+func TestAvailableProviders(t *testing.T) {
+	ps, err := cudaep.AvailableProviders(ortLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range ps {
+		found = found || p == "CPUExecutionProvider"
+	}
+	if !found {
+		t.Fatalf("AvailableProviders = %v, want CPUExecutionProvider among them", ps)
+	}
+	t.Logf("providers compiled into the core: %v", ps)
+}

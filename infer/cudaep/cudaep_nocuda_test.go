@@ -19,4 +19,13 @@ func TestNotBuilt(t *testing.T) {
 	if err := cudaep.Append(nil, "", cudaep.EPName, nil); !errors.Is(err, cudaep.ErrNotBuilt) {
 		t.Errorf("Append: %v, want ErrNotBuilt", err)
 	}
+	if err := cudaep.AppendDevice(nil, "", cudaep.Device{}, nil); !errors.Is(err, cudaep.ErrNotBuilt) {
+		t.Errorf("AppendDevice: %v, want ErrNotBuilt", err)
+	}
+	if _, err := cudaep.AvailableProviders(""); !errors.Is(err, cudaep.ErrNotBuilt) {
+		t.Errorf("AvailableProviders: %v, want ErrNotBuilt", err)
+	}
+	if _, err := cudaep.AppendCUDA(nil, "", nil); !errors.Is(err, cudaep.ErrNotBuilt) {
+		t.Errorf("AppendCUDA: %v, want ErrNotBuilt", err)
+	}
 }

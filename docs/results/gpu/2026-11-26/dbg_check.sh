@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# One prepared check of admpo on a GPU host (no Go, no network), from the
+# payload that scripts/gpu_pack.sh packs:
+#   mkdir -p /tmp/g && cat .gpu/c*/part | xz -d | tar x -C /tmp/g && bash /tmp/g/gpu_check.sh
+# Steps, each with its own timeout, all within GPU_CHECK_BUDGET seconds
+# (default 300; a step that would start later is skipped, and each step's
+# timeout is cut to what is left): the host, nvidia-smi, the CUDA 13
+# libraries (found with find) and LD_LIBRARY_PATH, ldd of the CUDA provider,
+# admpo doctor, the CPU-vs-CUDA tests (ADMPO_GPU_TEST=1), admpo bench rollout
+# with CUDA and PyTorch's ADM-Roll (benchmarks/torch_rollout.py) on the GPU at
+# 10k/100k and at 1M rows, admpo bench rollout on the CPU at 10k/100k rows,
+# and a table of ratios (admpo transitions/s / PyTorch transitions/s).
+# ROWS_SMALL (10000,100000) and ROWS_LARGE (1000000) change the row counts.
+# It never stops at a failure. Writes into $OUT (default /tmp/gpu_out): at
+# most 8 files (summary.txt, ratios.md, logs.tgz with every step's log, and
+# the JSON results), and a short account to stdout that ends with the summary
+# and the ratios.
+set -uo pipefail
+
+G=${G:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+OUT=${OUT:-/tmp/gpu_out}
+BUDGET=${GPU_CHECK_BUDGET:-300}
+WORK=$(mktemp -d /tmp/gpu_check.XXXX)
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+T0=$SECONDS
+n=0
+
+note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
+left() { echo $((BUDGET - (SECONDS - T0))); }
+pack() { tar -czf "$OUT/logs.tgz" -C "$WORK" . 2>/dev/null; }
+
+# step NAME TIMEOUT COMMAND: runs COMMAND (bash) with its own timeout, cut to
+# the budget left, logs it to $WORK/NN-NAME.log, prints its tail and notes
+# its outcome; the return code is the command's.
+step() {
+  local name=$1 limit=$2 cmd=$3 rc t
+  n=$((n + 1))
+  local log
+  log=$WORK/$(printf '%02d' "$n")-$name.log
+  local l
+  l=$(left)
+  if [ "$l" -lt 5 ]; then
+    note "[skip] $name: budget of ${BUDGET}s spent"
+    return 99
+  fi
+  [ "$limit" -gt "$l" ] && limit=$l
+  echo "== [$n] $name (timeout ${limit}s, $((SECONDS - T0))s into the run): ${cmd:0:160}"
+  { echo "\$ $cmd"; echo; } >"$log"
+  t=$SECONDS
+  timeout -k 5 "$limit" bash -c "$cmd" >>"$log" 2>&1
+  rc=$?
+  t=$((SECONDS - t))
+  tail -n +3 "$log" | tail -n "${TAIL:-12}" | cut -c1-300 | sed 's/^/   | /'
+  case $rc in
+    0) note "[ok]   $name (${t}s)" ;;
+    124 | 137) note "[TIMEOUT] $name after ${t}s (limit ${limit}s); log $(basename "$log")" ;;
+    *) note "[FAIL] $name rc=$rc (${t}s); log $(basename "$log")" ;;
+  esac
+  pack
+  return $rc
+}
+
+note "admpo GPU check, payload $G, $(date -u +%Y-%m-%dT%H:%M:%SZ), budget ${BUDGET}s"
+[ -f "$G/INFO" ] && note "payload: $(cat "$G/INFO")"
+
+step host 15 "uname -a; cat /etc/os-release 2>/dev/null | head -n 2; ldd --version | head -n 1; nproc; free -g | head -n 2; python3 --version; (cd '$G' && sha256sum -c --quiet MANIFEST && echo 'payload checksums ok')"
+step nvidia-smi 20 "nvidia-smi; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv"
+
+# --- CUDA 13 libraries and LD_LIBRARY_PATH (in this shell: later steps use it)
+LIBLOG=$WORK/00-libraries.log
+want=(libcublas.so.13 libcublasLt.so.13 libcudart.so.13 libcurand.so.10 libcudnn.so.9 libcufft.so.12 libnvrtc.so.13 libcuda.so.1)
+{
+  echo "looking for: ${want[*]}"
+  roots=$(timeout 20 python3 -c 'import nvidia, sys; print(" ".join(nvidia.__path__))' 2>/dev/null)
+  roots="$roots /opt/torch/.venv/lib/python3.12/site-packages/nvidia /usr/local/cuda/lib64 /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/local/lib"
+  echo "fast search in: $roots"
+} >"$LIBLOG" 2>&1
+declare -A found=()
+search() { # search PATHS...: fill found[] from find over PATHS
+  local args=() w p
+  for w in "${want[@]}"; do args+=(-o -name "$w"); done
+  while read -r p; do
+    w=$(basename "$p")
+    [ -z "${found[$w]:-}" ] && found[$w]=$p
+  done < <(timeout 40 find "$@" \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path "$WORK" \) -prune -o \( -false "${args[@]}" \) -print 2>/dev/null)
+}
+# shellcheck disable=SC2046
+search $(for r in $roots; do [ -d "$r" ] && echo "$r"; done)
+missing=()
+for w in "${want[@]}"; do [ -z "${found[$w]:-}" ] && missing+=("$w"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "not found yet: ${missing[*]}; searching / (40s at most)" >>"$LIBLOG"
+  search /
+fi
+dirs=()
+for w in "${want[@]}"; do
+  p=${found[$w]:-}
+  echo "$w -> ${p:-NOT FOUND}" >>"$LIBLOG"
+  [ -n "$p" ] || continue
+  d=$(dirname "$p")
+  [[ " ${dirs[*]} " == *" $d "* ]] || dirs+=("$d")
+done
+# The provider opens the unversioned libcudnn.so and libnvrtc.so: link them.
+mkdir -p "$WORK/links"
+[ -n "${found[libcudnn.so.9]:-}" ] && ln -sf "${found[libcudnn.so.9]}" "$WORK/links/libcudnn.so"
+[ -n "${found[libnvrtc.so.13]:-}" ] && ln -sf "${found[libnvrtc.so.13]}" "$WORK/links/libnvrtc.so"
+LDP="$G/ort:$G/lib:$WORK/links"
+for d in "${dirs[@]}"; do LDP="$LDP:$d"; done
+# Debian bookworm's libstdc++ (needs glibc 2.36) only where the host has none.
+if ! ldconfig -p 2>/dev/null | grep -q 'libstdc++.so.6 '; then
+  LDP="$LDP:$G/lib/fallback"
+  echo "no libstdc++.so.6 on the host: using the packed one" >>"$LIBLOG"
+fi
+echo "LD_LIBRARY_PATH=$LDP" >>"$LIBLOG"
+export ADMPO_ORT_LIB=$G/ort/libonnxruntime.so.1
+export ADMPO_ORT_CUDA_PROVIDER=$G/ort/libonnxruntime_providers_cuda.so
+export ADMPO_CACHE=$WORK/cache # doctor finds the GPU files (and their checksums) there
+mkdir -p "$ADMPO_CACHE" && ln -sfn "$G/ort" "$ADMPO_CACHE/onnxruntime-gpu-1.29.0"
+# ONNX Runtime lists a GPU for its CUDA provider only where /sys/class/drm
+# has a cardN whose device/vendor is 0x10de (its Linux device discovery);
+# without one the provider offers no device. Then the admpo commands run in
+# a private mount namespace in which a stand-in /sys/class/drm holds such a
+# card (unshare -m as root, else unshare -Urm), affecting nothing outside.
+DRMLOG=$WORK/00-drm.log
+WRAP=""
+{
+  echo "/sys/class/drm:"
+  ls -l /sys/class/drm 2>&1 | head -n 20
+  for c in /sys/class/drm/card*/device/vendor; do [ -f "$c" ] && echo "$c: $(cat "$c")"; done
+} >"$DRMLOG" 2>&1
+if ! grep -qs -x '0x10de' /sys/class/drm/card*/device/vendor; then
+  pci=$(timeout 15 nvidia-smi --query-gpu=pci.device_id --format=csv,noheader 2>/dev/null | head -n 1 | tr 'A-F' 'a-f')
+  dev=0x${pci:2:4}
+  [ ${#dev} -eq 6 ] || dev=0x2330
+  fake=$WORK/sysclass
+  mkdir -p "$fake/drm/card0/device"
+  echo 0x10de >"$fake/drm/card0/device/vendor"
+  echo "$dev" >"$fake/drm/card0/device/device"
+  target=/sys/class/drm
+  src=$fake/drm
+  if [ ! -d /sys/class/drm ]; then # no mount point: stand in for /sys/class itself (drm only)
+    target=/sys/class
+    src=$fake
+  fi
+  printf '#!/usr/bin/env bash\n# Runs "$@" with %s mounted on %s (private mount namespace).\nmount --bind %q %q || exit 97\nexec "$@"\n' \
+    "$src" "$target" "$src" "$target" >"$WORK/fakedrm.sh"
+  for u in "unshare -m" "unshare -Urm"; do
+    # shellcheck disable=SC2086
+    if timeout 10 $u bash "$WORK/fakedrm.sh" cat /sys/class/drm/card0/device/vendor 2>>"$DRMLOG" | grep -q 0x10de; then
+      WRAP="$u bash $WORK/fakedrm.sh"
+      break
+    fi
+  done
+  if [ -n "$WRAP" ]; then
+    note "[note] no NVIDIA card in /sys/class/drm (ONNX Runtime's GPU discovery): admpo runs under '$WRAP' with a stand-in card (vendor 0x10de, device $dev)"
+  else
+    note "[FAIL] no NVIDIA card in /sys/class/drm and no private mount namespace for a stand-in: the CUDA provider will offer no device (see $(basename "$DRMLOG"))"
+  fi
+else
+  note "[ok]   /sys/class/drm lists an NVIDIA card (ONNX Runtime's GPU discovery)"
+fi
+sed 's/^/   | /' "$DRMLOG"
+RUN="$WRAP env LD_LIBRARY_PATH='$LDP'"
+sed 's/^/   | /' "$LIBLOG"
+missing=()
+for w in libcublas.so.13 libcublasLt.so.13 libcudart.so.13 libcurand.so.10 libcuda.so.1; do [ -z "${found[$w]:-}" ] && missing+=("$w"); done
+if [ ${#missing[@]} -eq 0 ]; then note "[ok]   CUDA libraries found in ${#dirs[@]} folders"; else note "[FAIL] CUDA libraries missing: ${missing[*]}"; fi
+pack
+
+step ldd 15 "$RUN ldd '$G/ort/libonnxruntime_providers_cuda.so'; echo '--- not found (provider, admpo, infer.test):'; for f in '$G/ort/libonnxruntime_providers_cuda.so' '$G/admpo' '$G/infer.test'; do $RUN ldd \$f | grep 'not found'; done; echo '--- end'"
+step doctor 30 "$RUN '$G/admpo' version; $RUN '$G/admpo' doctor"
+
+v() { # v NAME ENV...: one TestCUDARollout variant in its own process
+  local name=$1; shift
+  TAIL=25 step "$name" 70 "cd '$G' && ADMPO_GPU_TEST=1 $* $RUN ./infer.test -test.run '^TestCUDARollout' -test.v -test.timeout 60s 2>&1 | grep -E -v '^(goroutine|runtime\.|	/usr/local/go|created by|\s*$)' | head -60"
+}
+v incremental ADMPO_GPU_ENGINES=incremental
+v direct-unrolled ADMPO_GPU_ENGINES=direct ADMPO_GPU_FORM=unrolled
+v direct-gru ADMPO_GPU_ENGINES=direct ADMPO_GPU_FORM=gru
+v direct-packed-1worker ADMPO_GPU_ENGINES=direct ADMPO_GPU_WORKERS=1
+v direct-packed-blocking ADMPO_GPU_ENGINES=direct CUDA_LAUNCH_BLOCKING=1 ADMPO_GPU_WORKERS=1
+exit 0

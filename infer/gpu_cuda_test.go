@@ -1,0 +1,230 @@
+//go:build admpo_cuda
+
+package infer_test
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+)
+
+// GPU checks: the same inputs through CPU sessions and CUDA sessions give
+// the same outputs within 1e-4 (relative to max(1, |value|): absolute near
+// 0). They run only in an admpo_cuda build with ADMPO_GPU_TEST=1 on a host
+// with an NVIDIA GPU, the CUDA 13 libraries on the loader's path and
+// ONNX Runtime's CUDA provider (`make setup-gpu`, its core through
+// ADMPO_ORT_LIB). Run them alone:
+//
+//	ADMPO_GPU_TEST=1 ADMPO_ORT_LIB=~/.cache/admpo/onnxruntime-gpu-1.29.0/libonnxruntime.so.1 \
+//	  go test -tags admpo_cuda -run TestCUDA -v ./infer/
+
+const gpuTol = 1e-4
+
+// cudaOpts are the CUDA sessions' options; the CPU sessions use testOpts.
+var cudaOpts = infer.Options{Provider: "cuda", Threads: 1, Workers: gpuEnvInt("ADMPO_GPU_WORKERS")}
+
+// gpuEnvInt reads a non-negative integer setting of the GPU tests (0 when unset).
+func gpuEnvInt(name string) int {
+	n, _ := strconv.Atoi(os.Getenv(name))
+	return max(n, 0)
+}
+
+// gpuForm is the direct engine's ADM graph form under test: ADMPO_GPU_FORM
+// = unrolled (default), gru or packed (refused with CUDA: it crashed ONNX
+// Runtime 1.29's CUDA provider on an H100).
+func gpuForm() onnx.ADMForm {
+	switch os.Getenv("ADMPO_GPU_FORM") {
+	case "packed":
+		return onnx.ADMPacked
+	case "gru":
+		return onnx.ADMGRUOp
+	}
+	return onnx.ADMUnrolled
+}
+
+// gpuEngine reports whether ADMPO_GPU_ENGINES (comma-separated; default
+// direct: the incremental engine's graph is refused with CUDA) selects the
+// engine.
+func gpuEngine(name string) bool {
+	v := os.Getenv("ADMPO_GPU_ENGINES")
+	if v == "" {
+		v = "direct"
+	}
+	return slices.Contains(strings.Split(v, ","), name)
+}
+
+// needGPU skips the test unless ADMPO_GPU_TEST=1; with it, the test fails
+// when ONNX Runtime or its CUDA provider cannot be loaded.
+func needGPU(t *testing.T) {
+	t.Helper()
+	if os.Getenv("ADMPO_GPU_TEST") != "1" {
+		t.Skip("GPU test: set ADMPO_GPU_TEST=1 on a host with an NVIDIA GPU, the CUDA 13 libraries (LD_LIBRARY_PATH) and `make setup-gpu` (ADMPO_ORT_LIB=<its dir>/libonnxruntime.so.1)")
+	}
+	if err := infer.Init(); err != nil {
+		t.Fatalf("ADMPO_GPU_TEST=1 but ONNX Runtime does not load: %v", err)
+	}
+	dev, err := infer.CUDADevice()
+	if err != nil {
+		t.Fatalf("ADMPO_GPU_TEST=1 but the CUDA provider is unavailable: %v", err)
+	}
+	opts, _ := infer.CUDAOptions()
+	t.Logf("ONNX Runtime %s, CUDA provider %s on %s, options %v", infer.RuntimeVersion(), infer.CUDAProviderPath(), dev, opts)
+}
+
+// gpuModel is one model size of the GPU checks.
+type gpuModel struct {
+	name  string
+	cfg   models.ADMConfig
+	actor []int // actor hidden layers
+	scale float32
+}
+
+// gpuModels: the tests' small size and the benchmark's hopper size (obs 11,
+// act 3, m 5, 3x200 GRU, 4 ResBlocks, actor 256x256, output weights scaled
+// by 0.01 as in admpo bench rollout).
+var gpuModels = []gpuModel{
+	{"small", smallADMConfig(5), []int{32, 32}, 1},
+	{"hopper", models.ADMConfig{ObsDim: 11, ActDim: 3, Hidden: 200, Layers: 3, ResBlocks: 4, M: 5}, []int{256, 256}, 0.01},
+}
+
+// newGPUModels builds gm's random ADM and actor and exports them.
+func newGPUModels(t *testing.T, gm gpuModel, seed int64) (adm *models.ADM, actorONNX []byte) {
+	t.Helper()
+	adm = newTestADM(seed, gm.cfg)
+	for i := range adm.Out.W {
+		adm.Out.W[i] *= gm.scale
+	}
+	low, high := make([]float64, gm.cfg.ActDim), make([]float64, gm.cfg.ActDim)
+	for i := range low {
+		low[i], high[i] = -1-0.5*float64(i), 1
+	}
+	b, err := onnx.ExportActor(newTestActor(seed+1, gm.cfg.ObsDim, low, high, gm.actor), nil)
+	if err != nil {
+		t.Fatalf("export actor: %v", err)
+	}
+	return adm, b
+}
+
+// sameFloats describes the first of got that differs from want by more
+// than gpuTol (relative to max(1, |want|)), or returns "".
+func sameFloats(got, want []float32) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d values, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !closeTo(got[i], want[i], gpuTol) {
+			return fmt.Sprintf("value %d = %g, want %g", i, got[i], want[i])
+		}
+	}
+	return ""
+}
+
+// TestCUDAPolicy: the policy's deterministic and stochastic actions for the
+// same observations and noise.
+func TestCUDAPolicy(t *testing.T) {
+	needGPU(t)
+	for _, gm := range gpuModels {
+		t.Run(gm.name, func(t *testing.T) {
+			_, actor := newGPUModels(t, gm, 7)
+			cpu := openEngine(t, "actor (cpu)", actor, nil, infer.OpenPolicy, testOpts)
+			gpu := openEngine(t, "actor (cuda)", actor, nil, infer.OpenPolicy, cudaOpts)
+			rng := rand.New(rand.NewSource(3))
+			for _, n := range []int{1, 300, 4096} {
+				obs := make([]float32, n*cpu.ObsDim)
+				noise := make([]float32, n*cpu.ActDim)
+				for i := range obs {
+					obs[i] = float32(rng.NormFloat64())
+				}
+				for i := range noise {
+					noise[i] = float32(rng.NormFloat64())
+				}
+				for _, nz := range [][]float32{nil, noise} {
+					want, got := make([]float32, n*cpu.ActDim), make([]float32, n*cpu.ActDim)
+					if err := cpu.Act(obs, nz, want); err != nil {
+						t.Fatal(err)
+					}
+					if err := gpu.Act(obs, nz, got); err != nil {
+						t.Fatalf("cuda policy: %v", err)
+					}
+					if d := sameFloats(got, want); d != "" {
+						t.Fatalf("%d rows (deterministic %v): cuda vs cpu action %s", n, nz == nil, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCUDARollout: full multi-step roll-outs (H 5, a few hundred rows of
+// mixed history lengths) of the direct and the incremental engine, with and
+// without U^ADM and MC dropout, on the CPU and with CUDA, same seed: the
+// same transitions.
+func TestCUDARollout(t *testing.T) {
+	needGPU(t)
+	for _, gm := range gpuModels {
+		adm, actor := newGPUModels(t, gm, 21)
+		m, od, ad := gm.cfg.M, gm.cfg.ObsDim, gm.cfg.ActDim
+		polCPU := openEngine(t, "actor (cpu)", actor, nil, infer.OpenPolicy, testOpts)
+		polGPU := openEngine(t, "actor (cuda)", actor, nil, infer.OpenPolicy, cudaOpts)
+		start := randStart(rand.New(rand.NewSource(5)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
+		for _, p := range []float64{0, 0.1} {
+			direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: gpuForm(), Dropout: p}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: p}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			engines := []struct {
+				name  string
+				model []byte
+				open  func([]byte, infer.Options) (infer.Roller, error)
+			}{
+				{"direct", direct, func(b []byte, o infer.Options) (infer.Roller, error) { return infer.OpenADMDirect(b, o) }},
+				{"incremental", step, func(b []byte, o infer.Options) (infer.Roller, error) { return infer.OpenADMIncremental(b, o) }},
+			}
+			for _, e := range engines {
+				if !gpuEngine(e.name) {
+					continue
+				}
+				cpu := openEngine(t, e.name+" (cpu)", e.model, nil, e.open, testOpts)
+				gpu := openEngine(t, e.name+" (cuda)", e.model, nil, e.open, cudaOpts)
+				for _, penalty := range []float32{0, 1} {
+					t.Run(fmt.Sprintf("%s/%s/dropout%g/penalty%g", gm.name, e.name, p, penalty), func(t *testing.T) {
+						cfg := infer.RollConfig{Horizon: 5, Penalty: penalty}
+						want, err := cpu.Rollout(polCPU, start, cfg, rand.New(rand.NewSource(9)))
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := gpu.Rollout(polGPU, start, cfg, rand.New(rand.NewSource(9)))
+						if err != nil {
+							t.Fatalf("cuda roll-out: %v", err)
+						}
+						if d := diffTransitions(got, want, od, ad, gpuTol); d != "" {
+							t.Fatalf("cuda vs cpu: %s", d)
+						}
+						if got.N != start.N*cfg.Horizon {
+							t.Fatalf("%d transitions, want %d (no row should end)", got.N, start.N*cfg.Horizon)
+						}
+						var u float64
+						for _, x := range got.Uncertainty {
+							u += float64(x)
+						}
+						if penalty > 0 && u == 0 {
+							t.Fatal("U^ADM is 0 everywhere")
+						}
+					})
+				}
+			}
+		}
+	}
+}
