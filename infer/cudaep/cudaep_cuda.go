@@ -259,19 +259,11 @@ func optionsPtr(opts *ort.SessionOptions) *C.OrtSessionOptions {
 // Runtime library. It fails, naming the providers present, when ep has no
 // device (its library was not registered or found no hardware).
 func Append(opts *ort.SessionOptions, ortLib, ep string, options map[string]string) error {
-	if opts == nil || optionsPtr(opts) == nil {
-		return errors.New("cudaep: session options are not initialised")
-	}
-	a, err := api(ortLib)
-	if err != nil {
-		return err
-	}
-	kv := newCOptions(options)
-	defer kv.free()
-	cep := C.CString(ep)
-	defer C.free(unsafe.Pointer(cep))
 	var matched C.size_t
-	if err := statusErr(C.admpo_append(a, optionsPtr(opts), cep, kv.keys, kv.vals, kv.n, &matched), "appending "+ep); err != nil {
+	err := withAppendArgs(opts, ortLib, ep, ep, options, func(a *C.OrtApi, cep *C.char, kv *cOptions) *C.char {
+		return C.admpo_append(a, optionsPtr(opts), cep, kv.keys, kv.vals, kv.n, &matched)
+	})
+	if err != nil {
 		return err
 	}
 	if matched == 0 {
@@ -286,6 +278,24 @@ func Append(opts *ort.SessionOptions, ortLib, ep string, options map[string]stri
 		return fmt.Errorf("cudaep: no device for %s in ONNX Runtime (it has: %s); register its library first (Register)", ep, strings.Join(have, ", "))
 	}
 	return nil
+}
+
+// withAppendArgs checks opts, finds the loaded ONNX Runtime's API and calls
+// appendFn with the provider name ep and the options in C memory (freed
+// after it returns); a failed status becomes an error naming what.
+func withAppendArgs(opts *ort.SessionOptions, ortLib, ep, what string, options map[string]string, appendFn func(*C.OrtApi, *C.char, *cOptions) *C.char) error {
+	if opts == nil || optionsPtr(opts) == nil {
+		return errors.New("cudaep: session options are not initialised")
+	}
+	a, err := api(ortLib)
+	if err != nil {
+		return err
+	}
+	kv := newCOptions(options)
+	defer kv.free()
+	cep := C.CString(ep)
+	defer C.free(unsafe.Pointer(cep))
+	return statusErr(appendFn(a, cep, kv), "appending "+what)
 }
 
 // cOptions are provider options as C arrays of keys and values.
@@ -327,19 +337,11 @@ func (o *cOptions) free() {
 // the provider options given to opts through
 // SessionOptionsAppendExecutionProvider_V2.
 func AppendDevice(opts *ort.SessionOptions, ortLib string, d Device, options map[string]string) error {
-	if opts == nil || optionsPtr(opts) == nil {
-		return errors.New("cudaep: session options are not initialised")
-	}
-	a, err := api(ortLib)
-	if err != nil {
-		return err
-	}
-	kv := newCOptions(options)
-	defer kv.free()
-	cep := C.CString(d.EP)
-	defer C.free(unsafe.Pointer(cep))
 	var found C.int
-	if err := statusErr(C.admpo_append_at(a, optionsPtr(opts), C.size_t(d.Index), cep, kv.keys, kv.vals, kv.n, &found), "appending "+d.String()); err != nil {
+	err := withAppendArgs(opts, ortLib, d.EP, d.String(), options, func(a *C.OrtApi, cep *C.char, kv *cOptions) *C.char {
+		return C.admpo_append_at(a, optionsPtr(opts), C.size_t(d.Index), cep, kv.keys, kv.vals, kv.n, &found)
+	})
+	if err != nil {
 		return err
 	}
 	if found == 0 {
