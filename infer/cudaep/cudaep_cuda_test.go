@@ -5,6 +5,7 @@ package cudaep_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,10 +92,9 @@ func TestDevicesListsCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, d := range devs {
-		found = found || d.EP == "CPUExecutionProvider" && d.Hardware == "cpu"
-	}
+	found := slices.ContainsFunc(devs, func(d cudaep.Device) bool {
+		return d.EP == "CPUExecutionProvider" && d.Hardware == "cpu"
+	})
 	if !found {
 		t.Fatalf("devices %+v lack CPUExecutionProvider on a cpu device", devs)
 	}
@@ -226,10 +226,7 @@ func TestAvailableProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, p := range ps {
-		found = found || p == "CPUExecutionProvider"
-	}
+	found := slices.Contains(ps, "CPUExecutionProvider")
 	if !found {
 		t.Fatalf("AvailableProviders = %v, want CPUExecutionProvider among them", ps)
 	}
