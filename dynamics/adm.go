@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"strings"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
@@ -86,7 +85,7 @@ func (d *ADM) Roller(opts infer.Options) (infer.Roller, error) {
 		// Runtime's CUDA provider crashes on it, so CUDA gets the unrolled
 		// form (the same results, all m steps per plan).
 		form := onnx.ADMPacked
-		if strings.EqualFold(opts.Provider, "cuda") {
+		if opts.CUDA() {
 			form = onnx.ADMUnrolled
 		}
 		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: form, Dropout: d.RolloutDropout}, d.meta())

@@ -14,7 +14,7 @@ import (
 // (docs/benchmarks.md, "GPU roll-outs"). Which operator crashes is not
 // known yet.
 func cudaRunsGraph(opts Options, meta map[string]string) error {
-	if !isCUDA(opts) {
+	if !opts.CUDA() {
 		return nil
 	}
 	switch {

@@ -2,7 +2,6 @@ package infer
 
 import (
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -24,8 +23,6 @@ type split struct {
 	workers, rows int
 }
 
-func isCUDA(opts Options) bool { return strings.EqualFold(opts.Provider, "cuda") }
-
 // engineSplit derives the engines' split from opts: Workers, else one per
 // CPU (GOMAXPROCS) when Threads is 0 and one when Threads is set; BatchRows,
 // else defaultBatchRows on the CPU and the whole batch with CUDA.
@@ -33,13 +30,13 @@ func engineSplit(opts Options) split {
 	s := split{workers: opts.Workers, rows: opts.BatchRows}
 	if s.workers <= 0 {
 		s.workers = 1
-		if opts.Threads <= 0 && !isCUDA(opts) {
+		if opts.Threads <= 0 && !opts.CUDA() {
 			s.workers = runtime.GOMAXPROCS(0)
 		}
 	}
 	if s.rows <= 0 {
 		s.rows = defaultBatchRows
-		if isCUDA(opts) {
+		if opts.CUDA() {
 			s.rows = 1 << 30
 		}
 	}

@@ -13,7 +13,7 @@ import (
 const CUDABuilt = false
 
 // errCUDANotBuilt is Provider "cuda"'s error in a binary built without the
-// admpo_cuda tag (unless the loaded ONNX Runtime core is a CUDA build).
+// admpo_cuda tag.
 var errCUDANotBuilt = errors.New("this admpo was built without the admpo_cuda tag: rebuild it with `go build -tags admpo_cuda ./cmd/admpo` and install ONNX Runtime's CUDA provider with `make setup-gpu`")
 
 // appendCUDAPlugin fails: the plugin route needs the admpo_cuda tag.

@@ -192,3 +192,7 @@ func (t *tensors) destroy() {
 	}
 	t.vals = nil
 }
+
+// CUDA reports whether the options ask for the CUDA provider (Provider
+// "cuda", any case).
+func (o Options) CUDA() bool { return strings.EqualFold(o.Provider, "cuda") }
