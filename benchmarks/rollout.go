@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,15 +53,7 @@ func admForm(name string) (onnx.ADMForm, error) {
 
 // wants reports whether engine is among c.Engines (all when empty).
 func (c RolloutConfig) wants(engine string) bool {
-	if len(c.Engines) == 0 {
-		return true
-	}
-	for _, e := range c.Engines {
-		if e == engine {
-			return true
-		}
-	}
-	return false
+	return len(c.Engines) == 0 || slices.Contains(c.Engines, engine)
 }
 
 // DefaultRolloutConfig: obs 11, act 3, m 5, 3x200 GRU, 4 ResBlocks, 256x256
@@ -152,7 +145,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	// With CUDA each call copies its input from and its output to host
 	// memory; a larger product keeps that from dominating the reference.
 	peakN := 1024
-	if strings.EqualFold(c.Provider, "cuda") {
+	if (infer.Options{Provider: c.Provider}).CUDA() {
 		peakN = 4096
 	}
 	peak, err := ortPeakSgemm(peakN, 5, c.Provider)
@@ -182,7 +175,11 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		chunk = strconv.Itoa(c.ChunkRows)
 	}
 	t.Header["chunk rows"] = chunk
-	t.Header["direct ADM form"] = c.Form
+	form := c.Form
+	if form == "" {
+		form = "packed"
+	}
+	t.Header["direct ADM form"] = form
 	t.Header["model"] = fmt.Sprintf("obs %d, act %d, m %d, GRU %dx%d, %d ResBlocks, actor 256x256", c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.Blocks)
 	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " per call (0: 1 per call, one concurrent call per CPU)"
 	t.Header["engine split"] = fmt.Sprintf("workers %d, rows per call %d (0: infer's defaults)", c.Workers, c.BatchRows)
@@ -208,6 +205,6 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	}
 	t.Notes = append(t.Notes, "GFLOP/s counts the matrix products each engine executes: direct runs each plan's own k GRU steps (the packed graph; every k = 1..m with U^ADM); incremental advances m cached plans by one step, runs m heads and replays the start windows once; first steps skip the recurrent products",
 		"per CPU-second: transitions per second of the process's CPU time (all threads), the rate independent of the machine's other load",
-		"direct uses the packed ADM graph (onnx.ADMPacked); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
+		"direct uses the "+form+" ADM graph (--form); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
 	return t, nil
 }
