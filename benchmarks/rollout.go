@@ -48,7 +48,18 @@ func admForm(name string) (onnx.ADMForm, error) {
 	case "gru":
 		return onnx.ADMGRUOp, nil
 	}
-	return 0, fmt.Errorf("bench: unknown ADM form %q (packed, unrolled or gru)", name)
+	return 0, fmt.Errorf("unknown ADM form %q (packed, unrolled or gru)", name)
+}
+
+// Check reports an unknown engine in c.Engines or an unknown c.Form.
+func (c RolloutConfig) Check() error {
+	for _, e := range c.Engines {
+		if e != "direct" && e != "incremental" {
+			return fmt.Errorf("unknown engine %q (direct, incremental)", e)
+		}
+	}
+	_, err := admForm(c.Form)
+	return err
 }
 
 // wants reports whether engine is among c.Engines (all when empty).
@@ -121,10 +132,8 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range c.Engines {
-		if e != "direct" && e != "incremental" {
-			return nil, fmt.Errorf("benchmarks: unknown engine %q (direct, incremental)", e)
-		}
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("benchmarks: %w", err)
 	}
 	var direct, step []byte
 	if c.wants("direct") {

@@ -68,13 +68,8 @@ func benchRollout(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	for _, e := range c.Engines {
-		if e != "direct" && e != "incremental" {
-			return usageErr(fmt.Errorf("--engines: unknown engine %q (direct, incremental)", e))
-		}
-	}
-	if c.Form != "packed" && c.Form != "unrolled" && c.Form != "gru" {
-		return usageErr(fmt.Errorf("--form %q: packed, unrolled or gru", c.Form))
+	if err := c.Check(); err != nil {
+		return usageErr(fmt.Errorf("--engines/--form: %w", err))
 	}
 	if len(c.Engines) == 0 {
 		return usageErr(fmt.Errorf("--engines: name at least one engine (direct, incremental)"))
