@@ -100,14 +100,28 @@ func (l *BehaviourLog) Medium(target float64) (Snapshot, error) {
 	return best, nil
 }
 
+// Finished reports whether a done run has nothing left to do for bc: it
+// stopped at bc's stop return, or its budget was used and bc asks for no
+// more env steps. A done run that used its budget below the stop return
+// continues when bc.Steps is larger (TrainBehaviour extends it).
+func (l *BehaviourLog) Finished(bc BehaviourConfig) bool {
+	if !l.Done || len(l.Snapshots) == 0 {
+		return l.Done
+	}
+	last := l.Snapshots[len(l.Snapshots)-1]
+	return (bc.StopReturn > 0 && last.EvalReturn >= bc.StopReturn) || last.Step >= bc.Steps
+}
+
 // TrainBehaviour runs (or resumes, or just reopens when finished) a SAC run
 // in dir that saves its deterministic actor as an ONNX snapshot after every
 // evaluation. It is an `admpo train online --algo sac` run directory
 // (config.json, progress logs, checkpoint, policy.onnx) plus snapshots/ and
 // snapshots.json. ctx cancellation writes a checkpoint and returns
-// train.ErrInterrupted; calling again resumes.
+// train.ErrInterrupted; calling again resumes. A run that used its whole
+// budget without reaching bc.StopReturn is extended to bc.Steps when that is
+// larger (see BehaviourLog.Finished); its config.json records the new length.
 func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatus func(train.Status)) (*BehaviourLog, error) {
-	if l, err := ReadBehaviourLog(dir); err == nil && l.Done {
+	if l, err := ReadBehaviourLog(dir); err == nil && l.Finished(bc) {
 		return l, nil
 	}
 	var o *train.Online
@@ -116,6 +130,12 @@ func TrainBehaviour(ctx context.Context, bc BehaviourConfig, dir string, onStatu
 	if _, serr := os.Stat(rundir.Dir(dir).Checkpoint()); serr == nil {
 		if o, err = train.ResumeOnline(dir); err != nil {
 			return nil, err
+		}
+		if bc.Steps > o.Cfg.Steps {
+			if err := o.SetSteps(bc.Steps); err != nil {
+				o.Close()
+				return nil, fmt.Errorf("collect: extending the behaviour run in %s: %w", dir, err)
+			}
 		}
 		if l, err := ReadBehaviourLog(dir); err == nil {
 			for _, s := range l.Snapshots {

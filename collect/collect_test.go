@@ -1,10 +1,13 @@
 package collect
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/datasets"
@@ -214,6 +217,61 @@ func TestBehaviourSnapshots(t *testing.T) {
 	med, _ := h.Medium(best.EvalReturn / 3)
 	if best.Step != 4 || med.Step != 3 {
 		t.Fatalf("best %+v medium %+v, want steps 4 and 3", best, med)
+	}
+}
+
+// TestBehaviourExtends: a finished run that used its budget continues when
+// asked for more env steps, and ends where a run given the larger budget
+// from the start ends (the same snapshots, bit for bit); a smaller or equal
+// budget reuses it, and a run stopped at its stop return is not extended.
+func TestBehaviourExtends(t *testing.T) {
+	ortskip.IfMissing(t)
+	tmp := t.TempDir()
+	bc := DefaultBehaviourConfig("hopper", 2, 300)
+	bc.WarmUp, bc.EvalEvery, bc.EvalEpisodes, bc.Hidden = 100, 100, 1, []int{16, 16}
+	ext := filepath.Join(tmp, "extended")
+	if _, err := TrainBehaviour(context.Background(), bc, ext, nil); err != nil {
+		t.Fatal(err)
+	}
+	l, err := TrainBehaviour(context.Background(), bc, ext, nil) // same budget: reused
+	if err != nil || len(l.Snapshots) != 3 {
+		t.Fatalf("rerun at the same budget: %v, %d snapshots, want the 3 of the finished run", err, len(l.Snapshots))
+	}
+	long := bc
+	long.Steps = 500
+	if l, err = TrainBehaviour(context.Background(), long, ext, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Done || len(l.Snapshots) != 5 || l.Snapshots[4].Step != 500 {
+		t.Fatalf("extended to 500 steps: %+v", l)
+	}
+	cfg, err := os.ReadFile(filepath.Join(ext, "config.json"))
+	if err != nil || !strings.Contains(string(cfg), `"steps": 500`) {
+		t.Fatalf("config.json after the extension does not record 500 steps: %v\n%s", err, cfg)
+	}
+	straight := filepath.Join(tmp, "straight")
+	sl, err := TrainBehaviour(context.Background(), long, straight, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sl.Snapshots {
+		a, errA := os.ReadFile(filepath.Join(straight, s.File))
+		b, errB := os.ReadFile(filepath.Join(ext, l.Snapshots[i].File))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) || s.EvalReturn != l.Snapshots[i].EvalReturn {
+			t.Fatalf("snapshot at step %d: the extended run differs from a run of 500 steps from the start (%v, %v; returns %v, %v)",
+				s.Step, errA, errB, l.Snapshots[i].EvalReturn, s.EvalReturn)
+		}
+	}
+
+	stopped := filepath.Join(tmp, "stopped")
+	sc := bc
+	sc.StopReturn = 1e-3 // the first evaluation reaches it (hopper earns 1 per step alive)
+	if l, err = TrainBehaviour(context.Background(), sc, stopped, nil); err != nil || len(l.Snapshots) != 1 {
+		t.Fatalf("stop-return run: %v %+v", err, l)
+	}
+	sc.Steps = 500
+	if l, err = TrainBehaviour(context.Background(), sc, stopped, nil); err != nil || len(l.Snapshots) != 1 {
+		t.Fatalf("a run stopped at its stop return was extended: %v %+v", err, l)
 	}
 }
 

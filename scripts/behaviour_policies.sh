@@ -3,7 +3,7 @@
 # (issue: offline at D4RL quality): one run per task, SAC with one update per
 # env step (D4RL's setting), a deterministic evaluation and an ONNX snapshot
 # every 5000 env steps, the whole replay buffer in the checkpoint (medium-replay
-# is that buffer up to the medium snapshot). Each run stops at 1M env steps or
+# is that buffer up to the medium snapshot). Each run stops at STEPS (1M) env steps or
 # once a deterministic evaluation reaches the task's stop return (D4RL
 # normalised 110: the expert band, >= 90, is checked on data collected with
 # sampled actions, whose returns run 10-20% below the deterministic ones; the
@@ -20,6 +20,8 @@
 # finished run is reused, an interrupted one continues from its checkpoint.
 # SEED picks the SAC seed (default 0; run directories are ENV-SEED): a task
 # whose seed-0 run learns slowly (walker2d) can be run again with another seed.
+# STEPS is the env step budget (default 1000000); a run that used its whole
+# budget below the stop return continues when rerun with a larger STEPS.
 # Run two at a time on two cores, e.g.
 #   ENVS=hopper scripts/behaviour_policies.sh & ENVS=walker2d scripts/behaviour_policies.sh &
 set -euo pipefail
@@ -40,7 +42,7 @@ for env in ${ENVS:-hopper walker2d halfcheetah}; do
   dir="$out/$env-$seed"
   if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi
   echo $$ > "$dir.lock"
-  "$bin" collect --env "$env" --kind expert --seed "$seed" --train-dir "$dir" --train-steps 1000000 --train-eval-every "${EVAL_EVERY:-5000}" \
+  "$bin" collect --env "$env" --kind expert --seed "$seed" --train-dir "$dir" --train-steps "${STEPS:-1000000}" --train-eval-every "${EVAL_EVERY:-5000}" \
     --stop-return "$stop" --size 20000 --out "$out/$env-$seed-expert-check.hdf5" >> "$dir.log" 2>&1 || echo "$env: exit $?"
   rm -f "$dir.lock"
   echo "$(date +%T) $env: $(grep -E 'deterministic return|wrote' "$dir.log" | tail -2 | tr '\n' ' ')"

@@ -127,7 +127,7 @@ func runCollect(args []string) error {
 	policies := fs.String("policies", collect.ShippedDir, "directory of the shipped behaviour policies (manifest.json)")
 	policy := fs.String("policy", "", "run directory with the behaviour policy (a --train-dir, or an `admpo train online` run)")
 	trainDir := fs.String("train-dir", "", "behaviour SAC run directory to train or reuse (default OUTDIR/behaviour-ENV-SEED)")
-	trainSteps := fs.Int("train-steps", 100000, "env steps of the behaviour SAC run")
+	trainSteps := fs.Int("train-steps", 100000, "env steps of the behaviour SAC run (a finished run that used its budget below --stop-return is extended to a larger value)")
 	trainWarm := fs.Int("train-warmup", 5000, "uniform random steps at the start of the behaviour run")
 	trainEvery := fs.Int("train-eval-every", 5000, "env steps between the behaviour run's evaluations and snapshots")
 	stopReturn := fs.Float64("stop-return", 0, "stop the behaviour run once an evaluation reaches this return (0: never)")
@@ -345,7 +345,7 @@ func behaviour(policy, trainDir, out string, bc collect.BehaviourConfig) (behavi
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(out), fmt.Sprintf("behaviour-%s-%d", bc.Env, bc.Seed))
 	}
-	if l, err := collect.ReadBehaviourLog(dir); err == nil && l.Done {
+	if l, err := collect.ReadBehaviourLog(dir); err == nil && l.Finished(bc) {
 		fmt.Printf("reusing the behaviour run in %s (%s)\n", dir, l.Reason)
 		return behaviourSource{dir: dir, log: l}, nil
 	}
