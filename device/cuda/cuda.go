@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/cuda/cublas"
 	"github.com/admpo/admpo/device/kernels"
 )
 
@@ -40,7 +41,7 @@ type Device struct {
 	stream   cu.Stream
 	mod      cu.Module
 	fns      map[string]cu.Function
-	blas     blasHandle
+	blas     cublas.Handle
 	name     string
 	maxGrid  int
 	live     map[*buffer]struct{}
@@ -105,10 +106,10 @@ func Open(cfg Config) (d *Device, err error) {
 		}
 		d.fns[k.Name] = fn
 	}
-	if d.blas, d.blasVer, err = newBLAS(uintptr(unsafe.Pointer(d.stream.C())), cfg.Pedantic); err != nil {
+	if d.blas, d.blasVer, err = cublas.New(uintptr(unsafe.Pointer(d.stream.C())), cfg.Pedantic); err != nil {
 		return nil, fmt.Errorf("cuda: %s: %w", name, err)
 	}
-	d.blasPath, _ = openBLAS()
+	d.blasPath, _ = cublas.Load()
 	d.name = fmt.Sprintf("cuda: %s (cuBLAS %d from %s)", name, d.blasVer, d.blasPath)
 	return d, nil
 }
@@ -117,7 +118,7 @@ func Open(cfg Config) (d *Device, err error) {
 func (d *Device) release() error {
 	var errs []error
 	if d.blas != 0 {
-		errs = append(errs, d.blas.destroy())
+		errs = append(errs, d.blas.Destroy())
 		d.blas = 0
 	}
 	if len(d.fns) > 0 {
@@ -351,7 +352,7 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 		return err
 	}
 	defer leave()
-	return d.blas.sgemm(transA, transB, m, n, k, alpha, uintptr(bufs[0].ptr), lda, uintptr(bufs[1].ptr), ldb,
+	return d.blas.Sgemm(transA, transB, m, n, k, alpha, uintptr(bufs[0].ptr), lda, uintptr(bufs[1].ptr), ldb,
 		beta, uintptr(bufs[2].ptr), ldc)
 }
 

@@ -5,10 +5,10 @@
 // both can share buffers) on one stream of its own, through
 // gorgonia.org/cu. The kernels are the PTX of package device/kernels,
 // embedded in the binary and JIT-compiled by the driver when Open loads
-// them. cuBLAS is opened at run time (dlopen of libcublas.so.13, .12 or
-// .11, or the file ADMPO_CUBLAS names), so a binary built against Debian's
-// CUDA 11.8 toolkit runs on hosts with cuBLAS 13; only libcuda.so.1 is
-// linked.
+// them. cuBLAS is opened at run time by package device/cuda/cublas
+// (libcublas.so.13, .12 or .11, or the file ADMPO_CUBLAS names), so a binary
+// built against Debian's CUDA 11.8 toolkit runs on hosts with cuBLAS 13;
+// only libcuda.so.1 is linked.
 //
 // gorgonia.org/cu initialises the driver when the program starts and ends
 // the process if that fails, so binaries that import this package start

@@ -1,9 +1,4 @@
-//go:build admpo_cuda
-
-package cuda
-
-// cuBLAS, opened with dlopen: a handful of C trampolines over function
-// pointers resolved from the library, so nothing links -lcublas.
+package cublas
 
 // #cgo LDFLAGS: -ldl
 // #include <dlfcn.h>
@@ -19,7 +14,7 @@ package cuda
 // typedef int (*cublas_sgemm_t)(void *, int, int, int, int, int, const float *, const float *, int,
 //                               const float *, int, const float *, float *, int);
 //
-// static struct {
+// struct admpo_cublas_fns {
 // 	void *lib;
 // 	cublas_create_t create;
 // 	cublas_destroy_t destroy;
@@ -27,23 +22,25 @@ package cuda
 // 	cublas_set_math_mode_t set_math_mode;
 // 	cublas_get_version_t get_version;
 // 	cublas_sgemm_t sgemm;
-// } admpo_cublas;
+// };
+// static struct admpo_cublas_fns admpo_cublas;
 //
-// // admpo_cublas_open loads path and resolves the functions; it returns NULL
-// // or an error message.
+// // admpo_cublas_open loads path and resolves every function; only when all
+// // resolve do they replace the ones in use. It returns NULL or what failed.
 // static const char *admpo_cublas_open(const char *path) {
 // 	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 // 	if (lib == NULL) {
 // 		const char *e = dlerror();
 // 		return e ? e : "dlopen failed";
 // 	}
+// 	struct admpo_cublas_fns f = {lib};
 // 	struct { void **fn; const char *name; } syms[] = {
-// 		{(void **)&admpo_cublas.create, "cublasCreate_v2"},
-// 		{(void **)&admpo_cublas.destroy, "cublasDestroy_v2"},
-// 		{(void **)&admpo_cublas.set_stream, "cublasSetStream_v2"},
-// 		{(void **)&admpo_cublas.set_math_mode, "cublasSetMathMode"},
-// 		{(void **)&admpo_cublas.get_version, "cublasGetVersion_v2"},
-// 		{(void **)&admpo_cublas.sgemm, "cublasSgemm_v2"},
+// 		{(void **)&f.create, "cublasCreate_v2"},
+// 		{(void **)&f.destroy, "cublasDestroy_v2"},
+// 		{(void **)&f.set_stream, "cublasSetStream_v2"},
+// 		{(void **)&f.set_math_mode, "cublasSetMathMode"},
+// 		{(void **)&f.get_version, "cublasGetVersion_v2"},
+// 		{(void **)&f.sgemm, "cublasSgemm_v2"},
 // 	};
 // 	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
 // 		*syms[i].fn = dlsym(lib, syms[i].name);
@@ -52,7 +49,7 @@ package cuda
 // 			return syms[i].name;
 // 		}
 // 	}
-// 	admpo_cublas.lib = lib;
+// 	admpo_cublas = f;
 // 	return NULL;
 // }
 //
@@ -92,15 +89,15 @@ const (
 )
 
 var (
-	blasOnce sync.Once
-	blasPath string
-	blasErr  error
+	loadOnce sync.Once
+	loadPath string
+	loadErr  error
 )
 
-// blasCandidates are the files tried in order: ADMPO_CUBLAS, the sonames
+// candidates are the files tried in order: ADMPO_CUBLAS, the sonames
 // through the loader's search path, then the usual install directories
 // (the CUDA toolkit, and the nvidia-* wheels of a Python environment).
-func blasCandidates() []string {
+func candidates() []string {
 	var c []string
 	if p := os.Getenv("ADMPO_CUBLAS"); p != "" {
 		return []string{p}
@@ -120,39 +117,51 @@ func blasCandidates() []string {
 	return c
 }
 
-// openBLAS loads cuBLAS once per process.
-func openBLAS() (string, error) {
-	blasOnce.Do(func() {
-		var msgs []string
-		for _, p := range blasCandidates() {
-			cp := C.CString(p)
-			e := C.admpo_cublas_open(cp)
-			C.free(unsafe.Pointer(cp))
-			if e == nil {
-				blasPath = p
-				return
-			}
-			msgs = append(msgs, p+": "+C.GoString(e))
-		}
-		blasErr = errors.New("cuda: cannot load cuBLAS (set ADMPO_CUBLAS to libcublas.so's path): " + strings.Join(msgs, "; "))
-	})
-	return blasPath, blasErr
+// open loads the library at path and resolves the functions.
+func open(path string) error {
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	if e := C.admpo_cublas_open(cp); e != nil {
+		return errors.New(C.GoString(e))
+	}
+	return nil
 }
 
-// blasHandle is a cuBLAS handle bound to the current context and a stream.
-type blasHandle C.uintptr_t
+// Load opens cuBLAS once per process and returns the file it opened.
+func Load() (string, error) {
+	loadOnce.Do(func() {
+		var msgs []string
+		for _, p := range candidates() {
+			err := open(p)
+			if err == nil {
+				loadPath = p
+				return
+			}
+			msgs = append(msgs, p+": "+err.Error())
+		}
+		loadErr = errors.New("cublas: cannot load cuBLAS (set ADMPO_CUBLAS to libcublas.so's path): " + strings.Join(msgs, "; "))
+	})
+	return loadPath, loadErr
+}
 
-func newBLAS(stream uintptr, pedantic bool) (blasHandle, int, error) {
-	if _, err := openBLAS(); err != nil {
+// Handle is a cuBLAS handle, bound to the CUDA context current when New
+// made it and to a stream.
+type Handle C.uintptr_t
+
+// New loads cuBLAS if needed and makes a handle in the current context
+// that queues its work on stream (a CUstream), with pedantic math
+// (CUBLAS_PEDANTIC_MATH) or the default one. It returns cuBLAS's version.
+func New(stream uintptr, pedantic bool) (Handle, int, error) {
+	if _, err := Load(); err != nil {
 		return 0, 0, err
 	}
 	var h C.uintptr_t
 	if st := C.admpo_cublas_create(&h); st != 0 {
-		return 0, 0, fmt.Errorf("cuda: cublasCreate: status %d", int(st))
+		return 0, 0, fmt.Errorf("cublas: cublasCreate: status %d", int(st))
 	}
 	if st := C.admpo_cublas_set_stream(h, C.uintptr_t(stream)); st != 0 {
 		C.admpo_cublas_destroy(h)
-		return 0, 0, fmt.Errorf("cuda: cublasSetStream: status %d", int(st))
+		return 0, 0, fmt.Errorf("cublas: cublasSetStream: status %d", int(st))
 	}
 	mode := C.int(cublasDefaultMath)
 	if pedantic {
@@ -160,16 +169,18 @@ func newBLAS(stream uintptr, pedantic bool) (blasHandle, int, error) {
 	}
 	if st := C.admpo_cublas_set_math_mode(h, mode); st != 0 {
 		C.admpo_cublas_destroy(h)
-		return 0, 0, fmt.Errorf("cuda: cublasSetMathMode(%d): status %d", int(mode), int(st))
+		return 0, 0, fmt.Errorf("cublas: cublasSetMathMode(%d): status %d", int(mode), int(st))
 	}
 	var v C.int
 	if st := C.admpo_cublas_version(h, &v); st != 0 {
 		v = -1
 	}
-	return blasHandle(h), int(v), nil
+	return Handle(h), int(v), nil
 }
 
-func (h blasHandle) sgemm(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int,
+// Sgemm queues C = alpha·op(A)·op(B) + beta·C on column-major matrices at
+// device addresses a, b, c (cublasSgemm; the caller checks the shapes).
+func (h Handle) Sgemm(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int,
 	beta float32, c uintptr, ldc int) error {
 	op := func(t bool) C.int {
 		if t {
@@ -180,14 +191,15 @@ func (h blasHandle) sgemm(ta, tb bool, m, n, k int, alpha float32, a uintptr, ld
 	st := C.admpo_cublas_sgemm(C.uintptr_t(h), op(ta), op(tb), C.int(m), C.int(n), C.int(k), C.float(alpha),
 		C.uintptr_t(a), C.int(lda), C.uintptr_t(b), C.int(ldb), C.float(beta), C.uintptr_t(c), C.int(ldc))
 	if st != 0 {
-		return fmt.Errorf("cuda: cublasSgemm: status %d", int(st))
+		return fmt.Errorf("cublas: cublasSgemm: status %d", int(st))
 	}
 	return nil
 }
 
-func (h blasHandle) destroy() error {
+// Destroy releases the handle.
+func (h Handle) Destroy() error {
 	if st := C.admpo_cublas_destroy(C.uintptr_t(h)); st != 0 {
-		return fmt.Errorf("cuda: cublasDestroy: status %d", int(st))
+		return fmt.Errorf("cublas: cublasDestroy: status %d", int(st))
 	}
 	return nil
 }
