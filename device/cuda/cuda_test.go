@@ -32,3 +32,22 @@ func TestSuite(t *testing.T) {
 }
 
 func TestClose(t *testing.T) { devicetest.TestClose(t, open(t)) }
+
+func TestMLP(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	devicetest.TestMLP(t, d, 1e-4)
+}
+
+// TestTimeMLP prints the milliseconds per MLP train step on the GPU.
+func TestTimeMLP(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	devicetest.TimeMLP(t, d, 2000)
+}
+
+func BenchmarkMLPStep(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	devicetest.BenchMLP(b, d)
+}

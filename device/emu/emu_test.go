@@ -36,3 +36,21 @@ func TestSourceHash(t *testing.T) {
 		t.Fatalf("kernels.SourceHash() = %q", sourceHash)
 	}
 }
+
+func TestMLP(t *testing.T) {
+	d := New()
+	defer d.Close()
+	devicetest.TestMLP(t, d, 1e-5)
+}
+
+func TestTimeMLP(t *testing.T) {
+	d := New()
+	defer d.Close()
+	devicetest.TimeMLP(t, d, 20)
+}
+
+func BenchmarkMLPStep(b *testing.B) {
+	d := New()
+	defer d.Close()
+	devicetest.BenchMLP(b, d)
+}
