@@ -48,6 +48,7 @@ type Device struct {
 	closed   bool
 	blasPath string
 	blasVer  int
+	loaded   bool // mod holds the kernels' module
 }
 
 type buffer struct {
@@ -99,6 +100,7 @@ func Open(cfg Config) (d *Device, err error) {
 	if d.mod, err = cu.LoadData(kernels.PTX); err != nil {
 		return nil, fmt.Errorf("cuda: %s: loading the kernels' PTX: %w", name, err)
 	}
+	d.loaded = true
 	for _, k := range device.Kernels() {
 		fn, err := d.mod.Function(k.Name)
 		if err != nil {
@@ -121,9 +123,9 @@ func (d *Device) release() error {
 		errs = append(errs, d.blas.Destroy())
 		d.blas = 0
 	}
-	if len(d.fns) > 0 {
+	if d.loaded {
 		errs = append(errs, d.mod.Unload())
-		d.fns = nil
+		d.loaded, d.fns = false, nil
 	}
 	if d.stream != (cu.Stream{}) {
 		errs = append(errs, d.stream.Destroy())
@@ -280,8 +282,8 @@ func (d *Device) DownloadInt32(dst []int32, src device.Buffer) error {
 func (d *Device) Launch(name string, n int, args ...any) error {
 	for i, a := range args {
 		if b, ok := a.(device.Buffer); ok {
-			if _, err := d.own(fmt.Sprintf("launch %s: argument %d", name, i), b); err != nil {
-				return err
+			if _, err := d.own("launch", b); err != nil {
+				return fmt.Errorf("%w (kernel %s, argument %d)", err, name, i)
 			}
 		}
 	}

@@ -14,4 +14,19 @@
 // the process if that fails, so binaries that import this package start
 // only where an NVIDIA driver and device exist. Its tests run the shared
 // suite of device/devicetest only with ADMPO_GPU_TEST=1.
+//
+// On a GPU host without Go, build the test binary here and take it along
+// (it links only libcuda.so.1 and glibc):
+//
+//	go test -c -tags admpo_cuda -o device.test ./device/cuda/
+//
+// and run it there, pointing at the host's cuBLAS if the loader does not
+// find it:
+//
+//	lib=$(find / -name 'libcublas.so.13' 2>/dev/null | head -1)
+//	ADMPO_GPU_TEST=1 ADMPO_CUBLAS=$lib LD_LIBRARY_PATH=$(dirname $lib) \
+//		./device.test -test.v -test.run . -test.bench MLPStep
+//
+// TestTimeMLP prints the milliseconds per device-resident MLP train step
+// (the SAC critic's shape); BenchmarkMLPStep reports the same as ms/step.
 package cuda

@@ -156,8 +156,8 @@ func (d *Device) DownloadInt32(dst []int32, src device.Buffer) error {
 func (d *Device) Launch(name string, n int, args ...any) error {
 	for i, a := range args {
 		if b, ok := a.(device.Buffer); ok {
-			if _, err := d.own(fmt.Sprintf("launch %s: argument %d", name, i), b); err != nil {
-				return err
+			if _, err := d.own("launch", b); err != nil {
+				return fmt.Errorf("%w (kernel %s, argument %d)", err, name, i)
 			}
 		}
 	}
