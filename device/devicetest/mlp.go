@@ -15,7 +15,7 @@ import (
 var (
 	mlpSizes = []int{14, 256, 256, 1}
 	mlpBatch = 256
-	mlpLR    = 3e-4
+	mlpLR    = float32(3e-4)
 )
 
 // initMLP returns PyTorch-style initial weights (uniform ±1/sqrt(in) for W
@@ -181,7 +181,7 @@ func TestMLP(t *testing.T, d device.Device, tol float64) {
 			for j := range pr {
 				mh := m1[i][j] / (1 - math.Pow(b1, float64(step)))
 				vh := v1[i][j] / (1 - math.Pow(b2, float64(step)))
-				d := mlpLR * mh / (math.Sqrt(vh) + eps)
+				d := float64(mlpLR) * mh / (math.Sqrt(vh) + eps)
 				pr[j] = p0[i][j] - d
 				// The step in float32 (a few roundings), then the weight
 				// rounded to float32.

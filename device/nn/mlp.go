@@ -30,8 +30,9 @@ type MLP struct {
 
 // NewMLP allocates an MLP with layer sizes sizes (input first, e.g.
 // 14, 256, 256, 1) for batches of batch rows on d, with zero weights and
-// Adam at learning rate lr.
-func NewMLP(d device.Device, sizes []int, batch int, lr float64) (*MLP, error) {
+// Adam at learning rate lr (a float32, as models.NewAdam takes it, so both
+// form the same step constants).
+func NewMLP(d device.Device, sizes []int, batch int, lr float32) (*MLP, error) {
 	if len(sizes) < 2 || batch < 1 {
 		return nil, fmt.Errorf("nn: mlp: sizes %v, batch %d: need two sizes or more and a batch", sizes, batch)
 	}
@@ -40,7 +41,7 @@ func NewMLP(d device.Device, sizes []int, batch int, lr float64) (*MLP, error) {
 			return nil, fmt.Errorf("nn: mlp: sizes %v: every size must be positive", sizes)
 		}
 	}
-	n := &MLP{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, d: d, sizes: append([]int(nil), sizes...), batch: batch}
+	n := &MLP{LR: float64(lr), Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, d: d, sizes: append([]int(nil), sizes...), batch: batch}
 	alloc := func(count int) (device.Buffer, error) {
 		b, err := d.Alloc(device.Float32, count)
 		if err == nil {
