@@ -14,11 +14,11 @@ type Options struct {
 	// references (1e-5 on emu; a GPU may fuse multiply-adds and order sums
 	// differently).
 	Tol float64
+	// Large is the largest element count of the kernel tests (besides 1
+	// and 257): on a GPU more than one pass of a capped grid covers
+	// (1<<20 + 3 by default); emu gains nothing from a large one.
+	Large int
 }
-
-// sizes exercise one element, a partial block, and more elements than
-// one pass of a capped grid covers.
-var sizes = []int{1, 257, 1<<20 + 3}
 
 // kernelTests checks each kernel of device.Kernels over n elements.
 var kernelTests = map[string]func(h h, r *rand.Rand, n int, tol float64){
@@ -237,7 +237,11 @@ func testKernels(t *testing.T, d device.Device, o Options) {
 		}
 		t.Run(k.Name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(k.Name))))
-			for _, n := range sizes {
+			large := o.Large
+			if large == 0 {
+				large = 1<<20 + 3
+			}
+			for _, n := range []int{1, 257, large} {
 				t.Run(sizeName(n), func(t *testing.T) { test(h{t, d}, r, n, o.Tol) })
 			}
 		})

@@ -10,7 +10,7 @@ import (
 func TestSuite(t *testing.T) {
 	d := New()
 	defer d.Close()
-	devicetest.Run(t, d, devicetest.Options{Tol: 1e-5})
+	devicetest.Run(t, d, devicetest.Options{Tol: 1e-5, Large: 1<<14 + 3})
 }
 
 func TestClose(t *testing.T) { devicetest.TestClose(t, New()) }
