@@ -1,7 +1,12 @@
 package emu
 
 // #cgo LDFLAGS: -lopenblas
-// #include <cblas.h>
+// // OpenBLAS's cblas_sgemm, declared here rather than through cblas.h,
+// // which Debian picks among BLAS alternatives (OpenBLAS's spells its
+// // integers blasint, 32-bit in Debian's build). The enums are ints.
+// enum { admpo_col_major = 102, admpo_no_trans = 111, admpo_trans = 112 };
+// void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+//                  const float *b, int ldb, float beta, float *c, int ldc);
 import "C"
 
 import (
@@ -192,16 +197,16 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 	if m == 0 || n == 0 {
 		return nil
 	}
-	ta, tb := uint32(C.CblasNoTrans), uint32(C.CblasNoTrans)
+	ta, tb := C.int(C.admpo_no_trans), C.int(C.admpo_no_trans)
 	if transA {
-		ta = C.CblasTrans
+		ta = C.admpo_trans
 	}
 	if transB {
-		tb = C.CblasTrans
+		tb = C.admpo_trans
 	}
 	// A and B may be empty when k = 0; cblas then only scales C.
-	C.cblas_sgemm(C.CblasColMajor, ta, tb, C.blasint(m), C.blasint(n), C.blasint(k), C.float(alpha),
-		bufs[0].fptr(), C.blasint(max(lda, 1)), bufs[1].fptr(), C.blasint(max(ldb, 1)), C.float(beta), bufs[2].fptr(), C.blasint(ldc))
+	C.cblas_sgemm(C.admpo_col_major, ta, tb, C.int(m), C.int(n), C.int(k), C.float(alpha),
+		bufs[0].fptr(), C.int(lda), bufs[1].fptr(), C.int(ldb), C.float(beta), bufs[2].fptr(), C.int(ldc))
 	return nil
 }
 
