@@ -116,6 +116,7 @@ func TestClose(t *testing.T, d device.Device) {
 func Run(t *testing.T, d device.Device, o Options) {
 	t.Run("kernels", func(t *testing.T) { testKernels(t, d, o) })
 	t.Run("gemm", func(t *testing.T) { testGemm(t, d, o) })
+	t.Run("copies", func(t *testing.T) { testCopies(t, d) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, d) })
 	if err := d.Sync(); err != nil {
 		t.Fatalf("sync after the suite: %v", err)
