@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -22,7 +23,8 @@ import (
 // shapes: equal). It fails on any difference and prints one line per output
 // ("GRAPHFILE output ...", with the largest error) and a last line
 // "GRAPHFILE RESULT match|mismatch"; a failure before the comparison prints
-// "GRAPHFILE ERROR <stage>: ...". scripts/gpu_bisect.sh drives it, one
+// "GRAPHFILE ERROR <stage>: ..." (stages read, inputs, ref-session and
+// ref-run for the CPU reference, <provider>-session, <provider>-run). scripts/gpu_bisect.sh drives it, one
 // process per graph. Active with ADMPO_GPU_TEST=1 and ADMPO_GPU_GRAPH=<.onnx>:
 //
 //	ADMPO_GPU_GRAPH_INPUTS   the inputs (.npz, one array per graph input by
@@ -101,13 +103,13 @@ func TestCUDAGraphFile(t *testing.T) {
 
 	cpu, err := graphSession(model, inNames, outNames, "cpu", "")
 	if err != nil {
-		fail("cpu-session", err)
+		fail("ref-session", err)
 	}
 	defer cpu.Destroy()
 	want := make([]ort.Value, len(outNames))
 	defer destroyValues(want)
 	if err := cpu.Run(inputs, want); err != nil {
-		fail("cpu-run", err)
+		fail("ref-run", err)
 	}
 	if p := os.Getenv("ADMPO_GPU_GRAPH_DUMP"); p != "" {
 		if err := dumpValues(p, outNames, want); err != nil {
@@ -138,11 +140,12 @@ func TestCUDAGraphFile(t *testing.T) {
 			}
 		}
 	}
+	fmt.Printf("GRAPHFILE running on %s (options %q)\n", prov, opts)
 	if op := hasOp(ops, os.Getenv("ADMPO_GPU_GRAPH_SIMULATE_CRASH")); op != "" {
 		fmt.Printf("GRAPHFILE simulated crash: the graph has a %s node\n", op)
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+		time.Sleep(time.Minute) // the signal ends the process
 	}
-	fmt.Printf("GRAPHFILE running on %s (options %q)\n", prov, opts)
 	if err := test.Run(inputs, got); err != nil {
 		fail(prov+"-run", err)
 	}
