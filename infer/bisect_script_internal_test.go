@@ -35,7 +35,7 @@ func TestGPUBisectScript(t *testing.T) {
 	cmd := exec.Command("bash", filepath.Join("..", "scripts", "gpu_bisect.sh"), self)
 	cmd.Env = append(os.Environ(), "PROVIDER=cpu", "SIMULATE_CRASH=TopK", "SIMULATE_MISMATCH=Tanh",
 		"TARGETS=small_packed small_step", "CONTROLS=small_unrolled", "PYTHON="+pyref.Python,
-		"PAR=2", "BUDGET=300", "OUT="+out, "ADMPO_GPU_EXPORT=", "ADMPO_GPU_GRAPH=")
+		"PAR=2", "BUDGET=300", "OUT="+out, "GDB=", "ADMPO_GPU_EXPORT=", "ADMPO_GPU_GRAPH=")
 	log, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gpu_bisect.sh: %v\n%s", err, log)

@@ -193,14 +193,18 @@ func destroyValues(vs []ort.Value) {
 }
 
 // graphSession opens model with all its inputs and outputs on provider
-// (cpu or cuda, one intra-op thread) with the options of ADMPO_GPU_GRAPH_OPTS.
+// (cpu or cuda) as the roll-out engines open theirs (one intra-op and one
+// inter-op thread, no spinning), with the options of ADMPO_GPU_GRAPH_OPTS.
 func graphSession(model []byte, ins, outs []string, provider, opts string) (*ort.DynamicAdvancedSession, error) {
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
 	}
 	defer so.Destroy()
-	if err := so.SetIntraOpNumThreads(1); err != nil {
+	if err := so.SetIntraOpNumThreads(1); err != nil { // as the engines' sessions
+		return nil, err
+	}
+	if err := so.SetInterOpNumThreads(1); err != nil {
 		return nil, err
 	}
 	if err := so.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {

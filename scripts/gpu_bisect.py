@@ -56,11 +56,11 @@ class Runner:
     def left(self):
         return self.a.budget - (time.time() - T0)
 
-    def run(self, tag, model, inputs, provider=None, opts="", alloc="", dump=None, env=None):  # noqa: PLR0913
+    def run(self, tag, model, inputs, provider=None, opts="", alloc="", dump=None, env=None, wrap="", limit=0):  # noqa: PLR0913
         """Returns a dict: kind (ok, mismatch, crash, timeout, cuda-error,
         broken, cpu-only, skipped), secs, log (path), detail (one line)."""
         with self.sem:
-            limit = min(self.a.try_timeout, int(self.left()) - 2)
+            limit = min(limit or self.a.try_timeout, int(self.left()) - 2)
             if limit < 5:
                 return {"kind": "skipped", "secs": 0, "log": "", "detail": "budget spent"}
             with LOCK:
@@ -72,8 +72,8 @@ class Runner:
                       "ADMPO_GPU_GRAPH_PROVIDER": provider or self.a.provider, "ADMPO_GPU_GRAPH_OPTS": opts,
                       "ADMPO_GPU_GRAPH_ALLOC": alloc, "ADMPO_GPU_GRAPH_DUMP": dump or ""})
             e.update(env or {})
-            cmd = "timeout -k 3 %d %s %s -test.run '^TestCUDAGraphFile$' -test.v -test.timeout %ds" % (
-                limit, self.a.run, shlex.quote(self.a.infer_test), limit + 30)
+            cmd = "timeout -k 3 %d %s %s %s -test.run '^TestCUDAGraphFile$' -test.v -test.timeout %ds" % (
+                limit, self.a.run, wrap, shlex.quote(self.a.infer_test), limit + 30)
             t = time.time()
             with open(log, "w") as f:
                 f.write("$ %s\n# %s\n\n" % (cmd, " ".join("%s=%s" % (k, v) for k, v in sorted(e.items())
@@ -104,7 +104,7 @@ def classify(rc, out, secs, log):
         kind = "broken" if stage.startswith(("ref-", "read", "inputs", "init", "dump", "outputs")) else "cuda-error"
         r.update(kind=kind, detail="%s: %s" % (stage, msg[:300]))
     else:
-        sig = re.search(r"^(SIG[A-Z]+: [^\n]*)\n(PC=[^\n]*)?", out, re.M)
+        sig = re.search(r"^(SIG[A-Z]+: [^\n]*)\n(PC=[^\n]*)?", out, re.M) or re.search(r"^(\[signal [^\n]*\])()", out, re.M)
         where = "in Run" if ran else "before Run (session creation)"
         if "simulated crash" in out:
             where += ", simulated"
@@ -286,7 +286,10 @@ def bisect(a, R, name):
         say("%s: the graph does not run on the CPU either: %s" % (name, full.get("detail")))
         return
     else:
-        say("%s: nothing to bisect (the full graph %s)" % (name, full["kind"]))
+        say("%s: nothing to bisect (the full graph %s)%s" % (name, full["kind"], "" if a.provider == "cpu" else
+            ": the engine's crash does not reproduce with this graph and these inputs in a process of its own"
+            " (ADMPO_GPU_TEST=1 ADMPO_GPU_ENGINES=incremental|direct ADMPO_GPU_FORM=packed infer.test -test.run"
+            " '^TestCUDARollout$' is the in-engine repro)"))
     # The culprit alone, its ancestors only, and the suspects, each as its own process.
     jobs = []
     if culprit is not None and vals:
@@ -315,7 +318,25 @@ def bisect(a, R, name):
             say("  %-9s %s%s" % (r["kind"], what, "" if r["kind"] in ("ok", "skipped") else "  -> " + r.get("detail", "")))
     if failed(full):
         variants(a, R, name, path, npz, d)
-    return culprit
+    # The smallest graph seen to crash, for the native backtrace.
+    crashing = [(j[2], j[3]) for j, r in zip(jobs, rs if jobs else []) if r["kind"] == "crash"]
+    crashing.sort(key=lambda c: os.path.getsize(c[0]))
+    return (crashing + [(path, npz)])[0] if full["kind"] == "crash" else None
+
+
+def backtrace(a, R, name, model, npz):
+    """Runs one crashing graph under the debugger; reports where it faults."""
+    wrap = "%s -q -batch -nx -ex 'set pagination off' -ex 'set confirm off' " \
+           "-ex 'handle SIGURG SIGPIPE SIGPROF SIGCHLD SIGUSR1 nostop noprint pass' " \
+           "-ex run -ex bt -ex 'x/4i $pc' -ex 'info registers' --args" % shlex.quote(a.gdb)
+    r = R.run(name + "-gdb", model, npz, wrap=wrap, limit=max(a.try_timeout, 60))
+    out = open(r["log"], errors="replace").read() if r.get("log") else ""
+    lines = [l for l in out.splitlines() if re.match(r"(#\d+ |=> | +0x[0-9a-f]+ <|Thread .* received signal|Program received signal|r[a-z0-9]+ +0x)", l)]
+    say("%s: native backtrace of %s under %s (%s):" % (name, os.path.basename(model), os.path.basename(a.gdb), r["kind"]), key=name)
+    if not lines:
+        say("    no signal caught; log %s" % r.get("log"), key=name)
+    for l in lines[:40]:
+        say("    " + l[:240], key=name)
 
 
 def search(a, R, G, d, name, npz, N):
@@ -480,6 +501,7 @@ def main():
     p.add_argument("--budget", type=float, default=95)
     p.add_argument("--try-timeout", type=int, default=25)
     p.add_argument("--par", type=int, default=6)
+    p.add_argument("--gdb", default="", help="debugger (cuda-gdb or gdb) for a native backtrace of a crash")
     a = p.parse_args()
     R = Runner(a)
     say("gpu_bisect: provider %s, budget %.0fs, %d processes at once, %ds per try; targets %s" %
@@ -493,16 +515,22 @@ def main():
                 say("  the control fails: the runner or the host is broken, not (only) the graphs; log %s" % r["log"])
                 say("  log tail: " + " | ".join(open(r["log"], errors="replace").read().splitlines()[-8:])[:1500])
     targets = a.targets.split()
+    crashing = {}
     # Two graphs at a time, in the order given: the first ones get the budget first.
     with cf.ThreadPoolExecutor(2) as ex:
         fs = [ex.submit(bisect, a, R, t) for t in targets]
         for t, f in zip(targets, fs):
             try:
-                f.result()
+                c = f.result()
+                if c:
+                    crashing[t] = c
             except SystemExit as e:
-                say("== %s: stopped: %s" % (t, e))
+                say("== %s: stopped: %s" % (t, e), key=t)
             except Exception as e:  # noqa: BLE001 - report and go on with the other graphs
-                say("== %s: stopped by an error in gpu_bisect.py: %r" % (t, e))
+                say("== %s: stopped by an error in gpu_bisect.py: %r" % (t, e), key=t)
+    if a.gdb and crashing:
+        with cf.ThreadPoolExecutor(a.par) as ex:
+            list(ex.map(lambda t: backtrace(a, R, t, *crashing[t]), list(crashing)[:2]))
     say("gpu_bisect: %d tries in %.0fs; logs under %s" % (R.n, time.time() - T0, a.work))
     with open(os.path.join(a.out, "bisect.txt"), "w") as f:
         for k in [""] + [k for k in REPORT if k]:

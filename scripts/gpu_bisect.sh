@@ -32,6 +32,8 @@
 #               without a GPU, with SIMULATE_CRASH / SIMULATE_MISMATCH = op types
 #               that the runner then treats as crashing / mismatching)
 #   PYTHON      python3 with onnx and numpy (default python3)
+#   GDB         debugger for a native backtrace of one crashing graph per target
+#               (default: cuda-gdb if found, else gdb; GDB= for none)
 # ADMPO_ORT_LIB and ADMPO_ORT_CUDA_PROVIDER default to G/ort's libraries.
 set -uo pipefail
 
@@ -95,7 +97,11 @@ if [ -z "${RUN+x}" ] && [ "$PROVIDER" = cuda ]; then
   RUN="$WRAP env LD_LIBRARY_PATH='$LDP'"
 fi
 RUN=${RUN:-}
-say "infer.test $INFER_TEST; RUN=$RUN; ADMPO_ORT_LIB=${ADMPO_ORT_LIB:-unset}; work $WORK"
+if [ -z "${GDB+x}" ]; then
+  GDB=$(command -v cuda-gdb || ls /usr/local/cuda*/bin/cuda-gdb 2>/dev/null | head -n 1 || true)
+  [ -n "$GDB" ] || GDB=$(command -v gdb || true)
+fi
+say "infer.test $INFER_TEST; RUN=$RUN; ADMPO_ORT_LIB=${ADMPO_ORT_LIB:-unset}; GDB=${GDB:-none}; work $WORK"
 
 # --- the graphs and their inputs
 if [ -z "${GRAPHS:-}" ]; then
@@ -114,7 +120,7 @@ fi
 left=$((BUDGET - (SECONDS - T0) - 5))
 "$PYTHON" "$G/gpu_bisect.py" --infer-test "$INFER_TEST" --graphs "$GRAPHS" --targets "$TARGETS" \
   --controls "$CONTROLS" --work "$WORK" --out "$OUT" --run "$RUN" --provider "$PROVIDER" \
-  --budget "$left" --try-timeout "${TRY_TIMEOUT:-25}" --par "${PAR:-8}"
+  --budget "$left" --try-timeout "${TRY_TIMEOUT:-25}" --par "${PAR:-8}" --gdb "$GDB"
 rc=$?
 # Logs and the cut graphs, without the large value dumps.
 tar -czf "$OUT/bisect_logs.tgz" -C "$WORK" --exclude='*/all_values.npz' --exclude='*/all.onnx' --exclude='prefix_*.onnx' --exclude='graphs/hopper_*' . 2>/dev/null
