@@ -251,7 +251,8 @@ def attrs(n):
 
 
 def bisect(a, R, name):
-    """Runs every check on GRAPHS/name.onnx; returns the report lines' summary."""
+    """Runs every check on GRAPHS/name.onnx; returns the smallest graph seen
+    to crash (model, inputs), or None."""
     CTX.key = name
     path, npz = os.path.join(a.graphs, name + ".onnx"), os.path.join(a.graphs, name + ".npz")
     if not (os.path.exists(path) and os.path.exists(npz)):
@@ -282,6 +283,9 @@ def bisect(a, R, name):
     culprit = None
     if failed(full):
         culprit = search(a, R, G, d, name, npz, N)
+    elif full["kind"] == "skipped":
+        say("%s: skipped: the budget is spent" % name)
+        return None
     elif full["kind"] == "broken":
         say("%s: the graph does not run on the CPU either: %s" % (name, full.get("detail")))
         return

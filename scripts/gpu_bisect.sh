@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Finds the ONNX node behind the CUDA provider's crash on the packed ADM graph
 # and the step graph (issue 33), on a GPU host with bash and python3 (onnx,
-# numpy); no Go. From a payload folder G holding infer.test (an admpo_cuda
-# build of infer's tests), ort/ (ONNX Runtime 1.29 and its CUDA provider),
-# lib/, gpu_bisect.sh and gpu_bisect.py:
+# numpy); no Go. From a payload folder G (scripts/gpu_pack.sh's) holding
+# infer.test (an admpo_cuda build of infer's tests), ort/ (ONNX Runtime 1.29
+# and its CUDA provider) and lib/, with gpu_bisect.py beside this script:
 #
-#   bash G/gpu_bisect.sh [INFER_TEST]
+#   bash G/gpu_bisect.sh [INFER_TEST]       # or: G=/tmp/g bash scripts/gpu_bisect.sh
 #
 # 1. infer.test's TestGPUExportGraphs writes the graphs of TestCUDARollout's
 #    models with the inputs of their first run (small_packed, small_step,
@@ -14,8 +14,10 @@
 # 2. gpu_bisect.py runs each target through TestCUDAGraphFile (CPU vs the
 #    provider, 1e-4), searches for the first node prefix that crashes or
 #    mismatches, prints that node, runs it and the suspects as one-node graphs
-#    with the values the CPU computed, and tries the full graph with other
-#    session options. Every try is its own process under `timeout`.
+#    with the values the CPU computed, tries the full graph with other
+#    session options and inputs, and runs the smallest crashing graph under
+#    cuda-gdb for a native backtrace. Every try is its own process under
+#    `timeout`; the whole script keeps within BUDGET seconds.
 #
 # Variables (all optional):
 #   RUN         wrapper before each infer.test, as gpu_check.sh's $RUN (e.g.
@@ -37,7 +39,8 @@
 # ADMPO_ORT_LIB and ADMPO_ORT_CUDA_PROVIDER default to G/ort's libraries.
 set -uo pipefail
 
-G=${G:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # gpu_bisect.py lies beside this script
+G=${G:-$HERE}
 INFER_TEST=$(realpath "${1:-${INFER_TEST:-$G/infer.test}}")
 OUT=${OUT:-/tmp/gpu_out}
 BUDGET=${BUDGET:-100}
@@ -66,8 +69,11 @@ if [ -z "${RUN+x}" ] && [ "$PROVIDER" = cuda ]; then
   LDP="$G/ort:$G/lib:$WORK/links"
   mkdir -p "$WORK/links"
   roots=$(timeout 20 "$PYTHON" -c 'import nvidia; print(" ".join(nvidia.__path__))' 2>/dev/null)
-  for d in $roots/*/lib /usr/local/cuda/lib64 /usr/local/nvidia/lib64; do
-    [ -d "$d" ] && LDP="$LDP:$d"
+  roots="$roots $(echo /opt/torch/.venv/lib/python3*/site-packages/nvidia)"
+  libdirs=()
+  for r in $roots; do libdirs+=("$r"/*/lib); done
+  for d in "${libdirs[@]}" /usr/local/cuda/lib64 /usr/local/nvidia/lib64; do
+    [ -d "$d" ] && [[ ":$LDP:" != *":$d:"* ]] && LDP="$LDP:$d"
   done
   for pair in libcudnn.so:libcudnn.so.9 libnvrtc.so:libnvrtc.so.13; do
     f=$(IFS=:; for d in $LDP; do [ -e "$d/${pair#*:}" ] && echo "$d/${pair#*:}" && break; done)
@@ -118,7 +124,7 @@ if [ -z "${GRAPHS:-}" ]; then
 fi
 
 left=$((BUDGET - (SECONDS - T0) - 5))
-"$PYTHON" "$G/gpu_bisect.py" --infer-test "$INFER_TEST" --graphs "$GRAPHS" --targets "$TARGETS" \
+"$PYTHON" "$HERE/gpu_bisect.py" --infer-test "$INFER_TEST" --graphs "$GRAPHS" --targets "$TARGETS" \
   --controls "$CONTROLS" --work "$WORK" --out "$OUT" --run "$RUN" --provider "$PROVIDER" \
   --budget "$left" --try-timeout "${TRY_TIMEOUT:-25}" --par "${PAR:-8}" --gdb "$GDB"
 rc=$?
