@@ -24,6 +24,9 @@ import (
 //
 //	ADMPO_GPU_TEST=1 ADMPO_ORT_LIB=~/.cache/admpo/onnxruntime-gpu-1.29.0/libonnxruntime.so.1 \
 //	  go test -tags admpo_cuda -run TestCUDA -v ./infer/
+//
+// TestCUDAGraphFile (graphfile_internal_test.go) checks one ONNX file the
+// same way; scripts/gpu_bisect.sh drives it to find the node that crashes.
 
 const gpuTol = 1e-4
 
