@@ -162,8 +162,15 @@ func readMetadata(model []byte) (map[string]string, error) {
 // Metadata returns the model's metadata_props.
 func (s *Session) Metadata() map[string]string { return s.meta }
 
+// runHook, set by tests only (CaptureRuns), sees the input names and
+// values of every Run before it runs.
+var runHook func(names []string, inputs []ort.Value)
+
 // Run evaluates the model; inputs and outputs follow the order given to Open.
 func (s *Session) Run(inputs, outputs []ort.Value) error {
+	if runHook != nil {
+		runHook(s.inputs, inputs)
+	}
 	if err := s.s.Run(inputs, outputs); err != nil {
 		return fmt.Errorf("infer: run: %w", err)
 	}
