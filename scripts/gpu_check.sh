@@ -16,7 +16,11 @@
 # rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
-# (1000000) change the row counts. It never stops at a failure. Writes into
+# (1000000) change the row counts, BENCH_FORM (unrolled) and BENCH_ENGINES
+# (direct) the CUDA benchmarks' graph form and engines; ADMPO_GPU_FORM and
+# ADMPO_GPU_ENGINES reach the roll-out tests (infer/gpu_cuda_test.go).
+# GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test") runs only
+# those steps; the library set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
 # logs.tgz (every step's log and every JSON result), device.txt,
 # torch_train_cuda.json and what gpu_bisect.sh writes (bisect.txt); and a
@@ -46,6 +50,10 @@ step() {
   n=$((n + 1))
   local log
   log=$WORK/$(printf '%02d' "$n")-$name.log
+  if [ -n "${GPU_CHECK_STEPS:-}" ] && [[ " $GPU_CHECK_STEPS " != *" $name "* ]]; then
+    note "[skip] $name: not in GPU_CHECK_STEPS"
+    return 98
+  fi
   local l
   l=$(left)
   if [ "$l" -lt 5 ]; then
@@ -198,7 +206,7 @@ fi
 
 TAIL=40 step gpu-test 120 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout)\$' -test.v -test.timeout 110s"
 rc=$?
-if [ $rc -ne 0 ] && [ $rc -ne 99 ] && grep -q -i -e 'use_tf32' -e 'provider options' "$WORK"/*gpu-test.log; then
+if [ $rc -ne 0 ] && [ $rc -lt 98 ] && grep -q -i -e 'use_tf32' -e 'provider options' "$WORK"/*gpu-test.log; then
   note "the CUDA provider refused its options: again with ADMPO_CUDA_EP_OPTIONS=none (TF32 may then be on)"
   export ADMPO_CUDA_EP_OPTIONS=none
   TAIL=40 step gpu-test-no-options 100 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout)\$' -test.v -test.timeout 90s"
@@ -212,9 +220,11 @@ torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $JSON/N
 }
 SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
-bench admpo_cuda_small 75 "--provider cuda --engines direct --form unrolled --rows $SMALL"
+FORM=${BENCH_FORM:-unrolled}
+ENGINES=${BENCH_ENGINES:-direct}
+bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
-bench admpo_cuda_1m 130 "--provider cuda --engines direct --form unrolled --rows $LARGE --repeats 1"
+bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
 
