@@ -67,11 +67,8 @@ func envsRun(args []string) error {
 			return err
 		}
 	} else {
-		t, err := lookupTask(*name)
-		if err != nil {
-			return err
-		}
-		if e, err = envs.MakeTask(t); err != nil {
+		var err error
+		if e, err = envs.Make(*name); err != nil {
 			return err
 		}
 	}

@@ -60,6 +60,10 @@ func TestTrainOnlineEnvFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "policy.onnx")); err != nil {
 		t.Fatal(err)
 	}
+	// eval --run plays the run's policy in the task file it records.
+	if err := runEval([]string{"--run", out, "--episodes", "1", "--runtime", "go"}); err != nil {
+		t.Fatal(err)
+	}
 	// The run's config.json re-runs it (--config), task file included.
 	cfgPath := filepath.Join(tmp, "config.json")
 	os.WriteFile(cfgPath, b, 0o644)
@@ -69,6 +73,15 @@ func TestTrainOnlineEnvFile(t *testing.T) {
 
 	y, _ := os.ReadFile(path)
 	xml, _ := os.ReadFile(filepath.Join(tmp, "hopper_long.xml"))
+	// A changed model: neither eval nor resume plays it.
+	os.WriteFile(filepath.Join(tmp, "hopper_long.xml"), []byte(strings.Replace(string(xml), `size="0.04 0.35"`, `size="0.04 0.3"`, 1)), 0o644)
+	if err := runEval([]string{"--run", out, "--episodes", "1", "--runtime", "go"}); err == nil || !strings.Contains(err.Error(), "changed since") {
+		t.Fatalf("eval after the model changed: %v", err)
+	}
+	if err := trainOnline([]string{"--resume", out, "--steps", "80"}); err == nil || !strings.Contains(err.Error(), "changed since") {
+		t.Fatalf("resume after the model changed: %v", err)
+	}
+	os.WriteFile(filepath.Join(tmp, "hopper_long.xml"), xml, 0o644)
 	for _, c := range []struct {
 		name, yaml, xml string
 		args            []string
