@@ -409,7 +409,12 @@ func (t *Task) setTermination(ts termSpec, s *sim) error {
 		}
 		return true
 	}
-	// The observation rule: each condition on the entry that holds its value.
+	// The observation rule: each condition on the entry that holds its value,
+	// compared in float64 (the state rule's bounds exactly). The Go rules of
+	// hopper, walker2d, ant and humanoid compare float32 observations with
+	// float32 constants: the two can differ only on an observation exactly
+	// equal to float32(bound). A condition on a clipped velocity sees the
+	// clipped value.
 	oc := make([]cond, 0, len(cs))
 	for _, c := range cs {
 		switch c.src {
@@ -525,7 +530,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, at string) error {
 }
 
 // TaskFileHelp is the task file format in brief, for --help texts.
-const TaskFileHelp = `a MuJoCo task file (YAML; the built-in tasks' files: admpo envs show TASK):
+const TaskFileHelp = `a MuJoCo task file (YAML; a built-in task's: admpo envs show --env TASK):
   name, summary, model (MJCF path relative to the file), frame_skip, max_episode_steps (1000),
   preset (the built-in task whose presets to take: hopper),
   observation: {skip_qpos, clip_velocity},
