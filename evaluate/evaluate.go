@@ -15,6 +15,11 @@ import (
 type Config struct {
 	// Task is the task to play; "" means the bundle's own task.
 	Task string
+	// TaskFile is a task file (envs.LoadTaskFile) to play instead of a
+	// built-in task. Without it (and without Task), a bundle trained on a
+	// task file plays the file its manifest records, which must not have
+	// changed since.
+	TaskFile string
 	// Episodes is the number of episodes (> 0); episode i starts from the
 	// task's reset with seed Seed+i.
 	Episodes int
@@ -58,18 +63,17 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 	if cfg.Episodes <= 0 {
 		return nil, fmt.Errorf("evaluate: %d episodes (want > 0)", cfg.Episodes)
 	}
-	task := cfg.Task
-	if task == "" {
-		task = p.Manifest().Task
-	}
-	if task == "" {
-		return nil, errors.New("evaluate: the bundle names no task: give one")
-	}
-	e, err := envs.Make(task)
+	e, err := makeEnv(p, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate: the bundle's task %q is not a built-in task (a policy trained on your own data cannot be played here; name a task): %w", task, err)
+		return nil, err
 	}
 	defer e.Close()
+	task := e.Task.Name
+	if e.Task.File == "" { // as named
+		if task = cfg.Task; task == "" {
+			task = p.Manifest().Task
+		}
+	}
 	if e.Task.ObsDim != p.ObsDim() || e.Task.ActDim != p.ActDim() {
 		return nil, fmt.Errorf("evaluate: task %s has %d observation and %d action values, the policy %d and %d",
 			task, e.Task.ObsDim, e.Task.ActDim, p.ObsDim(), p.ActDim())
@@ -81,7 +85,7 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("evaluate: %w", err)
 	}
 	r.Returns, r.Lengths, r.ReturnMean, r.ReturnStd = rets.Returns, rets.Lengths, rets.Mean, rets.Std
-	if _, _, err := datasets.RefScores(task); err == nil {
+	if _, _, err := datasets.RefScores(task); err == nil && e.Task.File == "" {
 		scores := make([]float64, len(r.Returns))
 		for i, ret := range r.Returns {
 			scores[i], _ = datasets.NormalizedScore(task, ret)
@@ -113,4 +117,41 @@ func (a *policyActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
 		act[i] = float64(v)
 	}
 	return nil
+}
+
+// makeEnv makes the env Run plays: cfg's task file or task, else the
+// bundle's (a task file when its manifest records one).
+func makeEnv(p *policies.Policy, cfg Config) (*envs.Env, error) {
+	prov := p.Manifest().Provenance
+	file, digest := cfg.TaskFile, ""
+	if file == "" && cfg.Task == "" && prov["env_file"] != "" {
+		file, digest = prov["env_file"], prov["env_file_sha256"]
+	}
+	if file != "" {
+		t, err := envs.LoadTaskFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		if digest != "" && t.Digest != digest {
+			return nil, fmt.Errorf("evaluate: the task file %s or its model changed since the policy was trained on it (sha256 %s, now %s): give it with --env-file to play it anyway",
+				file, digest, t.Digest)
+		}
+		e, err := envs.MakeTask(t)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		return e, nil
+	}
+	task := cfg.Task
+	if task == "" {
+		task = p.Manifest().Task
+	}
+	if task == "" {
+		return nil, errors.New("evaluate: the bundle names no task: give one")
+	}
+	e, err := envs.Make(task)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: the bundle's task %q is not a built-in task (a policy trained on your own data cannot be played here; name a task or a task file): %w", task, err)
+	}
+	return e, nil
 }

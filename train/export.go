@@ -74,6 +74,19 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 		task, preset, seed = c.Env, c.Preset, c.Seed
 		prov["env_steps"] = strconv.Itoa(run.Step)
 		histories = run.Real
+		if c.EnvFile != "" {
+			t, err := c.Task()
+			if err != nil {
+				return nil, nil, fmt.Errorf("train: export: %w", err)
+			}
+			e, err := envs.MakeTask(t)
+			if err != nil {
+				return nil, nil, fmt.Errorf("train: export: %w", err)
+			}
+			low, high = e.ActionLow(), e.ActionHigh()
+			e.Close()
+			prov["env_file"], prov["env_file_sha256"] = c.EnvFile, c.EnvDigest
+		}
 	}
 	if run.Algo == "" {
 		return nil, nil, fmt.Errorf("train: %s/%s names no algorithm", dir, rundir.ConfigFile)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -69,14 +70,29 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN()}
-	var err error
-	if o.env, err = envs.Make(cfg.Env); err != nil {
+	task, err := cfg.Task()
+	if err != nil {
 		return nil, err
 	}
-	if o.eval, err = envs.Make(cfg.Env); err != nil {
+	if o.env, err = envs.MakeTask(task); err != nil {
 		return nil, err
 	}
-	o.task = o.env.Task
+	if o.eval, err = envs.MakeTask(task); err != nil {
+		o.env.Close()
+		return nil, err
+	}
+	// Roll-outs' termination rule (learned: set before every roll-out).
+	rt := *task
+	switch cfg.Termination {
+	case "", "task":
+		if rt.Done == nil {
+			o.Close()
+			return nil, fmt.Errorf("train: task %s has no termination rule on observations (its rule reads values the observation leaves out): use termination learned or none", task.Name)
+		}
+	case "none", "learned":
+		rt.Done = func([]float32) bool { return false }
+	}
+	o.task = &rt
 	od, ad := o.task.ObsDim, o.task.ActDim
 	sc := cfg.sacConfig(o.env.ActionLow(), o.env.ActionHigh())
 	if o.sac, err = sac.New(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
@@ -223,6 +239,12 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	termMsg := ""
+	if o.Cfg.Termination == "learned" {
+		if termMsg, err = o.learnTermination(); err != nil {
+			return "", err
+		}
+	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
 	tr, err := o.rollPolicy(actor, o.Cfg.inferOptions(), o.Cfg.RolloutBatch,
 		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
@@ -233,8 +255,38 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	if err := o.addModel(tr, o.Cfg.ModelRetain*o.Cfg.RolloutBatch*o.rolloutLen); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)",
-		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds()), nil
+	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)%s",
+		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), termMsg), nil
+}
+
+// learnTermination fits the roll-outs' termination rule on the real
+// transitions so far (FitTermination); without a terminal among them the
+// roll-outs never terminate. The fit is deterministic, so a resumed run
+// refits the same rule from its restored buffer.
+func (o *Online) learnTermination() (string, error) {
+	terminals := 0
+	var d *datasets.Dataset
+	if o.real.Len() > 0 {
+		var err error
+		if d, err = o.real.Dataset(0); err != nil {
+			return "", fmt.Errorf("train: termination fit at step %d: %w", o.step, err)
+		}
+		for _, t := range d.Terminal {
+			if t {
+				terminals++
+			}
+		}
+	}
+	if terminals == 0 {
+		o.task.Done = func([]float32) bool { return false }
+		return "; learned termination: no terminal seen, roll-outs never terminate", nil
+	}
+	m, err := FitTermination(d)
+	if err != nil {
+		return "", fmt.Errorf("train: termination fit at step %d: %w", o.step, err)
+	}
+	o.task.Done = m.Done
+	return fmt.Sprintf("; learned termination on %d terminals (recall %.2f)", terminals, m.Recall), nil
 }
 
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds.

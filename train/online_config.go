@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -20,10 +24,21 @@ const ConfigVersion = 2
 // OnlineConfig is everything an online run (ADMPO-ON, MBPO or SAC) needs.
 // It is saved as the run directory's config.json.
 type OnlineConfig struct {
-	Env    string `json:"env"`
-	Algo   string `json:"algo"` // "admpo", "mbpo" or "sac"
-	Preset string `json:"preset"`
-	Seed   int64  `json:"seed"`
+	Env string `json:"env"`
+	// EnvFile is the absolute path of the task file a run on one
+	// (--env-file) plays, Env its task's name and EnvDigest the SHA-256 of
+	// the file's and its MJCF model's content (envs.Task.Digest): a resume
+	// or an export refuses a file that changed since.
+	EnvFile   string `json:"env_file,omitempty"`
+	EnvDigest string `json:"env_file_sha256,omitempty"`
+	// Termination is model roll-outs' termination rule: "" or "task" (the
+	// task's rule on observations), "none", or "learned" (fitted on the
+	// real transitions' terminals before every roll-out; none seen:
+	// roll-outs never terminate).
+	Termination string `json:"termination,omitempty"`
+	Algo        string `json:"algo"` // "admpo", "mbpo" or "sac"
+	Preset      string `json:"preset"`
+	Seed        int64  `json:"seed"`
 	// Version is the config format (ConfigVersion; 1 when the key is absent).
 	Version int `json:"config_version"`
 	// Steps is the number of learning env steps after the warm-up (version
@@ -305,6 +320,9 @@ func (c OnlineConfig) Validate() error {
 	p.check(c.Tau > 0 && c.Tau <= 1, "tau %v must be in (0, 1]", c.Tau)
 	p.hidden(c.Hidden)
 	p.check(c.EvalEvery > 0, "eval every %d must be positive", c.EvalEvery)
+	p.check(c.Termination == "" || slices.Contains(Terminations, c.Termination), "termination %q must be one of %s",
+		c.Termination, strings.Join(Terminations, ", "))
+	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile), "env file %q must be an absolute path", c.EnvFile)
 	c.RuntimeSettings.validate(&p)
 	if c.Algo != "sac" {
 		p.check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
@@ -324,4 +342,25 @@ func (c OnlineConfig) JSON() []byte { return configJSON(c) }
 // ModelRetain roll-out rounds at the longest scheduled length.
 func (c OnlineConfig) ModelBufferSize() int {
 	return c.ModelRetain * c.RolloutBatch * max(c.Rollout.From, c.Rollout.To)
+}
+
+// Task returns the task the run plays: the built-in task Env, or the task
+// file EnvFile, which must still have the content (EnvDigest) the run
+// started with.
+func (c OnlineConfig) Task() (*envs.Task, error) {
+	if c.EnvFile == "" {
+		return envs.Lookup(c.Env)
+	}
+	t, err := envs.LoadTaskFile(c.EnvFile)
+	if err != nil {
+		return nil, fmt.Errorf("train: the run's task file: %w", err)
+	}
+	if c.EnvDigest != "" && t.Digest != c.EnvDigest {
+		return nil, fmt.Errorf("train: the task file %s or its model %s changed since the run started (sha256 %s, now %s)",
+			c.EnvFile, t.Model, c.EnvDigest, t.Digest)
+	}
+	if t.Name != c.Env {
+		return nil, fmt.Errorf("train: the task file %s names task %q, the run %q", c.EnvFile, t.Name, c.Env)
+	}
+	return t, nil
 }

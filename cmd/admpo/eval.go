@@ -19,6 +19,7 @@ func runEval(args []string) error {
 	seed := fs.Int64("seed", 0, "seed of the first episode's reset")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go)")
 	task := fs.String("task", "", "task to play instead of the bundle's (same observation and action sizes)")
+	envFile := fs.String("env-file", "", "task file to play (default: the one a bundle trained on a task file records)")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	asJSON := fs.Bool("json", false, "print the result as JSON (every episode's return and length)")
 	video := fs.String("video", "", "write the first episode as an animated GIF to this file, rendered offscreen by MuJoCo\n"+
@@ -35,6 +36,9 @@ func runEval(args []string) error {
 	}
 	if (*bundle == "") == (*run == "") {
 		return fmt.Errorf("%w: eval needs one of --bundle and --run", errUsage)
+	}
+	if *task != "" && *envFile != "" {
+		return fmt.Errorf("%w: eval: --task and --env-file cannot both be given", errUsage)
 	}
 	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
 		return fmt.Errorf("%w: eval: --runtime %q: want ort or go", errUsage, *rt)
@@ -57,7 +61,7 @@ func runEval(args []string) error {
 		return err
 	}
 	defer p.Close()
-	cfg := evaluate.Config{Task: *task, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic}
+	cfg := evaluate.Config{Task: *task, TaskFile: *envFile, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic}
 	var rec *videoRecorder
 	if *video != "" {
 		rec = newVideoRecorder(*videoW, *videoH, *videoFPS)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/train"
 )
 
@@ -22,6 +23,7 @@ func runTrain(args []string) error {
 // onlineFlags are train online's flags.
 type onlineFlags struct {
 	env, algo, preset, out, resume, configPath *string
+	envFile, termination                       *string
 	steps                                      *int
 	seed                                       *int64
 	dryRun, tb                                 *bool
@@ -34,6 +36,11 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	fs := newFlags("train online")
 	f := &onlineFlags{}
 	f.env = fs.String("env", "hopper", "task (see: admpo envs list)")
+	f.envFile = fs.String("env-file", "", "train on the task in this file instead of --env: "+envs.TaskFileHelp+
+		"\n(the run records the file's path and SHA-256 with its model's: --resume and export need it unchanged)")
+	f.termination = fs.String("termination", "", "model roll-outs' termination rule: task (the task's rule on observations),\n"+
+		"none or learned (fitted on the terminals seen); default: task, or learned for a task file whose\n"+
+		"rule reads values the observation leaves out")
 	f.algo = fs.String("algo", "admpo", "admpo, mbpo or sac")
 	f.preset = fs.String("preset", "quick", "paper, cpu or quick")
 	f.steps = fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
@@ -69,22 +76,30 @@ func trainOnline(args []string) error {
 		if err != nil {
 			return err
 		}
-		var envName, algoName, presetName string
+		var envName, algoName, presetName, envFile, termination string
 		if err := cf.pickAll(fs, flagOrKey{&envName, "env", "env", *env}, flagOrKey{&algoName, "algo", "algo", *algo},
-			flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
+			flagOrKey{&presetName, "preset", "preset", *preset}, flagOrKey{&envFile, "env-file", "env_file", *f.envFile},
+			flagOrKey{&termination, "termination", "termination", *f.termination}); err != nil {
 			return err
 		}
-		task, err := lookupTask(envName)
+		if fs.Changed("env") && fs.Changed("env-file") {
+			return usageErr(fmt.Errorf("--env and --env-file cannot both be given"))
+		}
+		if fs.Changed("env") {
+			envFile = "" // a config file's env_file gives way to --env
+		}
+		task, err := onlineTask(envName, envFile, &termination)
 		if err != nil {
 			return err
 		}
-		cfg, err := train.Preset(presetName, task.Name, algoName, task.ActDim)
+		cfg, err := train.Preset(presetName, task.Preset, algoName, task.ActDim)
 		if err != nil {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
 		if err := layerConfig(cf, &cfg, (*plainOnline)(&cfg), func() {
 			cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
+			cfg.EnvFile, cfg.EnvDigest, cfg.Termination = task.File, task.Digest, termination
 			if fs.Changed("seed") {
 				cfg.Seed = *seed
 			}
@@ -106,6 +121,44 @@ func trainOnline(args []string) error {
 	}
 	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
+}
+
+// onlineTask returns the task a new online run plays: the task file file,
+// else the built-in task name. It resolves the roll-outs' termination rule
+// *term: "" is the task's rule or, for a task file without a rule on
+// observations, learned; "task" is recorded as "" for a built-in task.
+func onlineTask(name, file string, term *string) (*envs.Task, error) {
+	switch *term {
+	case "", "task", "none", "learned":
+	default:
+		return nil, usageErr(fmt.Errorf("--termination %q: want task, none or learned", *term))
+	}
+	if file == "" {
+		t, err := lookupTask(name)
+		if err != nil {
+			return nil, err
+		}
+		if *term == "task" {
+			*term = ""
+		}
+		// A built-in task's Preset names no base: its own presets.
+		c := *t
+		c.Preset = t.Name
+		return &c, nil
+	}
+	t, err := envs.LoadTaskFile(file)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	switch {
+	case *term == "" && t.Done == nil:
+		*term = "learned"
+	case *term == "":
+		*term = "task"
+	case *term == "task" && t.Done == nil:
+		return nil, usageErr(fmt.Errorf("--env-file %s: the termination rule reads values the observation leaves out, so model roll-outs cannot apply it: use --termination learned or none", file))
+	}
+	return t, nil
 }
 
 // statusPrinter shows a progress bar on a terminal and periodic log lines
