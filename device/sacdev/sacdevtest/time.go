@@ -1,0 +1,96 @@
+package sacdevtest
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/sacdev"
+	"github.com/admpo/admpo/sac"
+)
+
+// newBench returns a Learner at hopper's sizes with sac.New's initial
+// weights and one uploaded batch.
+func newBench(tb testing.TB, d device.Device) *sacdev.Learner {
+	tb.Helper()
+	agent, err := sac.New(obsDim, low, high, sac.DefaultConfig(actDim))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer agent.Close()
+	l, err := sacdev.New(d, ConfigOf(agent))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = l.Close() })
+	if err := l.SetWeights(AgentWeights(agent)); err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	b := randomBatch(rng)
+	if err := l.Upload(sacdev.Batch{Obs: b.Obs, Act: b.Act, Rew: b.Rew, Terminal: b.Terminal, NextObs: b.NextObs,
+		EpsNext: normals(rng, batch*actDim), Eps: normals(rng, batch*actDim)}); err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+// BenchUpdate reports the milliseconds per full SAC update (hopper's
+// sizes, batch 256) on d.
+func BenchUpdate(b *testing.B, d device.Device) {
+	l := newBench(b, d)
+	if err := l.Update(); err != nil { // warm-up: JIT, cuBLAS heuristics
+		b.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := l.Update(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/update")
+}
+
+// TimeUpdate logs the milliseconds per full SAC update over n updates on
+// d after a warm-up, and the critic loss before and after (one batch
+// repeated, so it should fall).
+func TimeUpdate(t *testing.T, d device.Device, n int) {
+	l := newBench(t, d)
+	for range 10 {
+		if err := l.Update(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := l.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for range n {
+		if err := l.Update(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	el := time.Since(start)
+	last, err := l.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: SAC update (obs %d, act %d, 256x256, batch %d): %.4f ms/update over %d updates "+
+		"(critic loss %.4f -> %.4f, alpha %.4f -> %.4f on one batch)",
+		d.Name(), obsDim, actDim, batch, el.Seconds()*1e3/float64(n), n, first.CriticLoss, last.CriticLoss,
+		first.Alpha, last.Alpha)
+	if !(last.CriticLoss < first.CriticLoss) {
+		t.Errorf("critic loss did not fall on a fixed batch: %v -> %v", first.CriticLoss, last.CriticLoss)
+	}
+}
