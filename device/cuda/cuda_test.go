@@ -76,3 +76,11 @@ func BenchmarkSACUpdate(b *testing.B) {
 	defer d.Close()
 	sacdevtest.BenchUpdate(b, d)
 }
+
+// BenchmarkSACSampleUpdate adds drawing and uploading a batch's indices and
+// noise (Learner.Sample from a device replay) to each update.
+func BenchmarkSACSampleUpdate(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	sacdevtest.BenchSampleUpdate(b, d)
+}

@@ -27,11 +27,12 @@
 //
 //	lib=$(find / -name 'libcublas.so.13' 2>/dev/null | head -1)
 //	ADMPO_GPU_TEST=1 ADMPO_CUBLAS=$lib LD_LIBRARY_PATH=$(dirname $lib) \
-//		./device.test -test.v -test.run . -test.bench 'MLPStep|SACUpdate'
+//		./device.test -test.v -test.run . -test.bench 'MLPStep|SAC'
 //
 // TestTimeMLP prints the milliseconds per device-resident MLP train step
 // (the SAC critic's shape); BenchmarkMLPStep reports the same as ms/step.
 // TestSAC checks package sacdev's full SAC update against sac.Agent on the
 // CPU; TestTimeSAC and BenchmarkSACUpdate time it (hopper's sizes, batch
-// 256) in ms/update.
+// 256) in ms/update; BenchmarkSACSampleUpdate adds uploading each batch's
+// indices and noise (sacdev.Learner.Sample from a device replay).
 package cuda

@@ -16,7 +16,9 @@
 //
 // with α the value from before the update in every loss, the actor step
 // seeing the critics just updated, and the actor and α stepped every
-// ActorEvery updates. Layouts are package models': batches row-major
+// ActorEvery updates. A batch comes from the host (Upload) or is gathered
+// on the device by index from a Replay (Sample), which uploads only the
+// indices and the noise. Layouts are package models': batches row-major
 // [batch, features], W row-major [in, out], the actor's output [mean,
 // raw log-std] and the critics' input [obs, act].
 package sacdev

@@ -70,6 +70,7 @@ type Learner struct {
 	logAlpha, alphaGrad, alphaM, alphaV, alphaLoss device.Buffer
 	// The batch and noise.
 	obs, act, rew, term, nextObs, epsNext, eps device.Buffer
+	idx                                        device.Buffer // int32 [Batch], for Sample
 	// Scratch: the actor head's outputs and saved values, the critics'
 	// input, targets, gradients and the per-row terms of the losses.
 	scale, bias, action, logp, xs, ths, critIn, y, dact device.Buffer
@@ -137,6 +138,10 @@ func New(d device.Device, cfg Config) (*Learner, error) {
 			return fail(err)
 		}
 	}
+	if l.idx, err = d.Alloc(device.Int32, b); err != nil {
+		return fail(err)
+	}
+	l.all = append(l.all, l.idx)
 	for range 6 {
 		s, err := alloc(1)
 		if err != nil {

@@ -69,3 +69,10 @@ func BenchmarkUpdate(b *testing.B) {
 	defer d.Close()
 	sacdevtest.BenchUpdate(b, d)
 }
+
+// BenchmarkSampleUpdate times Sample + Update on emu.
+func BenchmarkSampleUpdate(b *testing.B) {
+	d := emu.New()
+	defer d.Close()
+	sacdevtest.BenchSampleUpdate(b, d)
+}

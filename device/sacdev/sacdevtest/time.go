@@ -98,3 +98,47 @@ func TimeUpdate(t *testing.T, d device.Device, n int) {
 		}
 	}
 }
+
+// BenchSampleUpdate reports the milliseconds per training step as a
+// trainer would run it: fresh indices and noise drawn on the host and
+// uploaded (Learner.Sample from a device Replay of 10000 transitions),
+// then one Update.
+func BenchSampleUpdate(b *testing.B, d device.Device) {
+	l := newBench(b, d)
+	const rows = 10000
+	rng := rand.New(rand.NewSource(4))
+	r, err := sacdev.NewReplay(d, obsDim, actDim, normals(rng, rows*obsDim), normals(rng, rows*actDim),
+		normals(rng, rows), make([]float32, rows), normals(rng, rows*obsDim))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	idx := make([]int32, batch)
+	epsNext, eps := make([]float32, batch*actDim), make([]float32, batch*actDim)
+	step := func() {
+		for i := range idx {
+			idx[i] = int32(rng.Intn(rows))
+		}
+		for i := range eps {
+			epsNext[i], eps[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		if err := l.Sample(r, idx, epsNext, eps); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Update(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	step()
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		step()
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/update")
+}
