@@ -134,6 +134,86 @@ func init() {
 	def("sq_err", need(0, 1, 2), fb("pred"), fb("target"), fb("out"))
 	def("adam", need(0, 1, 2, 3), fb("p"), fb("g"), fb("m"), fb("v"),
 		fl("b1"), fl("c1"), fl("b2"), fl("c2"), fl("step"), fl("bc2_sqrt"), fl("eps"), fl("wd"))
+	// SAC (sac.cu): per-row kernels over n rows of ad action columns.
+	def("sac_head", func(n int, a args) error {
+		ad := a.int(8)
+		if ad < 1 || ad > MaxLen/2/max(n, 1) {
+			return fmt.Errorf("ad=%d: %w", ad, ErrArgs)
+		}
+		if err := need(0)(n*2*ad, a); err != nil {
+			return err
+		}
+		if err := need(1, 4, 6, 7)(n*ad, a); err != nil {
+			return err
+		}
+		if err := need(2, 3)(ad, a); err != nil {
+			return err
+		}
+		return need(5)(n, a)
+	}, fb("out"), fb("eps"), fb("scale"), fb("bias"), fb("action"), fb("logp"), fb("xs"), fb("ths"),
+		in("ad"), fl("ls_half"), fl("ls_off"), fl("logp_const"))
+	def("sac_head_grad", func(n int, a args) error {
+		ad := a.int(7)
+		if ad < 1 || ad > MaxLen/2/max(n, 1) {
+			return fmt.Errorf("ad=%d: %w", ad, ErrArgs)
+		}
+		if err := need(0, 1, 3, 4)(n*ad, a); err != nil {
+			return err
+		}
+		if err := need(2)(ad, a); err != nil {
+			return err
+		}
+		if err := need(5)(1, a); err != nil {
+			return err
+		}
+		return need(6)(n*2*ad, a)
+	}, fb("dact"), fb("eps"), fb("scale"), fb("xs"), fb("ths"), fb("log_alpha"), fb("dout"),
+		in("ad"), fl("ls_half"), fl("ls_off"), fl("inv_batch"))
+	def("sac_target", func(n int, a args) error {
+		if err := need(0, 1, 2, 3, 4, 5)(n, a); err != nil {
+			return err
+		}
+		return need(6)(1, a)
+	}, fb("y"), fb("rew"), fb("term"), fb("q1"), fb("q2"), fb("logp"), fb("log_alpha"), fl("gamma"))
+	def("sac_actor_loss", func(n int, a args) error {
+		if err := need(0, 1, 2, 4, 5, 6)(n, a); err != nil {
+			return err
+		}
+		return need(3)(1, a)
+	}, fb("q1"), fb("q2"), fb("logp"), fb("log_alpha"), fb("dq1"), fb("dq2"), fb("row_loss"), fl("inv_batch"))
+	def("sac_alpha_grad", func(n int, a args) error {
+		if n > 1 {
+			return fmt.Errorf("n=%d, want 1: %w", n, ErrArgs)
+		}
+		if a.int(4) < 1 {
+			return fmt.Errorf("count=%d: %w", a.int(4), ErrArgs)
+		}
+		return need(0, 1, 2, 3)(n, a)
+	}, fb("grad"), fb("loss"), fb("logp_sum"), fb("log_alpha"), in("count"), fl("target_entropy"))
+	def("concat_cols", func(n int, a args) error {
+		ca, cb := a.int(3), a.int(4)
+		if ca < 0 || cb < 0 || ca+cb < 1 || n%(ca+cb) != 0 {
+			return fmt.Errorf("n=%d, ca=%d, cb=%d: %w", n, ca, cb, ErrArgs)
+		}
+		rows := n / (ca + cb)
+		if err := need(0)(n, a); err != nil {
+			return err
+		}
+		if err := need(1)(rows*ca, a); err != nil {
+			return err
+		}
+		return need(2)(rows*cb, a)
+	}, fb("dst"), fb("a"), fb("b"), in("ca"), in("cb"))
+	def("take_cols", func(n int, a args) error {
+		w, scols, off := a.int(2), a.int(3), a.int(4)
+		if w < 1 || off < 0 || off+w > scols || n%w != 0 {
+			return fmt.Errorf("n=%d, w=%d, scols=%d, off=%d: %w", n, w, scols, off, ErrArgs)
+		}
+		if err := need(0)(n, a); err != nil {
+			return err
+		}
+		return need(1)(n/w*scols, a)
+	}, fb("dst"), fb("src"), in("w"), in("scols"), in("off"), in("acc"))
 }
 
 // Kernels returns every kernel, sorted by name.

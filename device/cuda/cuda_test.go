@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device/devicetest"
+	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
 
 // open returns the first GPU with pedantic cuBLAS, or skips without
@@ -50,4 +51,36 @@ func BenchmarkMLPStep(b *testing.B) {
 	d := open(b)
 	defer d.Close()
 	devicetest.BenchMLP(b, d)
+}
+
+// TestSAC runs the device's SAC learner beside sac.Agent on the CPU for
+// three updates (hopper's sizes): weights within 1e-4 of each tensor's
+// largest, losses and α within 1e-4 relatively; at most 0.1% of a tensor's
+// weights may be past that, each within two Adam steps per update (see
+// sacdevtest.Options.Outliers: near-zero gradients summed in cuBLAS's order).
+func TestSAC(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	sacdevtest.Compare(t, d, sacdevtest.Options{Tol: 1e-4, Outliers: 1e-3})
+}
+
+// TestTimeSAC prints the milliseconds per full SAC update on the GPU.
+func TestTimeSAC(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	sacdevtest.TimeUpdate(t, d, 2000)
+}
+
+func BenchmarkSACUpdate(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	sacdevtest.BenchUpdate(b, d)
+}
+
+// BenchmarkSACSampleUpdate adds drawing and uploading a batch's indices and
+// noise (Learner.Sample from a device replay) to each update.
+func BenchmarkSACSampleUpdate(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	sacdevtest.BenchSampleUpdate(b, d)
 }

@@ -16,7 +16,9 @@
 // suite of device/devicetest only with ADMPO_GPU_TEST=1.
 //
 // On a GPU host without Go, build the test binary here and take it along
-// (it links only libcuda.so.1 and glibc):
+// (the package links only libcuda.so.1 and glibc; its test binary also
+// links OpenBLAS, as admpo does, for the CPU SAC that TestSAC compares
+// with):
 //
 //	go test -c -tags admpo_cuda -o device.test ./device/cuda/
 //
@@ -25,8 +27,12 @@
 //
 //	lib=$(find / -name 'libcublas.so.13' 2>/dev/null | head -1)
 //	ADMPO_GPU_TEST=1 ADMPO_CUBLAS=$lib LD_LIBRARY_PATH=$(dirname $lib) \
-//		./device.test -test.v -test.run . -test.bench MLPStep
+//		./device.test -test.v -test.run . -test.bench 'MLPStep|SAC'
 //
 // TestTimeMLP prints the milliseconds per device-resident MLP train step
 // (the SAC critic's shape); BenchmarkMLPStep reports the same as ms/step.
+// TestSAC checks package sacdev's full SAC update against sac.Agent on the
+// CPU; TestTimeSAC and BenchmarkSACUpdate time it (hopper's sizes, batch
+// 256) in ms/update; BenchmarkSACSampleUpdate adds uploading each batch's
+// indices and noise (sacdev.Learner.Sample from a device replay).
 package cuda

@@ -34,4 +34,25 @@ var table = map[string]func(n C.int, a []any){
 		C.adam(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fl(a[4]), fl(a[5]), fl(a[6]), fl(a[7]),
 			fl(a[8]), fl(a[9]), fl(a[10]), fl(a[11]))
 	},
+	"sac_head": func(n C.int, a []any) {
+		C.sac_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
+			in(a[8]), fl(a[9]), fl(a[10]), fl(a[11]))
+	},
+	"sac_head_grad": func(n C.int, a []any) {
+		C.sac_head_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]),
+			in(a[7]), fl(a[8]), fl(a[9]), fl(a[10]))
+	},
+	"sac_target": func(n C.int, a []any) {
+		C.sac_target(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fl(a[7]))
+	},
+	"sac_actor_loss": func(n C.int, a []any) {
+		C.sac_actor_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fl(a[7]))
+	},
+	"sac_alpha_grad": func(n C.int, a []any) {
+		C.sac_alpha_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), in(a[4]), fl(a[5]))
+	},
+	"concat_cols": func(n C.int, a []any) { C.concat_cols(n, fb(a[0]), fb(a[1]), fb(a[2]), in(a[3]), in(a[4])) },
+	"take_cols": func(n C.int, a []any) {
+		C.take_cols(n, fb(a[0]), fb(a[1]), in(a[2]), in(a[3]), in(a[4]), in(a[5]))
+	},
 }

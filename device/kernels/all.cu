@@ -3,3 +3,4 @@
 #include "elementwise.cu"
 #include "nn.cu"
 #include "adam.cu"
+#include "sac.cu"
