@@ -96,10 +96,12 @@ type RuntimeSettings struct {
 	Provider        string `json:"provider"`     // ONNX Runtime provider: cpu or cuda
 }
 
-// validate checks the evaluation and checkpoint intervals.
+// validate checks the evaluation and checkpoint intervals and the
+// provider.
 func (r RuntimeSettings) validate(p *problems) {
 	p.check(r.EvalEpisodes > 0, "eval episodes %d must be positive", r.EvalEpisodes)
 	p.check(r.CheckpointEvery > 0, "checkpoint every %d must be positive", r.CheckpointEvery)
+	p.check(infer.CheckProvider(r.Provider) == nil, "provider %q must be cpu or cuda", r.Provider)
 }
 
 // inferOptions are the ONNX Runtime options of the run's roll-outs.
