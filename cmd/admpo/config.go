@@ -53,6 +53,9 @@ func readConfigFile(path string, want any) (*configFile, error) {
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--config %s: not valid JSON: %v", path, err))
 		}
+		if key := duplicateKey(b); key != "" {
+			return nil, usageErr(fmt.Errorf("--config %s: key %s appears twice (YAML files refuse this too)", path, key))
+		}
 	} else if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, usageErr(fmt.Errorf("--config %s: not valid YAML: %v", path, err))
 	}
@@ -82,6 +85,72 @@ func readConfigFile(path string, want any) (*configFile, error) {
 		top[k] = nv
 	}
 	return &configFile{path: path, keys: top}, nil
+}
+
+// duplicateKey returns the first key that appears twice in one object of
+// the JSON document b (which decodes), quoted, with the keys and indices
+// leading to its object (e.g. "termination_model"."w"), or "" when every
+// object's keys differ. encoding/json would let the last value win.
+func duplicateKey(b []byte) string {
+	type level struct {
+		keys    map[string]bool // nil: an array
+		wantKey bool
+		n       int // an array's elements so far
+		path    string
+	}
+	var stack []*level
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var key string // the last key read, while its value is being read
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if k, ok := tok.(string); ok && top != nil && top.keys != nil && top.wantKey {
+			q := top.path + fmt.Sprintf("%q", k)
+			if top.keys[k] {
+				return q
+			}
+			top.keys[k], top.wantKey, key = true, false, q
+			continue
+		}
+		// tok is a value, or the end of a container.
+		var here string // the path of this value
+		if top != nil {
+			if top.keys != nil {
+				here = key
+			} else {
+				here = fmt.Sprintf("%s[%d]", strings.TrimSuffix(top.path, "."), top.n)
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			l := &level{path: here}
+			if here != "" {
+				l.path += "."
+			}
+			if tok == json.Delim('{') {
+				l.keys, l.wantKey = map[string]bool{}, true
+			}
+			stack = append(stack, l)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return ""
+			}
+			top = stack[len(stack)-1]
+		}
+		if top != nil { // a value of top ended
+			top.wantKey = top.keys != nil
+			top.n++
+		}
+	}
 }
 
 // jsonKeys is the set of JSON keys of struct type t's fields, those of its

@@ -74,6 +74,12 @@ func runServe(args []string) error {
 	if *bundle == "" {
 		return fmt.Errorf("%w: serve needs --bundle", errUsage)
 	}
+	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
+		return fmt.Errorf("%w: serve: --runtime %q: want ort or go", errUsage, *rt)
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil {
+		return fmt.Errorf("%w: serve: --addr %q: want HOST:PORT (e.g. 127.0.0.1:8080, :8080): %v", errUsage, *addr, err)
+	}
 	opts := serve.Options{}
 	for _, g := range *public {
 		if g != "" && !slices.Contains(serve.PublicGroups, g) {

@@ -51,6 +51,9 @@ func envsRun(args []string) error {
 	if *episodes <= 0 {
 		return fmt.Errorf("%w: --episodes must be positive, got %d", errUsage, *episodes)
 	}
+	if _, err := lookupTask(*name); err != nil {
+		return err
+	}
 	e, err := envs.Make(*name)
 	if err != nil {
 		return err

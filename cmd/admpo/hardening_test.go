@@ -69,3 +69,34 @@ func TestProviderValidatedUpFront(t *testing.T) {
 	}
 	wantUsage(t, "bench rollout", runBench([]string{"rollout", "--provider", "bogus"}), "", "--provider", `"bogus"`)
 }
+
+// TestDuplicateKey checks the JSON duplicate-key finder on nested objects
+// and arrays, against paths written by hand.
+func TestDuplicateKey(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"a": 1, "b": 2}`, ""},
+		{`{"a": 1, "a": 1}`, `"a"`},
+		{`{"a": {"b": 1}, "b": {"b": 2}}`, ""},
+		{`{"a": {"b": 1, "c": [1, {"b": 0}], "b": 2}}`, `"a"."b"`},
+		{`{"x": [{"a": 1}, {"a": 2, "a": 3}]}`, `"x"[1]."a"`},
+		{`[{"a": 1}, [{"k": 1, "k": 2}]]`, `[1][0]."k"`},
+		{`{"s": "a", "t": "a", "u": ["a", "a"]}`, ""},
+		{`{"e": {}, "f": [], "e": 1}`, `"e"`},
+		{`3`, ""},
+	} {
+		if got := duplicateKey([]byte(c.doc)); got != c.want {
+			t.Errorf("duplicateKey(%s) = %s, want %s", c.doc, got, c.want)
+		}
+	}
+}
+
+// TestUsageErrorsExit2: serve's --runtime and --addr and envs run's --env
+// are usage errors (exit 2), checked before the bundle or task is opened,
+// as eval's --runtime is.
+func TestUsageErrorsExit2(t *testing.T) {
+	tmp := t.TempDir() // no bundle in it: the flags must be refused first
+	wantUsage(t, "serve --runtime bogus", runServe([]string{"--bundle", tmp, "--runtime", "bogus"}), "", `--runtime "bogus"`, "ort or go")
+	wantUsage(t, "eval --runtime bogus", runEval([]string{"--bundle", tmp, "--runtime", "bogus"}), "", `--runtime "bogus"`, "ort or go")
+	wantUsage(t, "serve --addr bogus", runServe([]string{"--bundle", tmp, "--addr", "bogus"}), "", `--addr "bogus"`, "HOST:PORT")
+	wantUsage(t, "envs run --env bogus", runEnvs([]string{"run", "--env", "bogus"}), "", `unknown task "bogus"`)
+}
