@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -28,6 +27,9 @@ type configFile struct {
 	keys map[string]any
 }
 
+// maxConfigBytes bounds a --config file (a config.json is a few KiB).
+const maxConfigBytes = 16 << 20
+
 // readConfigFile reads a config file, JSON when its name ends in .json
 // (strictly: YAML would take a trailing comma) and YAML otherwise, whose
 // top-level keys must be keys of config.json, i.e. JSON keys of the struct
@@ -38,7 +40,7 @@ func readConfigFile(path string, want any) (*configFile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxConfigBytes)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--config: %w", err))
 	}

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/admpo/admpo/internal/trainfix"
 )
@@ -99,4 +101,37 @@ func TestUsageErrorsExit2(t *testing.T) {
 	wantUsage(t, "eval --runtime bogus", runEval([]string{"--bundle", tmp, "--runtime", "bogus"}), "", `--runtime "bogus"`, "ort or go")
 	wantUsage(t, "serve --addr bogus", runServe([]string{"--bundle", tmp, "--addr", "bogus"}), "", `--addr "bogus"`, "HOST:PORT")
 	wantUsage(t, "envs run --env bogus", runEnvs([]string{"run", "--env", "bogus"}), "", `unknown task "bogus"`)
+}
+
+// TestFIFOFlagsRefused: a FIFO given as --config, --token-file,
+// --admin-token-file or --tls-cert/--tls-key is a usage error naming it,
+// not a read that blocks until something writes to the pipe.
+func TestFIFOFlagsRefused(t *testing.T) {
+	tmp := t.TempDir()
+	fifo := filepath.Join(tmp, "pipe.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("cannot make a FIFO: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"train online --config", func() error { return trainOnline([]string{"--config", fifo, "--dry-run"}) }},
+		{"train offline --config", func() error { return trainOffline([]string{"--config", fifo, "--dry-run"}) }},
+		{"serve --token-file", func() error { return runServe([]string{"--bundle", tmp, "--token-file", fifo}) }},
+		{"serve --admin-token-file", func() error { return runServe([]string{"--bundle", tmp, "--admin-token-file", fifo}) }},
+		{"serve --tls-cert", func() error { return runServe([]string{"--bundle", tmp, "--tls-cert", fifo, "--tls-key", fifo}) }},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- c.run() }()
+		select {
+		case err := <-done:
+			wantUsage(t, c.name, err, "", fifo, "not a regular file")
+		case <-time.After(10 * time.Second):
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close() // release the blocked reader
+			}
+			t.Errorf("%s: still blocked on the FIFO after 10 s", c.name)
+		}
+	}
 }
