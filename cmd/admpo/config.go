@@ -68,6 +68,15 @@ func readConfigFile(path string, want any) (*configFile, error) {
 	if !ok {
 		return nil, usageErr(fmt.Errorf("--config %s: want a mapping of config keys to values, got %s", path, yamlKind(doc)))
 	}
+	for old, cur := range train.LegacyKeys { // e.g. an offline config.json from before 2026-11-27
+		if v, ok := top[old]; ok {
+			if _, both := top[cur]; both {
+				return nil, usageErr(fmt.Errorf("--config %s: keys %q and %q (its old name) are both given: keep %q", path, cur, old, cur))
+			}
+			top[cur] = v
+			delete(top, old)
+		}
+	}
 	known := jsonKeys(reflect.TypeOf(want).Elem())
 	var unknown []string
 	for k := range top {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -133,5 +134,81 @@ func TestFIFOFlagsRefused(t *testing.T) {
 			}
 			t.Errorf("%s: still blocked on the FIFO after 10 s", c.name)
 		}
+	}
+}
+
+// TestAlphaOneKey: --alpha is config.json's "alpha" online and offline, so
+// one --config file sets it for both; an offline config.json written with
+// the old "init_alpha" still re-runs, and a file with both names is a
+// usage error. The flag-to-key tables of both commands (each checked
+// against the code by the overrides tests) give every flag the two share
+// one key.
+func TestAlphaOneKey(t *testing.T) {
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "hopper-random.hdf5")
+	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
+	write := func(name, body string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	alpha := func(what string, run func() error) float64 {
+		t.Helper()
+		out, err := captureStdout(t, run)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		var c map[string]any
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, out)
+		}
+		if _, old := c["init_alpha"]; old {
+			t.Errorf("%s: config.json still writes init_alpha", what)
+		}
+		a, _ := c["alpha"].(float64)
+		return a
+	}
+	for _, name := range []string{"alpha.json", "alpha.yaml"} {
+		body := `{"alpha": 0.37}`
+		if strings.HasSuffix(name, ".yaml") {
+			body = "alpha: 0.37\n"
+		}
+		p := write(name, body)
+		if a := alpha("online "+name, func() error { return trainOnline([]string{"--config", p, "--dry-run"}) }); a != 0.37 {
+			t.Errorf("online --config %s: alpha %v, want 0.37", name, a)
+		}
+		if a := alpha("offline "+name, func() error {
+			return trainOffline([]string{"--config", p, "--dataset", data, "--dry-run"})
+		}); a != 0.37 {
+			t.Errorf("offline --config %s: alpha %v, want 0.37", name, a)
+		}
+	}
+	// An offline config.json from before the rename (docs/results' hopper-medium ADMPO run, alpha 0.05).
+	old := filepath.Join("..", "..", "train", "testdata", "config-golden", "old", "results-offline-hopper-medium-admpo-0.json")
+	if a := alpha("old offline config.json", func() error {
+		return trainOffline([]string{"--config", old, "--dataset", data, "--dry-run"})
+	}); a != 0.05 {
+		t.Errorf("old config.json with init_alpha 0.05: alpha %v", a)
+	}
+	both := write("both.json", `{"alpha": 0.3, "init_alpha": 0.3}`)
+	wantUsage(t, "online, both names", trainOnline([]string{"--config", both, "--dry-run"}), "", `"alpha"`, `"init_alpha"`)
+	wantUsage(t, "offline, both names", trainOffline([]string{"--config", both, "--dataset", data, "--dry-run"}), "", `"alpha"`, `"init_alpha"`)
+	offline := map[string]string{}
+	for flag, key := range offlineWant {
+		offline[flag] = key
+	}
+	shared := 0
+	for flag, key := range onlineWant {
+		if k, ok := offline[flag]; ok {
+			shared++
+			if k != key {
+				t.Errorf("--%s is %q online but %q offline", flag, key, k)
+			}
+		}
+	}
+	if shared < 20 {
+		t.Errorf("only %d flags shared by train online and offline", shared)
 	}
 }
