@@ -148,6 +148,11 @@ func (m *Manifest) Validate() error {
 		if err := m.Calibration.Validate(); err != nil {
 			return err
 		}
+		if r := m.Calibration.Range; r != nil {
+			if err := r.validate(m.ObsDim); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -440,6 +440,18 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 			resp = strconv.AppendFloat(resp, rd.Percentile, 'g', -1, 64)
 			observe(h.metrics.rank, rd.Percentile/100)
 		}
+		switch {
+		case !rd.RangeChecked: // a bundle whose calibration records no range
+			resp = append(resp, `,"out_of_range":null`...)
+		case rd.OutOfRange:
+			h.metrics.outOfRange.Inc()
+			resp = append(resp, `,"out_of_range":true,"excess":`...)
+			resp = strconv.AppendFloat(resp, rd.Excess, 'g', -1, 64)
+			resp = append(resp, `,"where":`...)
+			resp = strconv.AppendQuote(resp, rd.Where)
+		default:
+			resp = append(resp, `,"out_of_range":false`...)
+		}
 		resp = append(resp, '}')
 	}
 	resp = append(resp, "}\n"...)
