@@ -212,3 +212,58 @@ func TestAlphaOneKey(t *testing.T) {
 		t.Errorf("only %d flags shared by train online and offline", shared)
 	}
 }
+
+// TestShippedPoliciesFound: collect finds the shipped policies from the
+// binary's checkout when run elsewhere, and says where it looked when
+// there are none; a --policies folder that does not exist (or a file) is
+// named as such instead of "no policy is shipped".
+func TestShippedPoliciesFound(t *testing.T) {
+	tmp := t.TempDir()
+	repo := filepath.Join(tmp, "checkout")
+	ship := filepath.Join(repo, "datasets", "behaviour")
+	if err := os.MkdirAll(filepath.Join(repo, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ship, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ship, "manifest.json"), []byte(`{"policies": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(tmp, "elsewhere")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+	defer func(e func() (string, error)) { executable = e }(executable)
+
+	executable = func() (string, error) { return filepath.Join(repo, "bin", "admpo"), nil }
+	if got, err := shippedDir("", false); err != nil || got != ship {
+		t.Errorf("binary in %s/bin, run from %s: %q, %v; want %s", repo, elsewhere, got, err, ship)
+	}
+	executable = func() (string, error) { return filepath.Join(repo, "admpo"), nil }
+	if got, err := shippedDir("", false); err != nil || got != ship {
+		t.Errorf("binary in %s: %q, %v; want %s", repo, got, err, ship)
+	}
+	executable = func() (string, error) { return filepath.Join(tmp, "go", "bin", "admpo"), nil }
+	err := runCollect([]string{"--env", "hopper", "--kind", "medium", "--size", "10", "--out", filepath.Join(tmp, "x.hdf5")})
+	if err == nil || !strings.Contains(err.Error(), "no shipped behaviour policies found") ||
+		!strings.Contains(err.Error(), filepath.Join(elsewhere, "datasets", "behaviour")) ||
+		!strings.Contains(err.Error(), filepath.Join(tmp, "go", "bin", "datasets", "behaviour")) {
+		t.Errorf("no shipped policies anywhere: %v, want the places looked at", err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{"/nonexistent", "--policies /nonexistent: the folder does not exist"},
+		{filepath.Join(ship, "manifest.json"), "is not a folder"},
+	} {
+		err := runCollect([]string{"--env", "hopper", "--kind", "medium", "--size", "10", "--policies", c.dir, "--out", filepath.Join(tmp, "y.hdf5")})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--policies %s: %v, want %q", c.dir, err, c.want)
+		}
+	}
+	// A folder without a manifest says what is missing where.
+	err = runCollect([]string{"--env", "hopper", "--kind", "medium", "--size", "10", "--policies", elsewhere, "--out", filepath.Join(tmp, "z.hdf5")})
+	if err == nil || !strings.Contains(err.Error(), "no hopper-medium policy is shipped in "+elsewhere) {
+		t.Errorf("--policies without a manifest: %v", err)
+	}
+}
