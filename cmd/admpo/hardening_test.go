@@ -5,12 +5,16 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/internal/trainfix"
+	"github.com/admpo/admpo/train"
 )
 
 // wantUsage fails unless err is a usage error (exit 2) whose message holds
@@ -265,5 +269,99 @@ func TestShippedPoliciesFound(t *testing.T) {
 	err = runCollect([]string{"--env", "hopper", "--kind", "medium", "--size", "10", "--policies", elsewhere, "--out", filepath.Join(tmp, "z.hdf5")})
 	if err == nil || !strings.Contains(err.Error(), "no hopper-medium policy is shipped in "+elsewhere) {
 		t.Errorf("--policies without a manifest: %v", err)
+	}
+}
+
+// TestMemoryEstimateRefusesWhatCannotFit: with 16 GiB of memory, sizes that
+// cannot fit are usage errors before any run directory exists, naming the
+// flag and the estimate (at least the bytes counted here by hand), while
+// every preset of every task and algorithm (offline: on a data set of
+// D4RL's largest size, 2M transitions) fits; thread counts above the CPUs
+// are refused.
+func TestMemoryEstimateRefusesWhatCannotFit(t *testing.T) {
+	defer func(f func() (int64, string)) { machineMemory = f }(machineMemory)
+	const mem = 16 << 30
+	machineMemory = func() (int64, string) { return mem, "the test's memory" }
+	total := func(parts []train.MemoryPart) (s float64) {
+		for _, p := range parts {
+			s += p.Bytes
+		}
+		return s
+	}
+	for _, preset := range []string{"paper", "cpu", "quick"} {
+		for _, env := range envs.Names() {
+			task, _ := envs.Lookup(env)
+			for _, algo := range train.Algos {
+				c, err := train.Preset(preset, env, algo, task.ActDim)
+				if err != nil {
+					continue
+				}
+				if b := total(c.MemoryParts(task.ObsDim, task.ActDim)); b > mem/2 {
+					t.Errorf("online %s %s %s: estimate %s, more than half of 16 GiB", preset, env, algo, gib(b))
+				}
+			}
+			for _, kind := range train.DatasetKinds {
+				for _, algo := range train.OfflineAlgos {
+					c, err := train.OfflinePreset(preset, env, kind, algo, task.ActDim)
+					if err != nil {
+						continue
+					}
+					if b := total(c.MemoryParts(task.ObsDim, task.ActDim, 2_000_000)); b > mem/2 {
+						t.Errorf("offline %s %s-%s %s: estimate %s, more than half of 16 GiB", preset, env, kind, algo, gib(b))
+					}
+				}
+			}
+		}
+	}
+
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "hopper-random.hdf5")
+	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
+	const huge = "1000000000"
+	for _, c := range []struct {
+		name     string
+		run      func([]string) error
+		args     []string
+		flag     string
+		atLeastB float64 // bytes the estimate must reach, counted here
+	}{
+		{"hidden", trainOnline, []string{"--hidden", "100000,100000"}, "--hidden", 3 * 1e10 * 4}, // three nets' middle layers
+		{"m", trainOnline, []string{"--m", huge}, "--m", 256 * 1e9 * 4},
+		{"batch", trainOnline, []string{"--batch", huge}, "--batch", 1e9 * 256 * 4},
+		{"adm-hidden", trainOnline, []string{"--adm-hidden", "1000000"}, "--adm-hidden", 1e12 * 4},
+		{"rollout-batch", trainOnline, []string{"--rollout-batch", huge}, "--rollout-batch", 1e9 * 4},
+		{"model-retain", trainOnline, []string{"--model-retain", huge}, "--model-retain", 1e9 * 25 * 4},
+		{"ensemble", trainOnline, []string{"--algo", "mbpo", "--ensemble", "10000000"}, "--ensemble", 1e7 * 200 * 200 * 4},
+		{"steps", trainOnline, []string{"--steps", huge}, "--steps", 1e9 * 25 * 4},
+		{"offline horizon", trainOffline, []string{"--dataset", data, "--horizon", "100000"}, "--horizon", 1e5 * 1000 * 25 * 4},
+		{"offline hidden", trainOffline, []string{"--dataset", data, "--hidden", "100000,100000"}, "--hidden", 3 * 1e10 * 4},
+	} {
+		for _, dry := range []bool{true, false} {
+			out := filepath.Join(tmp, "run-"+c.name)
+			args := append(append([]string{}, c.args...), "--out", out)
+			if dry {
+				args = append(args, "--dry-run")
+			}
+			_, err := captureStdout(t, func() error { return c.run(args) })
+			wantUsage(t, c.name, err, out, "usage: "+c.flag+": the run needs at least", "GiB of memory", "more than the 16.0 GiB of the test's memory")
+			if err == nil {
+				continue
+			}
+			i := strings.Index(err.Error(), "needs at least ")
+			gb, perr := strconv.ParseFloat(strings.Fields(err.Error()[i+len("needs at least "):])[0], 64)
+			if perr != nil || gb*(1<<30) < c.atLeastB*0.999 {
+				t.Errorf("%s: estimate %q, want at least %s", c.name, err, gib(c.atLeastB))
+			}
+		}
+	}
+	for _, flag := range []string{"--threads", "--blas-threads"} {
+		n := strconv.Itoa(runtime.NumCPU() + 1)
+		wantUsage(t, flag, trainOnline([]string{flag, n, "--dry-run"}), "", flag+" "+n, "CPUs")
+		wantUsage(t, flag, trainOffline([]string{"--dataset", data, flag, huge, "--dry-run"}), "", flag+" "+huge, "CPUs")
+	}
+	if _, err := captureStdout(t, func() error {
+		return trainOnline([]string{"--blas-threads", strconv.Itoa(runtime.NumCPU()), "--dry-run"})
+	}); err != nil {
+		t.Errorf("--blas-threads NumCPU: %v", err)
 	}
 }

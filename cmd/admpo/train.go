@@ -94,6 +94,9 @@ func trainOnline(args []string) error {
 		}, ov, onlineFields(&cfg)); err != nil {
 			return err
 		}
+		if err := checkResources(fs, cfg.MemoryParts(task.ObsDim, task.ActDim), cfg.Threads, cfg.BLASThreads); err != nil {
+			return err
+		}
 		if *dryRun {
 			_, err := os.Stdout.Write(cfg.JSON())
 			return err
