@@ -365,3 +365,26 @@ func TestMemoryEstimateRefusesWhatCannotFit(t *testing.T) {
 		t.Errorf("--blas-threads NumCPU: %v", err)
 	}
 }
+
+// TestResumeLongerChecksMemory: --resume --steps that would grow the real
+// replay buffer beyond the memory is refused like a new run's size, and the
+// run is left as it was.
+func TestResumeLongerChecksMemory(t *testing.T) {
+	defer func(f func() (int64, string)) { machineMemory = f }(machineMemory)
+	machineMemory = func() (int64, string) { return 16 << 30, "the test's memory" }
+	dir := filepath.Join(t.TempDir(), "run")
+	run := []string{"--algo", "sac", "--preset", "quick", "--steps", "20", "--warmup", "20", "--hidden", "8,8",
+		"--batch", "8", "--updates-per-step", "1", "--eval-every", "20", "--eval-episodes", "1", "--checkpoint-every", "20", "--out", dir}
+	if _, err := captureStdout(t, func() error { return trainOnline(run) }); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = captureStdout(t, func() error { return trainOnline([]string{"--resume", dir, "--steps", "1000000000"}) })
+	wantUsage(t, "resume --steps 1e9", err, "", "usage: --steps: the run needs at least", "more than the 16.0 GiB")
+	if after, _ := os.ReadFile(filepath.Join(dir, "config.json")); string(after) != string(before) {
+		t.Errorf("the refused resume changed config.json:\n%s", after)
+	}
+}

@@ -161,6 +161,9 @@ func resumeRun[R interface{ Close() }](fs *pflag.FlagSet, dir, lengthFlag string
 	if fs.Changed(lengthFlag) {
 		if err := setLength(r, length); err != nil {
 			r.Close()
+			if errors.Is(err, errUsage) { // it names the flag itself
+				return zero, err
+			}
 			return zero, usageErr(fmt.Errorf("--%s %d: %w", lengthFlag, length, err))
 		}
 	}

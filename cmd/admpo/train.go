@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/train"
 )
 
@@ -60,7 +61,18 @@ func trainOnline(args []string) error {
 	var o *train.Online
 	var err error
 	if *resume != "" {
-		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, (*train.Online).SetSteps); err != nil {
+		// A longer run grows the real replay buffer: check that it fits first.
+		setSteps := func(o *train.Online, n int) error {
+			c := o.Cfg
+			c.Steps = n
+			if task, err := envs.Lookup(c.Env); err == nil {
+				if err := checkResources(fs, c.MemoryParts(task.ObsDim, task.ActDim), c.Threads, c.BLASThreads); err != nil {
+					return err
+				}
+			}
+			return o.SetSteps(n)
+		}
+		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, setSteps); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
