@@ -388,3 +388,25 @@ func TestResumeLongerChecksMemory(t *testing.T) {
 		t.Errorf("the refused resume changed config.json:\n%s", after)
 	}
 }
+
+// TestMSweepChecksMemory: experiment m-sweep refuses sizes that cannot fit
+// (its --m list's largest value included) before running anything.
+func TestMSweepChecksMemory(t *testing.T) {
+	defer func(f func() (int64, string)) { machineMemory = f }(machineMemory)
+	machineMemory = func() (int64, string) { return 16 << 30, "the test's memory" }
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "hopper-random.hdf5")
+	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--horizon", "100000"}, "--horizon"},
+		{[]string{"--m", "1,1000000000"}, "--m"},
+	} {
+		out := filepath.Join(tmp, "sweep")
+		args := append([]string{"m-sweep", "--dataset", data, "--env", "hopper", "--kind", "random", "--out", out}, c.args...)
+		_, err := captureStdout(t, func() error { return runExperiment(args) })
+		wantUsage(t, "m-sweep "+strings.Join(c.args, " "), err, out, "usage: "+c.flag+": the run needs at least")
+	}
+}
