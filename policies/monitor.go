@@ -103,7 +103,11 @@ func (mo *Monitor) Uncertainty(obs, acts []float32) (Reading, error) {
 			return Reading{}, err
 		}
 		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return Reading{}, fmt.Errorf("policies: %w: U^ADM is %v for this history of finite values (it is probably far outside the training data)", ErrNonFinite, u)
+			why := "it is probably far outside the training data"
+			if r.OutOfRange {
+				why = fmt.Sprintf("its %s lies outside the calibrated range by %.3g times the range's width", r.Where, r.Excess)
+			}
+			return Reading{}, fmt.Errorf("policies: %w: U^ADM is %v for this history of finite values (%s)", ErrNonFinite, u, why)
 		}
 		r.U = u
 	}

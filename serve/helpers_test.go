@@ -85,11 +85,11 @@ func (f *fixture) open(t testing.TB, opts policies.Options) *policies.Policy {
 // testRange is the observation range newFixtureRange's calibration records.
 var testRange = policies.InputRange{ObsLow: []float64{-1, -2, -1, -1, -1}, ObsHigh: []float64{1, 2, 1, 1, 3}}
 
-// newFixtureRange is newFixture with an ADM whose calibration records
+// newFixtureRange is newFixtureStd with an ADM whose calibration records
 // testRange as the data's observation range.
-func newFixtureRange(t testing.TB) *fixture {
+func newFixtureRange(t testing.TB, admStd float32) *fixture {
 	t.Helper()
-	f := newFixture(t, true)
+	f := newFixtureStd(t, true, admStd)
 	b, err := policies.ReadBundle(f.dir)
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ func postMonitored(t *testing.T, h *Handler, obs []float32, histObs, histAct [][
 // the metrics; a bundle without a recorded range says null.
 func TestMonitorOutOfRangeNeverFalls(t *testing.T) {
 	ortskip.IfMissing(t)
-	h := New(newFixtureRange(t).open(t, policies.Options{}), Options{})
+	h := New(newFixtureRange(t, 0).open(t, policies.Options{}), Options{})
 	histObs := [][]float32{{0.5, -1, 0, 0.25, 2}}
 	histAct := [][]float32{{0, -1, 1}}
 	sweep := []float64{1, 1 + 1e-5, 1.001, 1.1, 1.5, 2, 3, 10, 100, 1e3, 1e4, 1e6, 1e8, 1e10, 1e15, 1e20, 1e25, 1e30}
@@ -121,5 +121,19 @@ func TestMonitorOutOfRangeNeverFalls(t *testing.T) {
 	rec := do(t, old, "POST", "/v1/act", "", fmt.Sprintf(`{"obs":[1e30,0,0,0,0],"history":{"obs":[[0,0,0,0,0]],"act":[[0,0,0]]}}`))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"out_of_range":null`) {
 		t.Fatalf("bundle without a range: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestNonFiniteUADMOutOfRange: when U^ADM overflows for a history outside
+// the calibrated range, the 422 says which value lies outside.
+func TestNonFiniteUADMOutOfRange(t *testing.T) {
+	ortskip.IfMissing(t)
+	h := New(newFixtureRange(t, 1e-3).open(t, policies.Options{}), Options{})
+	huge := `[3e38,-3e38,3e38,-3e38,3e38]`
+	rec := do(t, h, "POST", "/v1/act", "", `{"obs":[0,0,0,0,0],"history":{"obs":[`+huge+`,`+huge+`],"act":[[1,0,2],[0,0,0]]}}`)
+	var e struct{ Error string }
+	if rec.Code != 422 || json.Unmarshal(rec.Body.Bytes(), &e) != nil ||
+		!strings.Contains(e.Error, "non-finite") || !strings.Contains(e.Error, "observation value 0 at step 1 of the last 3 lies outside the calibrated range") {
+		t.Fatalf("%d %s, want a 422 naming the value outside the range", rec.Code, rec.Body)
 	}
 }
