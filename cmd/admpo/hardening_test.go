@@ -410,3 +410,38 @@ func TestMSweepChecksMemory(t *testing.T) {
 		wantUsage(t, "m-sweep "+strings.Join(c.args, " "), err, out, "usage: "+c.flag+": the run needs at least")
 	}
 }
+
+// TestFIFODataRefused: a FIFO as train offline's --dataset or convert's
+// --in is an error naming it, not a hang, and makes no run directory.
+func TestFIFODataRefused(t *testing.T) {
+	tmp := t.TempDir()
+	fifo := filepath.Join(tmp, "hopper-medium.hdf5")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("cannot make a FIFO: %v", err)
+	}
+	out := filepath.Join(tmp, "run")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"train offline --dataset", func() error { return trainOffline([]string{"--dataset", fifo, "--out", out}) }},
+		{"convert --in", func() error { return runConvert([]string{"--in", fifo, "--out", out}) }},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- c.run() }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s FIFO: %v, want an error naming it as not a regular file", c.name, err)
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Errorf("%s FIFO: %s was made", c.name, out)
+			}
+		case <-time.After(10 * time.Second):
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			t.Errorf("%s FIFO: still blocked after 10 s", c.name)
+		}
+	}
+}
