@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"strconv"
 	"time"
@@ -159,5 +160,30 @@ func CalibrateUADM(b *policies.Bundle, hist *buffer.Replay, n int, seed int64) (
 	if len(us) == 0 {
 		return nil, errors.New("train: export: no sampled history has two states or more (episodes of one step?): U^ADM cannot be calibrated")
 	}
-	return policies.Calibrate(us)
+	cal, err := policies.Calibrate(us)
+	if err != nil {
+		return nil, err
+	}
+	cal.Range = obsRange(hist)
+	return cal, nil
+}
+
+// obsRange is the range of every observation and next observation in hist
+// (the data the ADM was trained on), which the monitor checks inputs
+// against.
+func obsRange(hist *buffer.Replay) *policies.InputRange {
+	od := hist.ObsDim
+	r := &policies.InputRange{ObsLow: make([]float64, od), ObsHigh: make([]float64, od)}
+	for j := range od {
+		r.ObsLow[j], r.ObsHigh[j] = math.Inf(1), math.Inf(-1)
+	}
+	for k := range hist.Len() {
+		t := hist.At(k)
+		for _, o := range [][]float32{t.Obs, t.NextObs} {
+			for j, x := range o {
+				r.ObsLow[j], r.ObsHigh[j] = min(r.ObsLow[j], float64(x)), max(r.ObsHigh[j], float64(x))
+			}
+		}
+	}
+	return r
 }

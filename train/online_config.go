@@ -85,10 +85,15 @@ type OnlineConfig struct {
 var legacyOnline = OnlineConfig{Version: 1, ActorEvery: 1, Alpha: 0.2, AutoAlpha: true, ModelSettings: legacyModel}
 
 // UnmarshalJSON reads a config.json; keys it lacks keep the values that
-// reproduce the run as the code that wrote it ran it (legacyOnline).
+// reproduce the run as the code that wrote it ran it (legacyOnline), and
+// old key names (LegacyKeys) are read as their new ones.
 func (c *OnlineConfig) UnmarshalJSON(b []byte) error {
 	type plain OnlineConfig
 	p := plain(legacyOnline)
+	b, err := renameLegacyKeys(b)
+	if err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}

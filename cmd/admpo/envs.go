@@ -67,6 +67,9 @@ func envsRun(args []string) error {
 			return err
 		}
 	} else {
+		if _, err := lookupTask(*name); err != nil {
+			return err
+		}
 		var err error
 		if e, err = envs.Make(*name); err != nil {
 			return err

@@ -67,7 +67,18 @@ func trainOnline(args []string) error {
 	var o *train.Online
 	var err error
 	if *resume != "" {
-		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, (*train.Online).SetSteps); err != nil {
+		// A longer run grows the real replay buffer: check that it fits first.
+		setSteps := func(o *train.Online, n int) error {
+			c := o.Cfg
+			c.Steps = n
+			if task, err := envs.Lookup(c.Env); err == nil {
+				if err := checkResources(fs, c.MemoryParts(task.ObsDim, task.ActDim), c.Threads, c.BLASThreads); err != nil {
+					return err
+				}
+			}
+			return o.SetSteps(n)
+		}
+		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, setSteps); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
@@ -107,6 +118,9 @@ func trainOnline(args []string) error {
 				cfg.Steps = *steps
 			}
 		}, ov, onlineFields(&cfg)); err != nil {
+			return err
+		}
+		if err := checkResources(fs, cfg.MemoryParts(task.ObsDim, task.ActDim), cfg.Threads, cfg.BLASThreads); err != nil {
 			return err
 		}
 		if *dryRun {
