@@ -33,7 +33,8 @@ type EnsembleFitConfig struct {
 	Reinit        bool      // re-draw the weights before fitting (MBPO keeps training: false)
 	// OnEpoch, when set, is called after every epoch with its point of
 	// FitReport.Curve.
-	OnEpoch func(FitEpoch) // Resume, when set, snapshots the fit and continues it from
+	OnEpoch func(FitEpoch)
+	// Resume, when set, snapshots the fit and continues it from
 	// Resume.From (see FitResume).
 	Resume *FitResume
 }
