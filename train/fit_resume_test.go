@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/rundir"
 )
@@ -185,4 +187,65 @@ func csvNoWall(t *testing.T, path string) [][]string {
 		}
 	}
 	return rows
+}
+
+// TestOfflineFitResumeFromOldCheckpoint: a checkpoint written inside the
+// model fit by an admpo without fit snapshots (no "fit" section, no
+// FitEpoch in the state; its random sources and model from before the fit)
+// still resumes: the fit starts afresh and the run ends identical to an
+// uninterrupted one.
+func TestOfflineFitResumeFromOldCheckpoint(t *testing.T) {
+	ortskip.IfMissing(t)
+	cfg := fitResumeConfig(t, "admpo", Fixtures.RandomHopperFile(t, 600))
+	wantDir, want := offStraightRun(t, cfg)
+	dir := filepath.Join(t.TempDir(), "b")
+	o, err := NewOffline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopIn(t, o, 3)
+	path := rundir.Dir(dir).Checkpoint()
+	f, err := ckpt.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := ckpt.New()
+	for _, name := range f.Names() {
+		switch b, err := f.Bytes(name); {
+		case name == fitSection:
+		case name == "state":
+			var st map[string]any
+			if err := json.Unmarshal(b, &st); err != nil || st["FitEpoch"] != 3.0 {
+				t.Fatalf("state %s (%v): want FitEpoch 3", b, err)
+			}
+			delete(st, "FitEpoch")
+			if b, err = json.Marshal(st); err != nil {
+				t.Fatal(err)
+			}
+			old.PutBytes(name, b)
+		case err == nil:
+			old.PutBytes(name, b)
+		default:
+			v, err := f.F32(name, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old.PutF32(name, v)
+		}
+	}
+	if slices.Contains(old.Names(), fitSection) || len(old.Names()) != len(f.Names())-1 {
+		t.Fatalf("sections %v from %v", old.Names(), f.Names())
+	}
+	if err := old.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	c := resumed(t, ResumeOffline, dir)
+	if c.fitted || c.FitInterruptedAt() != 0 {
+		t.Fatalf("resumed fitted %v, fit snapshot at epoch %d; want a fit to start afresh", c.fitted, c.FitInterruptedAt())
+	}
+	if first := finish(t, c); first != 1 {
+		t.Fatalf("the fit started at epoch %d, want 1", first)
+	}
+	offSameRun(t, offCapture(c), want)
+	sameLogs(t, dir, wantDir)
 }
