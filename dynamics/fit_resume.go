@@ -57,7 +57,7 @@ type fitProgress struct {
 	Epoch, Pos int
 	Steps      int // Adam steps of Epoch so far (ADM)
 	TotalStart int // Adam steps of the fit before Epoch
-	Total      int // Adam steps of the fit so far
+	Total      int // Adam steps of the fit so far (ensemble: with all of Epoch's)
 	Since      int // epochs without improvement
 	Seconds    float64
 	RNG        []byte // the fit's source at the start of Epoch
@@ -159,7 +159,11 @@ func SnapshotInfo(snap []byte) (FitSnapshotInfo, error) {
 	if err != nil {
 		return FitSnapshotInfo{}, err
 	}
-	return FitSnapshotInfo{Epoch: p.Epoch, AdamSteps: p.Total, Curve: slices.Clone(p.Curve)}, nil
+	done := p.Total
+	if p.Kind == "ensemble" { // its Total counts the whole epoch from its start
+		done = p.TotalStart + p.Pos
+	}
+	return FitSnapshotInfo{Epoch: p.Epoch, AdamSteps: done, Curve: slices.Clone(p.Curve)}, nil
 }
 
 // interrupted wraps the fit's ctx error (which callers test with

@@ -182,8 +182,8 @@ func TestFitSnapshotRefusesOtherData(t *testing.T) {
 			t.Fatalf("%s: interrupted fit: %v, snapshot %d bytes", c.name, err, len(snap))
 		}
 		info, err := SnapshotInfo(snap)
-		if err != nil || info.Epoch < 1 || info.AdamSteps < 1 {
-			t.Fatalf("%s: snapshot info %+v, %v", c.name, info, err)
+		if err != nil || info.Epoch < 1 || info.AdamSteps != 5 { // five Err calls pass: stopped before the sixth step
+			t.Fatalf("%s: snapshot info %+v, %v; want 5 Adam steps done", c.name, info, err)
 		}
 		rs.From = snap
 		for _, o := range resumeCases(other, ls.obs, ls.act) {
