@@ -55,8 +55,13 @@ func (d *ADM) M() int { return d.Model.Cfg.M }
 
 // Fit re-initialises and trains the ADM on the real data.
 func (d *ADM) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+	return d.FitResumable(ctx, real, maxSteps, rng, nil)
+}
+
+// FitResumable is Fit with the snapshots of r (nil: none).
+func (d *ADM) FitResumable(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand, r *FitResume) (FitReport, error) {
 	fc := d.FitCfg
-	fc.MaxTotalSteps = maxSteps
+	fc.MaxTotalSteps, fc.Resume = maxSteps, r
 	rep, err := FitADM(ctx, d.Model, real, fc, rng)
 	if err != nil {
 		return FitReport{}, err

@@ -7,5 +7,8 @@
 //
 // The models' checkpoint sections (adm/..., ensemble/...) are part of
 // admpo's run format: old checkpoints must keep loading, so their names and
-// contents do not change.
+// contents do not change. An unfinished fit's snapshot (FitResume) is a
+// ckpt container of its own ("progress", gob-encoded; "model/...",
+// "best/..."; "adam/m/<i>", "adam/v/<i>") that the offline run stores as
+// one section of its checkpoint.
 package dynamics

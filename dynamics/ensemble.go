@@ -37,8 +37,13 @@ func (d *Ensemble) M() int { return 1 }
 
 // Fit trains the ensemble on the real data and re-selects the elites.
 func (d *Ensemble) Fit(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand) (FitReport, error) {
+	return d.FitResumable(ctx, real, maxSteps, rng, nil)
+}
+
+// FitResumable is Fit with the snapshots of r (nil: none).
+func (d *Ensemble) FitResumable(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand, r *FitResume) (FitReport, error) {
 	fc := d.FitCfg
-	fc.MaxTotalSteps = maxSteps
+	fc.MaxTotalSteps, fc.Resume = maxSteps, r
 	rep, err := FitEnsemble(ctx, d.Model, real, fc, rng)
 	if err != nil {
 		return FitReport{}, err

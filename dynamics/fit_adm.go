@@ -9,6 +9,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
 
@@ -56,6 +57,9 @@ type ADMFitConfig struct {
 	// OnEpoch, when set, is called after every epoch with its point of
 	// FitReport.Curve.
 	OnEpoch func(FitEpoch)
+	// Resume, when set, snapshots the fit and continues it from
+	// Resume.From (see FitResume).
+	Resume *FitResume
 }
 
 // DefaultADMFitConfig returns the reference implementation's fit settings.
@@ -439,7 +443,8 @@ func seqRange(lo, hi int) []int {
 // scaled by its variance (targetScale); training stops after Patience
 // epochs without improvement of it (or MaxEpochs) and the best weights are
 // kept. A cancelled ctx stops the fit within one Adam step and returns
-// ctx's error; m is then left part-trained.
+// ctx's error; m is then left part-trained. With fc.Resume the fit hands out
+// snapshots and continues from one (FitResume).
 func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitConfig, rng *rand.Rand) (ADMFitReport, error) {
 	var rep ADMFitReport
 	c := m.Cfg
@@ -453,19 +458,38 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	if err != nil {
 		return rep, err
 	}
-	if !fc.WarmStart {
-		fresh, err := models.NewADM(c, rng)
-		if err != nil {
-			return rep, err
-		}
-		if err := m.CopyFrom(fresh); err != nil {
-			return rep, err
-		}
-	}
-	if err := fitNormalizer(data, &m.Norm); err != nil {
+	rs := fc.Resume
+	if err := rs.check(); err != nil {
 		return rep, err
 	}
-	g, err := models.NewADMTrainGraph(m, fc.Batch, fc.Dropout, rng.Int63())
+	var from *ckpt.File
+	var pr *fitProgress
+	if rs != nil && rs.From != nil {
+		if from, pr, err = decodeSnapshot(rs.From, "adm", data.Len()); err != nil {
+			return rep, err
+		}
+		if err := models.GetADMInto(from, "model", m); err != nil {
+			return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
+		}
+	} else {
+		if !fc.WarmStart {
+			fresh, err := models.NewADM(c, rng)
+			if err != nil {
+				return rep, err
+			}
+			if err := m.CopyFrom(fresh); err != nil {
+				return rep, err
+			}
+		}
+		if err := fitNormalizer(data, &m.Norm); err != nil {
+			return rep, err
+		}
+	}
+	var seed int64
+	if pr == nil {
+		seed = rng.Int63()
+	}
+	g, err := models.NewADMTrainGraph(m, fc.Batch, fc.Dropout, seed)
 	if err != nil {
 		return rep, err
 	}
@@ -480,7 +504,43 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	bestMSE := math.Inf(1)
 	since, total := 0, 0
 	start := time.Now()
-	for epoch := 1; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
+	first := 1
+	if pr != nil {
+		if err := models.GetADMInto(from, "best", best); err != nil {
+			return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
+		}
+		if err := restoreAdam(from, pr, opt); err != nil {
+			return rep, err
+		}
+		if err := rs.Source.UnmarshalBinary(pr.RNG); err != nil {
+			return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
+		}
+		g.SetDropoutState(pr.Dropout)
+		bestMSE, rep.Best, since, total = pr.BestMSE, pr.Best, pr.Since, pr.TotalStart
+		rep.History, rep.Curve = pr.ADMHistory, pr.Curve
+		start = start.Add(-time.Duration(pr.Seconds * float64(time.Second)))
+		first = pr.Epoch
+	}
+	// snapshot encodes the fit's state in epoch before the batch at pos.
+	var nllSum, wSum float64
+	steps, totalStart := 0, 0
+	snapshot := func(epoch, pos int, rngState []byte) ([]byte, error) {
+		p := &fitProgress{Kind: "adm", DataN: data.Len(), Epoch: epoch, Pos: pos, Steps: steps, TotalStart: totalStart,
+			Total: total, Since: since, Seconds: time.Since(start).Seconds(), RNG: rngState, Dropout: g.DropoutState(),
+			NLLSum: nllSum, WSum: wSum, BestMSE: bestMSE, Best: rep.Best, ADMHistory: rep.History, Curve: rep.Curve}
+		return encodeSnapshot(p, opt, func(f *ckpt.File) error {
+			if err := models.PutADM(f, "model", m); err != nil {
+				return err
+			}
+			return models.PutADM(f, "best", best)
+		})
+	}
+	for epoch := first; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
+		nllSum, wSum, steps, totalStart = 0, 0, 0, total
+		rngState, err := rs.epochStart(epoch, first, func(st []byte) ([]byte, error) { return snapshot(epoch, 0, st) })
+		if err != nil {
+			return rep, err
+		}
 		perm := rng.Perm(split.nTrain)
 		for p := 1; p < fc.EpochPasses; p++ {
 			perm = append(perm, rng.Perm(split.nTrain)...)
@@ -491,11 +551,13 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		if left := fc.MaxTotalSteps - total; fc.MaxTotalSteps > 0 && len(perm) > left*fc.Batch {
 			perm = perm[:left*fc.Batch]
 		}
-		var nllSum, wSum float64
-		steps := 0
-		for lo := 0; lo < len(perm); lo += fc.Batch {
+		lo0 := 0
+		if pr != nil && epoch == first { // continue the snapshot's epoch
+			lo0, steps, total, nllSum, wSum = pr.Pos, pr.Steps, pr.Total, pr.NLLSum, pr.WSum
+		}
+		for lo := lo0; lo < len(perm); lo += fc.Batch {
 			if err := ctx.Err(); err != nil {
-				return rep, fmt.Errorf("dynamics: ADM fit stopped in epoch %d: %w", epoch, err)
+				return rep, rs.interrupted("ADM", epoch, err, func() ([]byte, error) { return snapshot(epoch, lo, rngState) })
 			}
 			chunk := perm[lo:min(lo+fc.Batch, len(perm))]
 			if err := split.fill(sb, chunk, true); err != nil {

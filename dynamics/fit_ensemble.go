@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
 
@@ -32,6 +34,9 @@ type EnsembleFitConfig struct {
 	// OnEpoch, when set, is called after every epoch with its point of
 	// FitReport.Curve.
 	OnEpoch func(FitEpoch)
+	// Resume, when set, snapshots the fit and continues it from
+	// Resume.From (see FitResume).
+	Resume *FitResume
 }
 
 // DefaultEnsembleFitConfig returns MBPO's fit settings.
@@ -184,7 +189,8 @@ func (tr *transitions) memberMSE(e *models.Ensemble, i int, rows []int, s *model
 // members with the lowest holdout MSE become e.Elites.
 //
 // A cancelled ctx stops the fit within one Adam step and returns ctx's
-// error; e is then left part-trained.
+// error; e is then left part-trained. With fc.Resume the fit hands out
+// snapshots and continues from one (FitResume).
 func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, fc EnsembleFitConfig, rng *rand.Rand) (EnsembleFitReport, error) {
 	var rep EnsembleFitReport
 	if data.ObsDim != e.ObsDim || data.ActDim != e.ActDim {
@@ -205,17 +211,43 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 	if tr.n-hold < 1 || hold < 1 {
 		return rep, fmt.Errorf("dynamics: ensemble fit needs train and holdout data, have %d transitions", tr.n)
 	}
-	perm := rng.Perm(tr.n)
-	holdRows, trainRows := perm[:hold], perm[hold:]
-	if fc.Reinit {
-		fresh := models.NewEnsemble(e.ObsDim, e.ActDim, nm, hiddenSizes(&e.Members[0]), rng)
-		for i := range e.Members {
-			if err := e.CopyMember(i, fresh, i); err != nil {
+	rs := fc.Resume
+	if err := rs.check(); err != nil {
+		return rep, err
+	}
+	var from *ckpt.File
+	var pr *fitProgress
+	var splitRNG []byte
+	if rs != nil {
+		if rs.From != nil {
+			if from, pr, err = decodeSnapshot(rs.From, "ensemble", tr.n); err != nil {
 				return rep, err
 			}
+			if err := rs.Source.UnmarshalBinary(pr.SplitRNG); err != nil {
+				return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
+			}
+		}
+		if splitRNG, err = rs.Source.MarshalBinary(); err != nil {
+			return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
 		}
 	}
-	tr.fitNormalizerRows(trainRows, &e.Norm)
+	perm := rng.Perm(tr.n)
+	holdRows, trainRows := perm[:hold], perm[hold:]
+	if pr != nil {
+		if err := restoreEnsemble(from, "model", e); err != nil {
+			return rep, err
+		}
+	} else {
+		if fc.Reinit {
+			fresh := models.NewEnsemble(e.ObsDim, e.ActDim, nm, hiddenSizes(&e.Members[0]), rng)
+			for i := range e.Members {
+				if err := e.CopyMember(i, fresh, i); err != nil {
+					return rep, err
+				}
+			}
+		}
+		tr.fitNormalizerRows(trainRows, &e.Norm)
+	}
 	g, err := models.NewEnsembleTrainGraph(e, fc.Batch, fc.Decay)
 	if err != nil {
 		return rep, err
@@ -231,7 +263,48 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 	rep.HoldoutCount = hold
 	since, total := 0, 0
 	start := time.Now()
-	for epoch := 1; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
+	first := 1
+	if pr != nil {
+		if err := restoreEnsemble(from, "best", best); err != nil {
+			return rep, err
+		}
+		if err := restoreAdam(from, pr, opt); err != nil {
+			return rep, err
+		}
+		if len(pr.BestMSEs) != nm || len(pr.TrainNLL) != nm {
+			return rep, fmt.Errorf("dynamics: fit snapshot of %d members, the ensemble has %d", len(pr.BestMSEs), nm)
+		}
+		if err := rs.Source.UnmarshalBinary(pr.RNG); err != nil {
+			return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
+		}
+		copy(bestMSE, pr.BestMSEs)
+		since, total = pr.Since, pr.TotalStart
+		rep.History, rep.Curve = pr.EnsHistory, pr.Curve
+		start = start.Add(-time.Duration(pr.Seconds * float64(time.Second)))
+		first = pr.Epoch
+	}
+	// snapshot encodes the fit's state in epoch before step pos, the
+	// epoch's train NLL sums so far in nll.
+	totalStart := 0
+	snapshot := func(epoch, pos int, nll []float64, rngState []byte) ([]byte, error) {
+		p := &fitProgress{Kind: "ensemble", DataN: tr.n, Epoch: epoch, Pos: pos, TotalStart: totalStart, Total: total,
+			Since: since, Seconds: time.Since(start).Seconds(), RNG: rngState, SplitRNG: splitRNG,
+			TrainNLL: slices.Clone(nll), BestMSEs: bestMSE, EnsHistory: rep.History, Curve: rep.Curve}
+		return encodeSnapshot(p, opt, func(f *ckpt.File) error {
+			if err := models.PutEnsemble(f, "model", e); err != nil {
+				return err
+			}
+			return models.PutEnsemble(f, "best", best)
+		})
+	}
+	for epoch := first; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
+		totalStart = total
+		rngState, err := rs.epochStart(epoch, first, func(st []byte) ([]byte, error) {
+			return snapshot(epoch, 0, make([]float64, nm), st)
+		})
+		if err != nil {
+			return rep, err
+		}
 		orders := make([][]int, nm)
 		for i := range orders {
 			o := rng.Perm(len(trainRows))
@@ -249,9 +322,16 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 		}
 		total += steps
 		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm), Steps: steps}
-		for s := 0; s < steps; s++ {
+		s0 := 0
+		if pr != nil && epoch == first { // continue the snapshot's epoch
+			s0 = pr.Pos
+			copy(ep.TrainNLL, pr.TrainNLL)
+		}
+		for s := s0; s < steps; s++ {
 			if err := ctx.Err(); err != nil {
-				return rep, fmt.Errorf("dynamics: ensemble fit stopped in epoch %d: %w", epoch, err)
+				return rep, rs.interrupted("ensemble", epoch, err, func() ([]byte, error) {
+					return snapshot(epoch, s, ep.TrainNLL, rngState)
+				})
 			}
 			for i := range orders {
 				rows := orders[i][s*fc.Batch : min((s+1)*fc.Batch, len(orders[i]))]
@@ -350,4 +430,26 @@ func ensembleCurvePoint(ep EnsembleEpoch, steps, elites int) FitEpoch {
 		hl += v / float64(elites)
 	}
 	return FitEpoch{Epoch: ep.Epoch, AdamSteps: steps, TrainLoss: tl, HoldoutLoss: hl, StopMetric: hl, Seconds: ep.Seconds}
+}
+
+// restoreEnsemble copies the ensemble stored under prefix of a fit
+// snapshot (members, bounds, normaliser, elites) into e's existing slices,
+// which the fit's graph is built over.
+func restoreEnsemble(f *ckpt.File, prefix string, e *models.Ensemble) error {
+	s, err := models.GetEnsemble(f, prefix)
+	if err != nil {
+		return fmt.Errorf("dynamics: fit snapshot: %w", err)
+	}
+	if len(s.Members) != len(e.Members) || len(s.Norm.Mean) != len(e.Norm.Mean) {
+		return fmt.Errorf("dynamics: fit snapshot ensemble of %d members, the model has %d", len(s.Members), len(e.Members))
+	}
+	for i := range e.Members {
+		if err := e.CopyMember(i, s, i); err != nil {
+			return fmt.Errorf("dynamics: fit snapshot: %w", err)
+		}
+	}
+	copy(e.Norm.Mean, s.Norm.Mean)
+	copy(e.Norm.Std, s.Norm.Std)
+	e.Elites = s.Elites
+	return nil
 }

@@ -156,6 +156,14 @@ func (a *ADMGraph) Run() error {
 	return nil
 }
 
+// DropoutState is the state of the training graph's dropout generator:
+// with SetDropoutState, a checkpointed fit draws the masks it would have
+// drawn had it never stopped.
+func (a *ADMGraph) DropoutState() uint64 { return a.rng.state }
+
+// SetDropoutState restores a state DropoutState returned.
+func (a *ADMGraph) SetDropoutState(s uint64) { a.rng.state = s }
+
 // LossValue returns the last run's loss and NLL (training graphs only).
 func (a *ADMGraph) LossValue() (loss, nll float32, err error) {
 	if a.Loss == nil {

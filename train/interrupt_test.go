@@ -61,6 +61,16 @@ func (d *armingDynamics) Fit(ctx context.Context, real *buffer.Replay, maxSteps 
 	return d.Model.Fit(ctx, real, maxSteps, rng)
 }
 
+// FitResumable arms ctx as Fit does, for models whose fit snapshots.
+func (d *armingDynamics) FitResumable(ctx context.Context, real *buffer.Replay, maxSteps int, rng *rand.Rand, r *dynamics.FitResume) (dynamics.FitReport, error) {
+	d.fits++
+	if d.fits == d.round && d.stage == "fit" {
+		d.ctx.arm(1)
+		d.armedInStage = true
+	}
+	return d.Model.(dynamics.Resumable).FitResumable(ctx, real, maxSteps, rng, r)
+}
+
 func (d *armingDynamics) Roller(opts infer.Options) (infer.Roller, error) {
 	if d.fits == d.round && d.stage == "rollout" && !d.armedInStage {
 		d.ctx.arm(0)

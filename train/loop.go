@@ -164,8 +164,10 @@ func stopIfCancelled(ctx context.Context, checkpoint func() error) error {
 // it completes (the dynamics model, the random sources, the last fit) is put
 // back as it was, the checkpoint is written (stopIfCancelled) and
 // ErrInterrupted returned. A resumed run then redoes the whole round from the
-// same state, as if never stopped. A round must change nothing else until its
-// last step can no longer fail (the model buffer is filled last).
+// same state, as if never stopped (the offline model fit instead keeps the
+// fit's snapshot for the checkpoint and continues from it: Offline.fit). A
+// round must change nothing else until its last step can no longer fail
+// (the model buffer is filled last).
 func (l *loop) interruptibleRound(ctx context.Context, checkpoint func() error,
 	round func(context.Context) (string, error)) (string, error) {
 	before := ckpt.New()

@@ -45,7 +45,19 @@ type Offline struct {
 	fitCurve  []dynamics.FitEpoch // the model fit's epochs so far (model_fit.csv)
 	fitLogErr error               // the first error writing model_fit.csv during the fit
 	olog      *offlineLog
+
+	// FitCheckpointEvery is the least time between two checkpoints inside
+	// the model fit (at epoch starts; 0: at every epoch). An interrupt
+	// checkpoints the fit where it stands whatever this is.
+	FitCheckpointEvery time.Duration
+	fitSnap            []byte    // the unfinished model fit's last snapshot (nil: none)
+	fitSnapEpoch       int       // the epoch fitSnap continues in
+	fitMark            time.Time // when the fit's time was last added to time.Fit
 }
+
+// DefaultFitCheckpointEvery is Offline.FitCheckpointEvery of a new or
+// resumed run.
+const DefaultFitCheckpointEvery = 10 * time.Minute
 
 // NewOffline prepares a fresh run in dir on the data set file named by
 // cfg.Dataset. Nothing is written unless the data set is valid and the run
@@ -110,7 +122,7 @@ var Terminations = []string{"task", "none", "learned"}
 func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
-	o := &Offline{Cfg: cfg, Dir: dir, lastScore: math.NaN(), lastBC: math.NaN()}
+	o := &Offline{Cfg: cfg, Dir: dir, lastScore: math.NaN(), lastBC: math.NaN(), FitCheckpointEvery: DefaultFitCheckpointEvery}
 	data, err := datasets.Read(cfg.Dataset)
 	if err != nil {
 		return nil, err
@@ -299,21 +311,70 @@ func (o *Offline) RunTo(ctx context.Context, stop int) error {
 func (o *Offline) status(msg string) { o.report(o.Cfg.TotalSteps(), o.lastScore, o.Cfg.Horizon, msg) }
 
 // fit trains the dynamics model once on the whole data set (until ctx is
-// cancelled: see interruptibleRound).
+// cancelled: see interruptibleRound). A resumable model's fit continues
+// from the checkpoint's snapshot (fitSnap), writes a checkpoint with a new
+// one at epoch starts every FitCheckpointEvery and keeps the one it hands
+// out when ctx is cancelled, for the checkpoint interruptibleRound writes.
 func (o *Offline) fit(ctx context.Context) (string, error) {
 	t0 := time.Now()
+	o.fitMark = t0
+	defer func() { o.time.Fit += time.Since(o.fitMark).Seconds() }()
 	o.fitCurve, o.fitLogErr = nil, nil
-	rep, err := o.dyn.Fit(ctx, o.real, 0, o.rng)
-	o.time.Fit += time.Since(t0).Seconds()
+	var (
+		rep  dynamics.FitReport
+		err  error
+		cont string
+	)
+	if r, ok := o.dyn.(dynamics.Resumable); ok {
+		if o.fitSnap != nil {
+			info, err := dynamics.SnapshotInfo(o.fitSnap)
+			if err != nil {
+				return "", fmt.Errorf("train: model fit: %w", err)
+			}
+			o.fitCurve = info.Curve
+			cont = fmt.Sprintf(" (continued at epoch %d, Adam step %d)", info.Epoch, info.AdamSteps)
+			o.status("model fit: continuing at epoch " + strconv.Itoa(info.Epoch) + " from the checkpoint")
+		}
+		last := time.Now()
+		rs := &dynamics.FitResume{Source: o.srcs.loop, From: o.fitSnap,
+			Due: func(int) bool { return time.Since(last) >= o.FitCheckpointEvery },
+			Save: func(snap []byte, epoch int, interrupted bool) error {
+				o.fitSnap, o.fitSnapEpoch = snap, epoch
+				if interrupted {
+					return nil // interruptibleRound writes the checkpoint
+				}
+				last = time.Now()
+				o.time.Fit += last.Sub(o.fitMark).Seconds()
+				o.fitMark = last
+				if err := o.Checkpoint(); err != nil {
+					return err
+				}
+				o.status(fmt.Sprintf("model fit: checkpoint written before epoch %d", epoch))
+				return nil
+			}}
+		rep, err = r.FitResumable(ctx, o.real, 0, o.rng, rs)
+	} else {
+		rep, err = o.dyn.Fit(ctx, o.real, 0, o.rng)
+	}
 	if err != nil {
 		return "", fmt.Errorf("train: model fit: %w", err)
 	}
 	if o.fitLogErr != nil {
 		return "", o.fitLogErr
 	}
-	o.lastFit, o.fitted = rep, true
-	return fmt.Sprintf("model fit: %d epochs, holdout MSE %.5f, per k %s (%.1fs)", rep.Epochs, rep.HoldoutLoss,
+	o.lastFit, o.fitted, o.fitSnap, o.fitSnapEpoch = rep, true, nil, 0
+	return fmt.Sprintf("model fit: %d epochs%s, holdout MSE %.5f, per k %s (%.1fs)", rep.Epochs, cont, rep.HoldoutLoss,
 		fmtFloats(rep.HoldoutPerK), time.Since(t0).Seconds()), nil
+}
+
+// FitInterruptedAt is the epoch the unfinished model fit continues in when
+// the run resumes (0: no fit snapshot is kept: the fit is done, or starts
+// afresh).
+func (o *Offline) FitInterruptedAt() int {
+	if o.fitted || o.fitSnap == nil {
+		return 0
+	}
+	return o.fitSnapEpoch
 }
 
 // fitEpoch reports a model fit epoch (the fit takes minutes to hours on

@@ -25,19 +25,29 @@ type offlineState struct {
 	HasModel  bool
 	DataN     int
 	DataSum   uint32
+	// FitEpoch is the epoch in which the unfinished model fit, whose
+	// snapshot is the "fit" section, continues (absent: no snapshot).
+	FitEpoch int `json:",omitempty"`
 }
+
+// fitSection is the checkpoint section that holds the snapshot of an
+// unfinished model fit (dynamics.FitResume).
+const fitSection = "fit"
 
 // Checkpoint writes the whole run state to DIR/checkpoint.ckpt atomically:
 // counters, SAC (or BC), the fitted model, the model buffer and the random
-// sources. The data set is not copied: a resume reloads the file and checks
-// its checksum.
+// sources; during the model fit, the fit's last snapshot. The data set is
+// not copied: a resume reloads the file and checks its checksum.
 func (o *Offline) Checkpoint() error {
 	st := offlineState{Step: o.step, Fitted: o.fitted, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, LastBC: nanPtr(o.lastBC),
 		LastRoll: o.lastRoll, LastScore: nanPtr(o.lastScore), Evals: o.evals, Wall: o.wall(), Time: o.time,
-		HasModel: o.model != nil, DataN: o.real.Len(), DataSum: o.dataSum}
+		HasModel: o.model != nil, DataN: o.real.Len(), DataSum: o.dataSum, FitEpoch: o.FitInterruptedAt()}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error {
 		if o.bc != nil {
 			o.bc.Save(f)
+		}
+		if st.FitEpoch > 0 {
+			f.PutBytes(fitSection, o.fitSnap)
 		}
 		return nil
 	})
@@ -75,12 +85,26 @@ func (o *Offline) restore(f *ckpt.File) error {
 	o.step, o.fitted, o.lastFit, o.lastSAC, o.lastBC = st.Step, st.Fitted, fitFromJSON(st.LastFit), st.LastSAC, fromPtr(st.LastBC)
 	o.lastRoll, o.lastScore, o.evals, o.wallBefore = st.LastRoll, fromPtr(st.LastScore), st.Evals, st.Wall
 	o.time = st.Time
-	return o.restoreNets(f, st.HasModel, func() error {
+	if err := o.restoreNets(f, st.HasModel, func() error {
 		if o.bc != nil {
 			return o.bc.Load(f)
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	if st.Fitted || st.FitEpoch == 0 { // a checkpoint from before fit snapshots has none: the fit starts afresh
+		return nil
+	}
+	snap, err := f.Bytes(fitSection)
+	if err != nil {
+		return fmt.Errorf("the state names a model fit snapshot at epoch %d: %w", st.FitEpoch, err)
+	}
+	if _, err := dynamics.SnapshotInfo(snap); err != nil {
+		return err
+	}
+	o.fitSnap, o.fitSnapEpoch = snap, st.FitEpoch
+	return nil
 }
 
 // SetEpochs makes a resumed run's length n epochs: n must leave the run at

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/bitexact"
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/rundir"
 )
@@ -174,6 +176,7 @@ type offState struct {
 	step, updates, adamT, modelN, evals int
 	logAlpha                            float64
 	model, actor, critic                []float32
+	dyn                                 []byte // the dynamics model's checkpoint sections, encoded
 }
 
 func offCapture(o *Offline) offState {
@@ -185,6 +188,13 @@ func offCapture(o *Offline) offState {
 	if o.model != nil {
 		s.modelN = o.model.Len()
 		_, s.model = ring(o.model, "obs", "rew", "next")
+	}
+	if o.dyn != nil {
+		f := ckpt.New()
+		if err := o.dyn.Save(f); err != nil {
+			panic(err) // a test helper: the fitted model always saves
+		}
+		s.dyn = f.Encode()
 	}
 	for _, l := range o.sac.Actor.Net.Layers {
 		s.actor = append(s.actor, l.W...)
@@ -270,6 +280,9 @@ func offSameRun(t *testing.T, got, want offState) {
 	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT ||
 		got.modelN != want.modelN || got.evals != want.evals || got.logAlpha != want.logAlpha {
 		t.Fatalf("counters differ:\n got %+v\nwant %+v", got.counters(), want.counters())
+	}
+	if !bytes.Equal(got.dyn, want.dyn) {
+		t.Fatalf("the dynamics models differ (%d and %d bytes encoded)", len(got.dyn), len(want.dyn))
 	}
 	bitexact.Same(t, "model buffer", got.model, want.model)
 	bitexact.Same(t, "actor weights", got.actor, want.actor)

@@ -127,6 +127,10 @@ func runToEnd(r trainingRun, dir string, total int, unit string) error {
 	start := time.Now()
 	err := r.Run(ctx)
 	if errors.Is(err, train.ErrInterrupted) {
+		if f, ok := r.(interface{ FitInterruptedAt() int }); ok && f.FitInterruptedAt() > 0 {
+			fmt.Printf("\ninterrupted in the model fit at epoch %d: checkpoint written; continue with --resume %s\n", f.FitInterruptedAt(), dir)
+			return err
+		}
 		fmt.Printf("\ninterrupted at %s %d: checkpoint written; continue with --resume %s\n", unit, r.Step(), dir)
 		return err
 	}
