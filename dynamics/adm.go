@@ -86,14 +86,9 @@ func (d *ADM) Roller(opts infer.Options) (infer.Roller, error) {
 		}
 		return infer.OpenADMIncremental(b, opts)
 	case "direct", "":
-		// The packed form runs each plan's own k GRU steps (not all m); ONNX
-		// Runtime's CUDA provider crashes on it, so CUDA gets the unrolled
-		// form (the same results, all m steps per plan).
-		form := onnx.ADMPacked
-		if opts.CUDA() {
-			form = onnx.ADMUnrolled
-		}
-		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: form, Dropout: d.RolloutDropout}, d.meta())
+		// The packed form runs each plan's own k GRU steps (not all m), on
+		// the CPU and the CUDA provider alike.
+		b, err := onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMPacked, Dropout: d.RolloutDropout}, d.meta())
 		if err != nil {
 			return nil, err
 		}

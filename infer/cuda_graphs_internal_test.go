@@ -1,41 +1,81 @@
 package infer
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 
-	"github.com/admpo/admpo/onnx/schema"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
 )
 
-// TestCUDARefusesCrashingGraphs: with the CUDA provider the packed ADM graph
-// and the ADM step graph are refused with an error naming the way out; the
-// unrolled and GRU-op graphs, the actor and every graph on the CPU pass.
-func TestCUDARefusesCrashingGraphs(t *testing.T) {
-	adm := func(form string) map[string]string {
-		return map[string]string{schema.MetaModel: schema.KindADM, schema.MetaADMForm: form}
+// sliceGraph returns a one-Slice graph over x [batch, 3]: its end is
+// Shape(x)'s first value (computed in the graph) when computed, else an
+// initializer; constNode makes it a Constant node's output instead (a
+// float one: the graphs are only read here, never run).
+func sliceGraph(t *testing.T, computed, constNode bool) []byte {
+	t.Helper()
+	g := onnx.NewGraph("slice", "")
+	x := g.Input("x", onnx.Float, onnx.Batch, onnx.Fixed(3))
+	zero := g.Int64s("zero", []int64{1}, []int64{0})
+	end := g.Int64s("end", []int64{1}, []int64{2})
+	switch {
+	case computed:
+		end = g.Op("Shape", []string{x}, onnx.AttrInt("end", 1))
+	case constNode:
+		end = g.Op("Constant", nil, onnx.AttrTensor("value", []int64{1}, []float32{2}))
 	}
-	step := map[string]string{schema.MetaModel: schema.KindADMStep}
+	g.Output(g.Op("Slice", []string{x, zero, end, zero}), "y", onnx.Float, onnx.Batch, onnx.Fixed(3))
+	b, err := g.Model(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCUDARefusesDataDependentSlice: with the CUDA provider a graph with a
+// Slice whose bounds are computed in the graph (the packed and step graphs
+// before their rewrite) is refused with an error naming the Slice and the
+// way out; Slices with initializer or Constant bounds, every ADM graph form
+// and the step graph exported now, and every graph on the CPU pass; bytes
+// that are no model are an error.
+func TestCUDARefusesDataDependentSlice(t *testing.T) {
 	cuda, cpu := Options{Provider: "CUDA"}, Options{}
-	for _, c := range []struct {
-		name string
-		opts Options
-		meta map[string]string
-		want string // "" for no error, else a part of the message
-	}{
-		{"cuda packed", cuda, adm("packed"), "unrolled form"},
-		{"cuda step", cuda, step, "direct engine"},
-		{"cuda unrolled", cuda, adm("unrolled"), ""},
-		{"cuda gru", cuda, adm("gru"), ""},
-		{"cuda actor", cuda, map[string]string{schema.MetaModel: "actor"}, ""},
-		{"cpu packed", cpu, adm("packed"), ""},
-		{"cpu step", cpu, step, ""},
-	} {
-		err := cudaRunsGraph(c.opts, c.meta)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%s: unexpected error %v", c.name, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s: error %v, want one that says %q", c.name, err, c.want)
+	if err := cudaRunsGraph(cuda, sliceGraph(t, true, false)); err == nil || !strings.Contains(err.Error(), "export the graph again") || !strings.Contains(err.Error(), "Slice") {
+		t.Errorf("cuda, computed Slice end: error %v, want a refusal", err)
+	}
+	if err := cudaRunsGraph(cpu, sliceGraph(t, true, false)); err != nil {
+		t.Errorf("cpu, computed Slice end: %v", err)
+	}
+	if err := cudaRunsGraph(cuda, sliceGraph(t, false, false)); err != nil {
+		t.Errorf("cuda, initializer Slice end: %v", err)
+	}
+	if err := cudaRunsGraph(cuda, sliceGraph(t, false, true)); err != nil {
+		t.Errorf("cuda, Constant Slice end: %v", err)
+	}
+	if err := cudaRunsGraph(cuda, []byte{0xff, 0xff}); err == nil || !strings.Contains(err.Error(), "reading the graph") {
+		t.Errorf("cuda, not a model: error %v", err)
+	}
+	a, err := models.NewADM(models.ADMConfig{ObsDim: 5, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 2, M: 3}, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []float64{0, 0.1} {
+		for _, f := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled, onnx.ADMPacked} {
+			b, err := onnx.ExportADM(a, onnx.ADMOptions{Form: f, Dropout: p}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cudaRunsGraph(cuda, b); err != nil {
+				t.Errorf("cuda, %v dropout %v: %v", f, p, err)
+			}
+		}
+		b, err := onnx.ExportADMStepWith(a, onnx.ADMStepOptions{Dropout: p}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cudaRunsGraph(cuda, b); err != nil {
+			t.Errorf("cuda, step dropout %v: %v", p, err)
 		}
 	}
 }

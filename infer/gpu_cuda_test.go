@@ -40,8 +40,8 @@ func gpuEnvInt(name string) int {
 }
 
 // gpuForm is the direct engine's ADM graph form under test: ADMPO_GPU_FORM
-// = unrolled (default), gru or packed (refused with CUDA: it crashed ONNX
-// Runtime 1.29's CUDA provider on an H100).
+// = unrolled (default), gru or packed (crashed ONNX Runtime 1.29's CUDA
+// provider until its rewrite without data-dependent Slice).
 func gpuForm() onnx.ADMForm {
 	switch os.Getenv("ADMPO_GPU_FORM") {
 	case "packed":
@@ -53,8 +53,8 @@ func gpuForm() onnx.ADMForm {
 }
 
 // gpuEngine reports whether ADMPO_GPU_ENGINES (comma-separated; default
-// direct: the incremental engine's graph is refused with CUDA) selects the
-// engine.
+// direct; direct,incremental adds the step graph, which crashed the CUDA
+// provider until its rewrite) selects the engine.
 func gpuEngine(name string) bool {
 	v := os.Getenv("ADMPO_GPU_ENGINES")
 	if v == "" {

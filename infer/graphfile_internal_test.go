@@ -12,7 +12,6 @@ import (
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/admpo/admpo/internal/npz"
 )
@@ -469,31 +468,4 @@ func opTypes(model []byte) ([]string, error) {
 		ops = append(ops, string(t[0]))
 	}
 	return ops, nil
-}
-
-// protoFields returns the payloads of the length-delimited fields num of b.
-func protoFields(b []byte, num protowire.Number) ([][]byte, error) {
-	var out [][]byte
-	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, protowire.ParseError(l)
-		}
-		b = b[l:]
-		if n == num && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return nil, protowire.ParseError(m)
-			}
-			out = append(out, v)
-			b = b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(n, typ, b)
-		if m < 0 {
-			return nil, protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return out, nil
 }

@@ -86,7 +86,7 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int, opt
 	if err != nil {
 		return nil, err
 	}
-	if err := cudaRunsGraph(opts, meta); err != nil {
+	if err := cudaRunsGraph(opts, model); err != nil {
 		return nil, err
 	}
 	so, err := ort.NewSessionOptions()

@@ -1,8 +1,6 @@
 package onnx
 
 import (
-	"math"
-
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx/schema"
 )
@@ -56,14 +54,23 @@ func admStepGraph(g *Graph, m *models.ADM, opts ADMStepOptions) map[string]strin
 	obsN := normalize(g, obs, m.Norm.Mean[:c.ObsDim], m.Norm.Std[:c.ObsDim])
 	actN := normalize(g, act, m.Norm.Mean[c.ObsDim:], m.Norm.Std[c.ObsDim:])
 
-	// Rows [0, n0) continue from hidden, rows [n0, batch) start from zero.
-	axis0 := g.Int64s("axis", []int64{1}, []int64{0})
-	zero := g.Int64s("zero", []int64{1}, []int64{0})
-	n0 := g.Op("Slice", []string{g.Op("Shape", []string{hidden}), g.Int64s("one", []int64{1}, []int64{1}),
-		g.Int64s("two", []int64{1}, []int64{2})})
-	end := g.Int64s("end", []int64{1}, []int64{math.MaxInt64})
-	rowsCont := func(x string) string { return g.Op("Slice", []string{x, zero, n0, axis0}) }
-	rowsFresh := func(x string) string { return g.Op("Slice", []string{x, n0, end, axis0}) }
+	// Rows [0, n0) continue from hidden, rows [n0, batch) start from zero;
+	// n0 is hidden's dimension 1. Both sets are Gathers by NonZero indices,
+	// not Slices by n0: ONNX Runtime 1.29's CUDA provider crashes on a Slice
+	// whose bounds are not initializers. A row is fresh when its number
+	// 1..batch, a CumSum of ones over obs's rows (Where over IsNaN gives ones
+	// for any value, NaN included), exceeds n0.
+	axis0 := g.Int64s("axis", nil, []int64{0})
+	// n0 is [1], not a scalar: scripts/gpu_bisect.py feeds captured
+	// intermediates back as tensors, and onnxruntime_go makes none of rank 0.
+	n0 := g.Op("Gather", []string{g.Op("Shape", []string{hidden}), g.Int64s("dim", []int64{1}, []int64{1})}, AttrInt("axis", 0))
+	col := g.Op("Gather", []string{obs, g.Int64s("col", nil, []int64{0})}, AttrInt("axis", 1))
+	one := g.Int64s("one", nil, []int64{1})
+	ones := g.Op("Where", []string{g.Op("IsNaN", []string{col}), one, one})
+	fresh := g.Op("Greater", []string{g.Op("CumSum", []string{ones, axis0}), n0})
+	contIdx, freshIdx := rowIndices(g, g.Op("Not", []string{fresh})), rowIndices(g, fresh)
+	rowsCont := func(x string) string { return g.Op("Gather", []string{x, contIdx}, AttrInt("axis", 0)) }
+	rowsFresh := func(x string) string { return g.Op("Gather", []string{x, freshIdx}, AttrInt("axis", 0)) }
 
 	var xc, xf string
 	outs := make([]string, c.Layers)

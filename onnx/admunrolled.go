@@ -139,18 +139,29 @@ func gruSteps(g *Graph, m *models.ADM, obsN, actN string, rowsAt func(x string, 
 }
 
 // packedStack is the unrolled GRU in which every row runs only its own
-// number of steps. The rows are ordered by length, longest first (TopK), so
-// that the rows still running at step j are a prefix of the batch whose
-// size n_j = #{b: lengths[b] > j} the graph counts; step j then works on
-// that prefix only. It returns the top layer's output at each row's last
-// step, [batch, H] in the sorted order, the permutation that restores
-// the input order (Gather with it along axis 0) and the sorting order itself
-// (sorted row i is input row order[i]).
+// number of steps. The rows are ordered by length, longest first, so that
+// the rows still running at step j (lengths > j) are a prefix of the batch;
+// step j then works on that prefix only. It returns the top layer's output
+// at each row's last step, [batch, H] in the sorted order, the permutation
+// that restores the input order (Gather with it along axis 0) and the
+// sorting order itself (sorted row i is input row order[i]).
+//
+// The graph has no data-dependent Slice and no TopK over values that can
+// tie (ONNX Runtime 1.29's CUDA provider crashes on the first and orders
+// ties differently from the CPU): the order concatenates, from length m
+// down to 1, the ascending row indices of each length (NonZero), a stable
+// sort; the rows of step j and those ending there are Gathers by NonZero
+// indices; the inverse permutation is a TopK over the order, whose values
+// are distinct. lc must be clamped to 1..m.
 func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort, order string) {
 	c := m.Cfg
 	l64 := g.Op("Cast", []string{lc}, AttrInt("to", int64(Int64)))
-	order = g.OpN("TopK", []string{l64, g.Op("Shape", []string{l64})}, 2,
-		AttrInt("axis", 0), AttrInt("largest", 1), AttrInt("sorted", 1))[1]
+	step := func(j int) string { return g.Int64s("step", nil, []int64{int64(j)}) }
+	buckets := make([]string, 0, c.M)
+	for k := c.M; k >= 1; k-- {
+		buckets = append(buckets, rowIndices(g, g.Op("Equal", []string{l64, step(k)})))
+	}
+	order = g.Op("Concat", buckets, AttrInt("axis", 0))
 	// The positions that sort order ascending are its inverse permutation.
 	unsort = g.OpN("TopK", []string{order, g.Op("Shape", []string{order})}, 2,
 		AttrInt("axis", 0), AttrInt("largest", 0), AttrInt("sorted", 1))[1]
@@ -158,41 +169,40 @@ func packedStack(g *Graph, m *models.ADM, obsN, actN, lc string) (top, unsort, o
 	actS := g.Op("Gather", []string{actN, order}, AttrInt("axis", 1))
 	lenS := g.Op("Gather", []string{l64, order}, AttrInt("axis", 0))
 
-	// n[j] = rows with length > j, as an int64 [1] tensor; n[0] is the batch.
-	zero := g.Int64s("zero", []int64{1}, []int64{0})
-	axis0 := g.Int64s("axis", []int64{1}, []int64{0})
-	n := make([]string, c.M+1)
-	for j := 0; j <= c.M; j++ {
-		switch {
-		case j == 0:
-			n[j] = g.Op("Shape", []string{lenS})
-		case j == c.M:
-			n[j] = zero
-		default:
-			gt := g.Op("Greater", []string{lenS, g.Int64s("step", nil, []int64{int64(j)})})
-			n[j] = g.Op("ReduceSum", []string{g.Op("Cast", []string{gt}, AttrInt("to", int64(Int64))), axis0},
-				AttrInt("keepdims", 1))
-		}
+	// running[j]: the sorted rows with length > j, [0, n_j); step 0 runs all.
+	running := make([]string, c.M)
+	for j := 1; j < c.M; j++ {
+		running[j] = rowIndices(g, g.Op("Greater", []string{lenS, step(j)}))
 	}
-	rowsAt := func(x string, j int) string { // rows [0, n[j]) of x [*, C]; step 0 runs them all
+	rowsAt := func(x string, j int) string {
 		if j == 0 {
 			return x
 		}
-		return g.Op("Slice", []string{x, zero, n[j], axis0})
+		return g.Op("Gather", []string{x, running[j]}, AttrInt("axis", 0))
 	}
 	xs := gruSteps(g, m, obsS, actS, rowsAt)
-	// Sorted rows [n[j+1], n[j]) end at step j: concatenate from the longest.
+	// The sorted rows of length j+1, [n_{j+1}, n_j), end at step j: their
+	// positions in the full sorted batch are their rows in xs[j], which
+	// holds rows [0, n_j). Concatenate from the longest.
 	parts := make([]string, 0, c.M)
 	for j := c.M - 1; j >= 0; j-- {
 		if j == c.M-1 {
 			parts = append(parts, xs[j])
 			continue
 		}
-		parts = append(parts, g.Op("Slice", []string{xs[j], n[j+1], n[j], axis0}))
+		ends := rowIndices(g, g.Op("Equal", []string{lenS, step(j + 1)}))
+		parts = append(parts, g.Op("Gather", []string{xs[j], ends}, AttrInt("axis", 0)))
 	}
 	top = parts[0]
 	if len(parts) > 1 {
 		top = g.Op("Concat", parts, AttrInt("axis", 0))
 	}
 	return top, unsort, order
+}
+
+// rowIndices returns the positions where the bool vector cond holds, as
+// int64 [count], ascending (NonZero, whose output has data-dependent size
+// and no input in host memory).
+func rowIndices(g *Graph, cond string) string {
+	return g.Op("Squeeze", []string{g.Op("NonZero", []string{cond}), int64s(g, "axes", 0)})
 }

@@ -2,6 +2,7 @@ package onnx_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -131,4 +132,45 @@ func (w *stepWant) check(t *testing.T, outs map[string]output) {
 	expect(t, outs, schema.NextObsMean, []int64{B, int64(c.ObsDim)}, w.next, tol)
 	expect(t, outs, schema.RewardMean, []int64{B, 1}, w.rew, tol)
 	expect(t, outs, schema.LogVar, []int64{B, int64(c.ObsDim + 1)}, w.lvars, tol)
+}
+
+// TestADMStepNaNRowStaysInItsRow: a NaN in the first obs column of a
+// continuing and of a fresh row (the column the graph counts rows over)
+// leaves every other row's outputs at the reference and makes the two
+// rows' hidden_out NaN, as a NaN input does in the reference step.
+func TestADMStepNaNRowStaysInItsRow(t *testing.T) {
+	ortskip.IfMissing(t)
+	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
+	m, model := stepModel(t, 16, cfg)
+	const batch, n0 = 11, 7
+	rng := rand.New(rand.NewSource(17))
+	obs := randVec(rng, batch*cfg.ObsDim, 1)
+	act := randVec(rng, batch*cfg.ActDim, 1)
+	hidden := randVec(rng, cfg.Layers*n0*cfg.Hidden, 0.5)
+	nan := map[int]bool{2: true, 9: true}
+	for b := range nan {
+		obs[b*cfg.ObsDim] = float32(math.NaN())
+	}
+	outs := runStep(t, model, cfg, hidden, batch, obs, act)
+	want := newStepWant(cfg, batch)
+	for b := 0; b < batch; b++ {
+		hs := testfix.ADMHidden(m)
+		if b < n0 {
+			for l := range hs {
+				hs[l] = testfix.F64(hidden[(l*n0+b)*cfg.Hidden : (l*n0+b+1)*cfg.Hidden])
+			}
+		}
+		want.addRow(m, b, hs, obs[b*cfg.ObsDim:(b+1)*cfg.ObsDim], act[b*cfg.ActDim:(b+1)*cfg.ActDim])
+	}
+	got := outs[schema.HiddenOut]
+	if len(got.data) != len(want.hidden) {
+		t.Fatalf("hidden_out has %d values, want %d", len(got.data), len(want.hidden))
+	}
+	for i, w := range want.hidden {
+		b := i / cfg.Hidden % batch
+		g := float64(got.data[i])
+		if nan[b] != math.IsNaN(g) || !nan[b] && math.Abs(g-w) > tol*(1+math.Abs(w)) {
+			t.Fatalf("hidden_out[%d] (row %d): %v, want %v", i, b, g, w)
+		}
+	}
 }
