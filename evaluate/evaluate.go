@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"time"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/policies"
 )
@@ -26,6 +28,9 @@ type Config struct {
 	// episode's index and the task's env (e.g. to render it); an error
 	// stops the evaluation.
 	OnStep func(episode int, e *envs.Env) error
+	// Timeout bounds a remote environment's connection and answers (0:
+	// remote.DefaultTimeout).
+	Timeout time.Duration
 }
 
 // Result is an evaluation's outcome.
@@ -53,7 +58,9 @@ type Score struct {
 	Std  float64 `json:"std"`
 }
 
-// Run plays cfg.Episodes episodes of p in its task (or cfg.Task).
+// Run plays cfg.Episodes episodes of p in its task (or cfg.Task): a
+// built-in task, or a remote environment's address (tcp://HOST:PORT,
+// unix:///PATH), whose server must be running.
 func Run(p *policies.Policy, cfg Config) (*Result, error) {
 	if cfg.Episodes <= 0 {
 		return nil, fmt.Errorf("evaluate: %d episodes (want > 0)", cfg.Episodes)
@@ -65,10 +72,22 @@ func Run(p *policies.Policy, cfg Config) (*Result, error) {
 	if task == "" {
 		return nil, errors.New("evaluate: the bundle names no task: give one")
 	}
+	if remote.IsAddress(task) {
+		e, err := remote.Make(task, cfg.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		return play(p, e, task, cfg)
+	}
 	e, err := envs.Make(task)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: the bundle's task %q is not a built-in task (a policy trained on your own data cannot be played here; name a task): %w", task, err)
 	}
+	return play(p, e, task, cfg)
+}
+
+// play runs the evaluation in e (closed at the end).
+func play(p *policies.Policy, e *envs.Env, task string, cfg Config) (*Result, error) {
 	defer e.Close()
 	if e.Task.ObsDim != p.ObsDim() || e.Task.ActDim != p.ActDim() {
 		return nil, fmt.Errorf("evaluate: task %s has %d observation and %d action values, the policy %d and %d",

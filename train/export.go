@@ -74,6 +74,9 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 		task, preset, seed = c.Env, c.Preset, c.Seed
 		prov["env_steps"] = strconv.Itoa(run.Step)
 		histories = run.Real
+		if c.Remote != nil { // the bounds the server announced (it need not be running)
+			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
+		}
 	}
 	if run.Algo == "" {
 		return nil, nil, fmt.Errorf("train: %s/%s names no algorithm", dir, rundir.ConfigFile)

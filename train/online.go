@@ -14,6 +14,7 @@ import (
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -39,7 +40,8 @@ type Online struct {
 	loop // the model buffer stays nil for sac
 
 	env        *envs.Env // the training episodes
-	obs        []float32
+	obs        []float32 // nil: a remote env's next episode is yet to start (see envStep)
+	evalDue    bool      // the evaluation at this step failed (a remote env's server went away): redo it first
 	epReturn   float64
 	lastReturn float64
 	rolloutLen int
@@ -51,17 +53,28 @@ func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := prepareRunDir(dir); err != nil {
-		return nil, err
+	if rundir.Dir(dir).HasRun() {
+		return nil, prepareRunDir(dir) // its error
 	}
+	// The environment first: a remote one that is down leaves no run
+	// directory behind.
 	o, err := newOnline(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := startRun(o, dir, cfg.JSON()); err != nil {
+	obs := o.env.Reset(cfg.Seed)
+	if obs == nil {
+		o.Close()
+		return nil, fmt.Errorf("train: the first reset: %w", o.env.Err())
+	}
+	o.obs = envs.Float32(obs)
+	if err := prepareRunDir(dir); err != nil {
+		o.Close()
 		return nil, err
 	}
-	o.obs = envs.Float32(o.env.Reset(cfg.Seed))
+	if err := startRun(o, dir, o.Cfg.JSON()); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -70,12 +83,14 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN()}
 	var err error
-	if o.env, err = envs.Make(cfg.Env); err != nil {
+	if o.env, err = openEnv(&o.Cfg); err != nil {
 		return nil, err
 	}
-	if o.eval, err = envs.Make(cfg.Env); err != nil {
+	if o.eval, err = openEnv(&o.Cfg); err != nil {
+		o.env.Close()
 		return nil, err
 	}
+	cfg = o.Cfg
 	o.task = o.env.Task
 	od, ad := o.task.ObsDim, o.task.ActDim
 	sc := cfg.sacConfig(o.env.ActionLow(), o.env.ActionHigh())
@@ -119,6 +134,13 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
 	total := c.TotalSteps()
+	if o.evalDue { // the evaluation a remote env's failure cut short
+		msg, err := o.endOfStep(total)
+		if err != nil {
+			return err
+		}
+		o.report(total, o.lastEval, o.rolloutLen, msg)
+	}
 	for o.step < stop {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
@@ -131,7 +153,7 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 			}
 		}
 		if err := o.envStep(); err != nil {
-			return err
+			return o.envFailed(err)
 		}
 		if o.step > c.WarmUp {
 			if err := timed(&o.time.Update, func() error {
@@ -145,32 +167,60 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 				return err
 			}
 		}
-		if o.step%c.EvalEvery == 0 || o.step == total {
-			var m, s float64
-			if err := timed(&o.time.Eval, func() (err error) {
-				m, s, err = o.evaluate()
-				return err
-			}); err != nil {
-				return err
-			}
-			msg = fmt.Sprintf("step %d: eval return %.1f ± %.1f", o.step, m, s)
-			if err := o.log(m, s); err != nil {
-				return err
-			}
+		m, err := o.endOfStep(total)
+		if err != nil {
+			return err
 		}
-		if o.step%c.CheckpointEvery == 0 || o.step == total {
-			if err := o.Checkpoint(); err != nil {
-				return err
-			}
+		if m != "" {
+			msg = m
 		}
 		o.report(total, o.lastEval, o.rolloutLen, msg)
 	}
 	return nil
 }
 
+// endOfStep evaluates and writes the checkpoint when the current step is
+// due them, and returns the evaluation's message ("" without one).
+func (o *Online) endOfStep(total int) (msg string, err error) {
+	c := o.Cfg
+	if o.evalDue || o.step%c.EvalEvery == 0 || o.step == total {
+		var m, s float64
+		if err := timed(&o.time.Eval, func() (err error) {
+			m, s, err = o.evaluate()
+			return err
+		}); err != nil {
+			if c.IsRemote() {
+				o.evalDue = true
+				return "", o.envFailed(err)
+			}
+			return "", err
+		}
+		o.evalDue = false
+		msg = fmt.Sprintf("step %d: eval return %.1f ± %.1f", o.step, m, s)
+		if err := o.log(m, s); err != nil {
+			return "", err
+		}
+	}
+	if o.step%c.CheckpointEvery == 0 || o.step == total {
+		if err := o.Checkpoint(); err != nil {
+			return "", err
+		}
+	}
+	return msg, nil
+}
+
 // envStep takes one real step: uniform random during warm-up, else the
-// stochastic policy.
+// stochastic policy. A remote env starts its next episode here rather than
+// at the end of the last one, so that a failed request leaves the run
+// state as it was (a step it may redo after a resume).
 func (o *Online) envStep() error {
+	if o.obs == nil {
+		obs := o.env.ResetNext()
+		if obs == nil {
+			return o.env.Err()
+		}
+		o.obs = envs.Float32(obs)
+	}
 	var actor envs.Actor = sacActor{s: o.sac}
 	if o.step < o.Cfg.WarmUp {
 		actor = envs.UniformActor{Low: o.env.ActionLow(), High: o.env.ActionHigh()}
@@ -191,7 +241,11 @@ func (o *Online) envStep() error {
 	o.step++
 	if st.Terminated || st.Truncated {
 		o.lastReturn, o.epReturn = o.epReturn, 0
-		next = envs.Float32(o.env.ResetNext())
+		if o.Cfg.IsRemote() {
+			next = nil
+		} else {
+			next = envs.Float32(o.env.ResetNext())
+		}
 	}
 	o.obs = next
 	return nil
@@ -223,9 +277,16 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	done, note := o.task.Done, ""
+	if o.Cfg.IsRemote() {
+		if done, note, err = o.learnedDone(); err != nil {
+			return "", err
+		}
+		note = "; " + note
+	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
 	tr, err := o.rollPolicy(actor, o.Cfg.inferOptions(), o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
+		infer.RollConfig{Horizon: h, Done: done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
 	if err != nil {
 		return "", err
 	}
@@ -233,8 +294,8 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	if err := o.addModel(tr, o.Cfg.ModelRetain*o.Cfg.RolloutBatch*o.rolloutLen); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)",
-		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds()), nil
+	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)%s",
+		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), note), nil
 }
 
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds.

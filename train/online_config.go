@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -64,7 +65,29 @@ type OnlineConfig struct {
 
 	EvalEvery int `json:"eval_every"` // env steps between evaluations
 	RuntimeSettings
+
+	// Remote is a remote environment's record (Env is then its address,
+	// tcp://HOST:PORT or unix:///PATH); nil for the built-in tasks.
+	Remote *RemoteEnv `json:"remote,omitempty"`
 }
+
+// RemoteEnv records a remote environment in config.json: its sizes, action
+// bounds and episode limit as its server announced them when the run
+// started (a resumed run checks that the server still serves the same),
+// and how long to wait for an answer.
+type RemoteEnv struct {
+	ObsDim          int       `json:"obs_dim"`
+	ActDim          int       `json:"act_dim"`
+	ActionLow       []float64 `json:"action_low"`
+	ActionHigh      []float64 `json:"action_high"`
+	MaxEpisodeSteps int       `json:"max_episode_steps"`
+	// TimeoutS is how many seconds to wait for a connection or an answer
+	// (--env-timeout; 0: remote.DefaultTimeout).
+	TimeoutS float64 `json:"timeout_s"`
+}
+
+// IsRemote reports whether the run plays a remote environment.
+func (c OnlineConfig) IsRemote() bool { return remote.IsAddress(c.Env) }
 
 // legacyOnline is the meaning of the keys a version 1 config.json lacks.
 var legacyOnline = OnlineConfig{Version: 1, ActorEvery: 1, Alpha: 0.2, AutoAlpha: true, ModelSettings: legacyModel}
@@ -220,6 +243,12 @@ var paperOnline = map[string]struct {
 // CPU cores in minutes).
 func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	p, ok := paperOnline[env]
+	if !ok && remote.IsAddress(env) {
+		// A remote environment: hopper's values, with SAC's usual target
+		// entropy of -1 per action value.
+		p, ok = paperOnline["hopper"], true
+		p.entropy = -float64(actDim)
+	}
 	if !ok {
 		return OnlineConfig{}, fmt.Errorf("train: no online preset for task %q", env)
 	}
@@ -314,6 +343,10 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
 	}
 	c.ModelSettings.validate(&p, c.Algo, "mbpo")
+	if r := c.Remote; r != nil {
+		p.check(c.IsRemote(), "remote settings for env %q, which is not an address (tcp://HOST:PORT or unix:///PATH)", c.Env)
+		p.check(r.TimeoutS >= 0 && !math.IsInf(r.TimeoutS, 0), "env timeout %vs must be finite and >= 0", r.TimeoutS)
+	}
 	return p.err("config")
 }
 

@@ -1,0 +1,106 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
+)
+
+// timeout is the remote environment's answer timeout (0: the default).
+func (r *RemoteEnv) timeout() time.Duration {
+	if r == nil {
+		return 0
+	}
+	return time.Duration(r.TimeoutS * float64(time.Second))
+}
+
+// openEnv opens the run's environment: the built-in task, or a connection
+// to the remote environment's server, whose spec must be the one the
+// config records (a fresh run's config records it here).
+func openEnv(c *OnlineConfig) (*envs.Env, error) {
+	if !c.IsRemote() {
+		return envs.Make(c.Env)
+	}
+	e, err := remote.Make(c.Env, c.Remote.timeout())
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	got := RemoteEnv{ObsDim: e.Task.ObsDim, ActDim: e.Task.ActDim, ActionLow: e.ActionLow(), ActionHigh: e.ActionHigh(),
+		MaxEpisodeSteps: e.MaxSteps()}
+	for i := range got.ActionLow {
+		if math.IsInf(got.ActionLow[i], 0) || math.IsInf(got.ActionHigh[i], 0) {
+			e.Close()
+			return nil, fmt.Errorf("train: the environment at %s has an unbounded action space (value %d in [%v, %v]): SAC squashes its actions into finite bounds",
+				c.Env, i, got.ActionLow[i], got.ActionHigh[i])
+		}
+	}
+	r := c.Remote
+	if r == nil || r.ObsDim == 0 {
+		got.TimeoutS = 0
+		if r != nil {
+			got.TimeoutS = r.TimeoutS
+		}
+		c.Remote = &got
+		return e, nil
+	}
+	if got.ObsDim != r.ObsDim || got.ActDim != r.ActDim || !slices.Equal(got.ActionLow, r.ActionLow) ||
+		!slices.Equal(got.ActionHigh, r.ActionHigh) || got.MaxEpisodeSteps != r.MaxEpisodeSteps {
+		e.Close()
+		return nil, fmt.Errorf("train: the environment at %s now has %d observation and %d action values in [%v, %v], episodes of up to %d steps; "+
+			"the run was started with %d and %d in [%v, %v], %d steps",
+			c.Env, got.ObsDim, got.ActDim, got.ActionLow, got.ActionHigh, got.MaxEpisodeSteps,
+			r.ObsDim, r.ActDim, r.ActionLow, r.ActionHigh, r.MaxEpisodeSteps)
+	}
+	return e, nil
+}
+
+// learnedDone is a remote environment's termination rule for model
+// roll-outs, learned from the terminations in the real replay buffer
+// (FitTermination, refitted at every model round, so a resumed run
+// learns the same rule): with none seen yet, roll-outs never terminate.
+// It returns the rule and a note for the model round's message.
+func (o *Online) learnedDone() (func([]float32) bool, string, error) {
+	d, err := o.real.Dataset(0)
+	if err != nil {
+		return nil, "", err
+	}
+	terminals := 0
+	for _, t := range d.Terminal {
+		if t {
+			terminals++
+		}
+	}
+	if terminals == 0 {
+		return func([]float32) bool { return false }, "no terminations seen: roll-outs never terminate", nil
+	}
+	m, err := FitTermination(d)
+	if err != nil {
+		return nil, "", fmt.Errorf("train: learning the termination rule at step %d: %w", o.step, err)
+	}
+	return m.Done, fmt.Sprintf("termination learned from %d terminations (accuracy %.3f, recall %.2f)", terminals, m.Accuracy, m.Recall), nil
+}
+
+// envFailed handles a remote environment's failure at the current env
+// step: it writes the checkpoint (the run state is that before the failed
+// request) and returns an error that names the server and says how to go
+// on. A built-in task's error is returned as it is.
+func (o *Online) envFailed(err error) error {
+	if !o.Cfg.IsRemote() {
+		return err
+	}
+	if cerr := o.Checkpoint(); cerr != nil {
+		return fmt.Errorf("train: the environment server %s failed at env step %d (%w), and the checkpoint failed: %v", o.Cfg.Env, o.step, err, cerr)
+	}
+	return fmt.Errorf("train: the environment server %s failed at env step %d: %w\ncheckpoint written: once the server is back at %s, continue with: admpo train online --resume %s",
+		o.Cfg.Env, o.step, err, o.Cfg.Env, o.Dir)
+}
+
+// resumeSeed is the seed a resumed run resets its remote environment with:
+// the server's state cannot be restored, so the episode in progress at the
+// checkpoint is cut and a new one starts from the run's seed plus the env
+// step.
+func (c OnlineConfig) resumeSeed(step int) int64 { return c.Seed + int64(step) }

@@ -1,0 +1,209 @@
+package train
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/admpo/admpo/envs/remote"
+	"github.com/admpo/admpo/internal/pyserver"
+)
+
+// goServer serves factory's envs on a Unix socket at path until the test
+// ends; it returns the address and the listener.
+func goServer(t *testing.T, path string, factory func() (remote.Env, error)) (string, net.Listener) {
+	t.Helper()
+	addr := "unix://" + path
+	l, err := remote.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.Serve(l, factory) }()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	return addr, l
+}
+
+// TestRemoteHopperMatchesInProcess trains SAC on the built-in hopper served
+// by the Go server and in process with the same config and seed: buffers,
+// weights and counters must be identical (the model-based algorithms
+// differ by design: a remote env's roll-outs use a learned termination
+// rule).
+func TestRemoteHopperMatchesInProcess(t *testing.T) {
+	cfg := tinyConfig("sac")
+	want := straightRun(t, cfg)
+	addr, _ := goServer(t, filepath.Join(t.TempDir(), "hopper.sock"), remote.Builtin("hopper"))
+	cfg.Env = addr
+	got := straightRun(t, cfg)
+	if got.obs == nil { // the last step ended an episode: the remote run starts the next one lazily
+		got.obs = want.obs
+	}
+	sameRun(t, got, want)
+}
+
+// dying is an env whose server goes away at the server's die-th step
+// (counted over all its connections): the step's answer is never sent.
+type dying struct {
+	remote.Env
+	n   *int
+	die int
+	mu  *sync.Mutex
+	l   net.Listener
+}
+
+func (d dying) Step(a []float64) ([]float64, float64, bool, bool, error) {
+	d.mu.Lock()
+	*d.n++
+	n := *d.n
+	d.mu.Unlock()
+	if n == d.die {
+		d.l.Close() // Serve closes the connections before this answer goes out
+	}
+	return d.Env.Step(a)
+}
+
+// TestRemoteServerDiesThenResume kills the server mid-episode in training
+// (step 250) or in the evaluation at step 300: the run writes its
+// checkpoint and fails with a message naming the address; once a server is
+// back at the address, --resume finishes the run, redoing the cut
+// evaluation.
+func TestRemoteServerDiesThenResume(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		die, at int
+	}{{"training", 250, 249}, {"evaluation", 305, 300}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := tinyConfig("admpo")
+			sock := filepath.Join(t.TempDir(), "env.sock")
+			var (
+				mu sync.Mutex
+				n  int
+				l  net.Listener
+			)
+			base := remote.Builtin("hopper")
+			addr, l := goServer(t, sock, func() (remote.Env, error) {
+				e, err := base()
+				return dying{Env: e, n: &n, die: c.die, mu: &mu, l: l}, err
+			})
+			cfg.Env = addr
+			dir := filepath.Join(t.TempDir(), "run")
+			o, err := NewOnline(cfg, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = o.Run(context.Background())
+			o.Close()
+			if err == nil || !strings.Contains(err.Error(), "environment server "+addr+" failed at env step") ||
+				!strings.Contains(err.Error(), "--resume "+dir) {
+				t.Fatalf("got %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err == nil {
+				t.Fatal("a failed run exported its final policy")
+			}
+			if _, err := ResumeOnline(dir); err == nil || !strings.Contains(err.Error(), addr) {
+				t.Fatalf("resume while the server is down: %v", err)
+			}
+			goServer(t, sock, remote.Builtin("hopper")) // back at the same address
+			r := resumed(t, ResumeOnline, dir)
+			if r.Step() != c.at {
+				t.Fatalf("resumed at step %d, want %d", r.Step(), c.at)
+			}
+			if c.at == 249 && !r.real.At(r.real.Len()-1).Timeout && !r.real.At(r.real.Len()-1).Terminal {
+				t.Fatal("the episode cut by the resume does not end in the buffer")
+			}
+			if err := r.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := ReadProgressCSV(filepath.Join(dir, "progress.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 2 || rows[0].Step != 300 || rows[1].Step != 600 {
+				t.Fatalf("progress rows: %+v", rows)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRemoteDownAtStart: no server, a clear error naming the address and
+// no run directory.
+func TestRemoteDownAtStart(t *testing.T) {
+	cfg := tinyConfig("admpo")
+	cfg.Env = "unix://" + filepath.Join(t.TempDir(), "nobody.sock")
+	dir := filepath.Join(t.TempDir(), "run")
+	_, err := NewOnline(cfg, dir)
+	if err == nil || !strings.Contains(err.Error(), "no environment server at "+cfg.Env) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("run directory left behind: %v", err)
+	}
+}
+
+// TestRemotePythonADMPO trains ADMPO-ON end to end on a pure-Python
+// environment served by python3 -m admpo_env: model rounds with the
+// learned termination rule, evaluations, checkpoints, the final files, and
+// config.json recording the address and the server's spec.
+func TestRemotePythonADMPO(t *testing.T) {
+	s := pyserver.Start(t, "admpo_env.examples:PointMass", nil)
+	cfg, err := Preset("quick", s.Addr, "admpo", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TargetEntropy != -1 {
+		t.Fatalf("remote preset target entropy %v, want -1 per action value", cfg.TargetEntropy)
+	}
+	tc := tinyConfig("admpo")
+	tc.Env, tc.TargetEntropy = s.Addr, cfg.TargetEntropy
+	tc.Remote = &RemoteEnv{TimeoutS: 20}
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := NewOnline(tc, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var notes []string
+	o.OnStatus(func(st Status) {
+		if strings.Contains(st.Message, "model fit") {
+			notes = append(notes, st.Message)
+		}
+	})
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) == 0 || !strings.Contains(strings.Join(notes, "\n"), "termination") {
+		t.Fatalf("model rounds: %q", notes)
+	}
+	t.Log(strings.Join(notes, "\n"))
+	for _, f := range []string{"policy.onnx", "adm.onnx", "checkpoint.ckpt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run.Online.Remote
+	if run.Online.Env != s.Addr || r == nil || r.ObsDim != 2 || r.ActDim != 1 || r.MaxEpisodeSteps != 200 || r.TimeoutS != 20 ||
+		r.ActionLow[0] != -1 || r.ActionHigh[0] != 1 {
+		t.Fatalf("config records env %q, remote %+v", run.Online.Env, r)
+	}
+	b, _, err := ExportBundle(dir, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Manifest.Task != s.Addr || b.Manifest.ActLow[0] != -1 {
+		t.Fatalf("bundle manifest: %+v", b.Manifest)
+	}
+}
