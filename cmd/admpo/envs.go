@@ -4,18 +4,24 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 )
 
 func runEnvs(args []string) error {
-	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n\n" +
-		"list  prints every task with its observation/action sizes and control step dt.\n" +
-		"run   runs a uniform random policy and prints each episode's return and length, then steps/s.\n"
-	return runGroup(args, help, "envs needs a sub-command: list or run", "envs: unknown sub-command %q (list, run)",
-		map[string]func([]string) error{"list": envsList, "run": envsRun})
+	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n" +
+		"       admpo envs serve --env NAME [--listen tcp://HOST:PORT]\n\n" +
+		"list   prints every task with its observation/action sizes and control step dt.\n" +
+		"run    runs a uniform random policy and prints each episode's return and length, then steps/s.\n" +
+		"serve  serves a built-in task to remote clients (admpo train online --env tcp://HOST:PORT).\n"
+	return runGroup(args, help, "envs needs a sub-command: list, run or serve", "envs: unknown sub-command %q (list, run, serve)",
+		map[string]func([]string) error{"list": envsList, "run": envsRun, "serve": envsServe})
 }
 
 func envsList(args []string) error {
@@ -40,18 +46,20 @@ func envsList(args []string) error {
 
 func envsRun(args []string) error {
 	fs := newFlags("envs run")
-	name := fs.String("env", "hopper", "task name (see: admpo envs list)")
+	name := fs.String("env", "hopper", "task name (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or unix:///PATH")
+	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
 	episodes := fs.Int("episodes", 3, "number of episodes")
 	seed := fs.Int64("seed", 0, "random seed for the initial states and the actions")
 	bound(fs, atLeast1, "episodes")
 	bound(fs, anyNum, "seed")
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *episodes <= 0 {
 		return fmt.Errorf("%w: --episodes must be positive, got %d", errUsage, *episodes)
 	}
-	e, err := envs.Make(*name)
+	e, err := remote.Open(*name, *envTimeout)
 	if err != nil {
 		return err
 	}
@@ -69,7 +77,40 @@ func envsRun(args []string) error {
 		fmt.Printf("episode %d: return %.3f, length %d\n", ep+1, r.Returns[ep], n)
 	}
 	el := time.Since(start).Seconds()
+	if e.IsBackend() {
+		fmt.Printf("%d env steps in %.3fs: %.0f env steps/s\n", total, el, float64(total)/el)
+		return nil
+	}
 	fmt.Printf("%d env steps in %.3fs: %.0f env steps/s (%.0f physics steps/s)\n",
 		total, el, float64(total)/el, float64(total*e.Task.FrameSkip)/el)
 	return nil
+}
+
+func envsServe(args []string) error {
+	fs := newFlags("envs serve")
+	name := fs.String("env", "hopper", "built-in task to serve (see: admpo envs list)")
+	listen := fs.String("listen", "tcp://127.0.0.1:5555", "address to listen on: tcp://HOST:PORT (port 0: any free port) or unix:///PATH")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	t, err := lookupTask(*name)
+	if err != nil {
+		return err
+	}
+	l, err := remote.Listen(*listen)
+	if err != nil {
+		return err
+	}
+	addr := *listen
+	if strings.HasPrefix(addr, "tcp://") {
+		addr = "tcp://" + l.Addr().String()
+	}
+	fmt.Printf("serving %s on %s\n", t.Name, addr)
+	go func() { // Ctrl-C or SIGTERM: stop listening (closing the connections) and return
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+		<-c
+		l.Close()
+	}()
+	return remote.Serve(l, remote.Builtin(t.Name))
 }

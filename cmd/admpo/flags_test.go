@@ -21,7 +21,7 @@ import (
 // invocations are every command (and sub-command) that parses flags.
 var invocations = [][]string{
 	{"train", "online"}, {"train", "offline"}, {"collect"}, {"promote"}, {"export"}, {"serve"}, {"doctor"},
-	{"envs", "list"}, {"envs", "run"}, {"experiment", "compounding-error"}, {"experiment", "uncertainty"},
+	{"envs", "list"}, {"envs", "run"}, {"envs", "serve"}, {"experiment", "compounding-error"}, {"experiment", "uncertainty"},
 	{"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"}, {"bench", "rollout"}, {"bench", "serve"},
 	{"eval"}, {"version"}, {"sweep"},
 }

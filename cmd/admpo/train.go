@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/train"
 )
 
@@ -25,6 +28,7 @@ type onlineFlags struct {
 	steps                                      *int
 	seed                                       *int64
 	dryRun, tb                                 *bool
+	envTimeout                                 *time.Duration
 	ov                                         *overrides
 }
 
@@ -33,7 +37,10 @@ type onlineFlags struct {
 func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	fs := newFlags("train online")
 	f := &onlineFlags{}
-	f.env = fs.String("env", "hopper", "task (see: admpo envs list)")
+	f.env = fs.String("env", "hopper", "task (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or\n"+
+		"unix:///PATH (python3 -m admpo_env MODULE:FACTORY, admpo envs serve; docs/remote-envs.md)")
+	f.envTimeout = fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer\n"+
+		"(recorded in config.json; the run checkpoints and stops when it passes)")
 	f.algo = fs.String("algo", "admpo", "admpo, mbpo or sac")
 	f.preset = fs.String("preset", "quick", "paper, cpu or quick")
 	f.steps = fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
@@ -47,13 +54,14 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.ov = addOverrides(fs, onlineFields(&train.OnlineConfig{}))
 	bound(fs, atLeast1, "steps")
 	bound(fs, anyNum, "seed")
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
 	return fs, f
 }
 
 func trainOnline(args []string) error {
 	fs, f := newOnlineFlags()
 	env, algo, preset, steps, seed, out, resume := f.env, f.algo, f.preset, f.steps, f.seed, f.out, f.resume
-	dryRun, tb, configPath, ov := f.dryRun, f.tb, f.configPath, f.ov
+	dryRun, tb, configPath, ov, envTimeout := f.dryRun, f.tb, f.configPath, f.ov, f.envTimeout
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -74,17 +82,22 @@ func trainOnline(args []string) error {
 			flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
 			return err
 		}
-		task, err := lookupTask(envName)
+		taskName, actDim, rem, err := onlineEnv(envName, *envTimeout)
 		if err != nil {
 			return err
 		}
-		cfg, err := train.Preset(presetName, task.Name, algoName, task.ActDim)
+		cfg, err := train.Preset(presetName, taskName, algoName, actDim)
 		if err != nil {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
 		if err := layerConfig(cf, &cfg, (*plainOnline)(&cfg), func() {
-			cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
+			cfg.Env, cfg.Algo, cfg.Preset = taskName, algoName, presetName
+			if rem != nil {
+				cfg.Remote = rem
+			} else if fs.Changed("env-timeout") {
+				cfg.Remote = &train.RemoteEnv{} // refused by Validate: not a remote env
+			}
 			if fs.Changed("seed") {
 				cfg.Seed = *seed
 			}
@@ -98,7 +111,7 @@ func trainOnline(args []string) error {
 			_, err := os.Stdout.Write(cfg.JSON())
 			return err
 		}
-		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed))
+		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", envRunName(cfg.Env), cfg.Algo, cfg.Seed))
 		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return err
 		}
@@ -106,6 +119,44 @@ func trainOnline(args []string) error {
 	}
 	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
+}
+
+// onlineEnv resolves train online's --env: a built-in task's name and
+// action size, or a remote environment's address and the action size its
+// server announces (a server that is down is an error naming it, before
+// anything is created), with the remote environment's record for
+// config.json (nil for a task).
+func onlineEnv(name string, timeout time.Duration) (string, int, *train.RemoteEnv, error) {
+	if remote.IsAddress(name) {
+		c, err := remote.Dial(name, timeout)
+		if err != nil {
+			return "", 0, nil, err
+		}
+		defer c.Close()
+		r, err := train.NewRemoteEnv(c.Spec, timeout)
+		if err != nil {
+			return "", 0, nil, err
+		}
+		return name, c.Spec.ActDim, r, nil
+	}
+	task, err := lookupTask(name)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return task.Name, task.ActDim, nil, nil
+}
+
+// envRunName is an environment's part of a default run directory name: the
+// task, or remote-HOST-PORT / remote-SOCKET for a remote environment.
+func envRunName(env string) string {
+	network, addr, err := remote.ParseAddress(env)
+	if err != nil {
+		return env
+	}
+	if network == "unix" {
+		addr = strings.TrimSuffix(filepath.Base(addr), filepath.Ext(addr))
+	}
+	return "remote-" + strings.NewReplacer(":", "-", "/", "-", "[", "", "]", "").Replace(addr)
 }
 
 // statusPrinter shows a progress bar on a terminal and periodic log lines
