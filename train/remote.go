@@ -18,6 +18,24 @@ func (r *RemoteEnv) timeout() time.Duration {
 	return time.Duration(r.TimeoutS * float64(time.Second))
 }
 
+// NewRemoteEnv is the record of a remote environment with spec (as its
+// server announced it) and the answer timeout. It fails for an unbounded
+// action space: SAC squashes its actions into finite bounds.
+func NewRemoteEnv(spec envs.BackendSpec, timeout time.Duration) (*RemoteEnv, error) {
+	for i := range spec.Low {
+		if math.IsInf(spec.Low[i], 0) || math.IsInf(spec.High[i], 0) {
+			return nil, fmt.Errorf("train: the environment at %s has an unbounded action space (value %d in [%v, %v]): SAC needs finite action bounds",
+				spec.Name, i, spec.Low[i], spec.High[i])
+		}
+	}
+	n := spec.MaxEpisodeSteps
+	if n <= 0 {
+		n = envs.MaxEpisodeSteps
+	}
+	return &RemoteEnv{ObsDim: spec.ObsDim, ActDim: spec.ActDim, ActionLow: append([]float64(nil), spec.Low...),
+		ActionHigh: append([]float64(nil), spec.High...), MaxEpisodeSteps: n, TimeoutS: timeout.Seconds()}, nil
+}
+
 // openEnv opens the run's environment: the built-in task, or a connection
 // to the remote environment's server, whose spec must be the one the
 // config records (a fresh run's config records it here).
@@ -29,22 +47,15 @@ func openEnv(c *OnlineConfig) (*envs.Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	got := RemoteEnv{ObsDim: e.Task.ObsDim, ActDim: e.Task.ActDim, ActionLow: e.ActionLow(), ActionHigh: e.ActionHigh(),
-		MaxEpisodeSteps: e.MaxSteps()}
-	for i := range got.ActionLow {
-		if math.IsInf(got.ActionLow[i], 0) || math.IsInf(got.ActionHigh[i], 0) {
-			e.Close()
-			return nil, fmt.Errorf("train: the environment at %s has an unbounded action space (value %d in [%v, %v]): SAC squashes its actions into finite bounds",
-				c.Env, i, got.ActionLow[i], got.ActionHigh[i])
-		}
-	}
 	r := c.Remote
+	got, err := NewRemoteEnv(envs.BackendSpec{Name: c.Env, ObsDim: e.Task.ObsDim, ActDim: e.Task.ActDim, Low: e.ActionLow(),
+		High: e.ActionHigh(), MaxEpisodeSteps: e.MaxSteps()}, r.timeout())
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
 	if r == nil || r.ObsDim == 0 {
-		got.TimeoutS = 0
-		if r != nil {
-			got.TimeoutS = r.TimeoutS
-		}
-		c.Remote = &got
+		c.Remote = got
 		return e, nil
 	}
 	if got.ObsDim != r.ObsDim || got.ActDim != r.ActDim || !slices.Equal(got.ActionLow, r.ActionLow) ||
