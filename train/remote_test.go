@@ -207,3 +207,30 @@ func TestRemotePythonADMPO(t *testing.T) {
 		t.Fatalf("bundle manifest: %+v", b.Manifest)
 	}
 }
+
+// TestRemoteResumeIsDeterministic resumes one checkpoint of a run on the
+// Go-served hopper twice: the remote env re-seeded on resume, both
+// continuations must be identical.
+func TestRemoteResumeIsDeterministic(t *testing.T) {
+	cfg := tinyConfig("admpo")
+	addr, _ := goServer(t, filepath.Join(t.TempDir(), "hopper.sock"), remote.Builtin("hopper"))
+	cfg.Env = addr
+	dir := filepath.Join(t.TempDir(), "a")
+	killed(t, NewOnline, cfg, dir, 450) // checkpoint at 300
+	copyDir := filepath.Join(t.TempDir(), "b")
+	if err := os.CopyFS(copyDir, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	var states []runState
+	for _, d := range []string{dir, copyDir} {
+		r := resumed(t, ResumeOnline, d)
+		if r.Step() != 300 {
+			t.Fatalf("resumed at %d", r.Step())
+		}
+		if err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, capture(r))
+	}
+	sameRun(t, states[1], states[0])
+}
