@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +14,8 @@ import (
 
 // TestRemoteEnvCommands follows the README's remote environment section
 // with the binary: a pure-Python environment served by python3 -m
-// admpo_env, ADMPO-ON trained on it, exported, and the bundle evaluated
-// against the same server; a server that is down fails cleanly with no run
+// admpo_env, ADMPO-ON trained on it, exported, the bundle evaluated
+// against the same server and served over HTTP; a server that is down fails cleanly with no run
 // directory.
 func TestRemoteEnvCommands(t *testing.T) {
 	ortskip.IfMissing(t)
@@ -35,6 +37,16 @@ func TestRemoteEnvCommands(t *testing.T) {
 	r = runBin(t, bin, nil, "eval", "--bundle", out, "--episodes", "2", "--runtime", "go")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, s.Addr+", runtime go, 2 deterministic episodes") {
 		t.Fatalf("eval: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	_, line := startServe(t, bin, "--runtime", "go", "--bundle", out, "--addr", "127.0.0.1:0")
+	resp, err := http.Post(line[strings.Index(line, " on http://")+4:]+"/v1/act", "application/json", strings.NewReader(`{"obs":[0.5,0]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "action") {
+		t.Fatalf("serve /v1/act: %d %s", resp.StatusCode, body)
 	}
 	if r := runBin(t, bin, nil, "envs", "run", "--env", s.Addr, "--episodes", "1"); r.code != 0 || !strings.Contains(r.stdout, "env steps/s") {
 		t.Fatalf("envs run: exit %d %q %q", r.code, r.stdout, r.stderr)
