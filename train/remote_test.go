@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -233,4 +234,45 @@ func TestRemoteResumeIsDeterministic(t *testing.T) {
 		states = append(states, capture(r))
 	}
 	sameRun(t, states[1], states[0])
+}
+
+// calm is a remote.Env that never terminates: obs (x, v), v += 0.1 a.
+type calm struct{ x, v float64 }
+
+func (c *calm) Spec() remote.Spec {
+	return remote.Spec{Name: "calm", ObsDim: 2, ActDim: 1, Low: []float64{-1}, High: []float64{1}, MaxEpisodeSteps: 100}
+}
+func (c *calm) Reset(seed *int64) ([]float64, error) { c.x, c.v = 0, 0; return []float64{0, 0}, nil }
+func (c *calm) Step(a []float64) ([]float64, float64, bool, bool, error) {
+	c.v += 0.1 * a[0]
+	c.x += c.v
+	return []float64{c.x, c.v}, -c.x * c.x, false, false, nil
+}
+func (c *calm) Close() error { return nil }
+
+// TestRemoteNoTerminationsSeen: with no termination in the real data, the
+// learned rule never ends a roll-out: every one runs its full length.
+func TestRemoteNoTerminationsSeen(t *testing.T) {
+	addr, _ := goServer(t, filepath.Join(t.TempDir(), "calm.sock"), func() (remote.Env, error) { return &calm{}, nil })
+	cfg := tinyConfig("admpo")
+	cfg.Env, cfg.Steps, cfg.EvalEvery, cfg.CheckpointEvery = addr, 200, 200, 200
+	cfg.Rollout = Schedule{0, 200, 3, 3}
+	o, err := NewOnline(cfg, filepath.Join(t.TempDir(), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var msgs []string
+	o.OnStatus(func(st Status) {
+		if strings.Contains(st.Message, "model fit") {
+			msgs = append(msgs, st.Message)
+		}
+	})
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("roll-out %d x H=3 -> %d transitions", cfg.RolloutBatch, 3*cfg.RolloutBatch)
+	if len(msgs) != 1 || !strings.Contains(msgs[0], want) || !strings.Contains(msgs[0], "no terminations seen: roll-outs never terminate") {
+		t.Fatalf("model rounds %q, want one with %q", msgs, want)
+	}
 }
