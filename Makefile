@@ -8,7 +8,7 @@ PKGS    := ./...
 # from fighting over the cores.
 TESTFLAGS ?= -count=1 -timeout 25m -p 1
 
-.PHONY: all build setup setup-gpu setup-cuda-toolkit test vet fmt bench demo quick clean
+.PHONY: all build setup setup-gpu setup-cuda-toolkit ptx test vet fmt bench demo quick clean
 
 all: build
 
@@ -27,6 +27,12 @@ setup-gpu:
 
 setup-cuda-toolkit:
 	bash scripts/setup_gpu.sh --cuda-toolkit-only
+
+# The device kernels' PTX (device/kernels/kernels.ptx, committed: most
+# machines have no nvcc). Run it after editing device/kernels/*.cu; needs
+# nvcc (setup-cuda-toolkit).
+ptx:
+	bash device/kernels/gen.sh
 
 vet:
 	$(GO) vet $(PKGS)

@@ -143,6 +143,20 @@ func openData(f h5loc, name string) (*hdf5.Dataset, []uint, typeInfo, error) {
 		ds.Close()
 		return nil, nil, typeInfo{}, h5wrap(fmt.Errorf("%s: cannot get its shape", name))
 	}
+	// SimpleExtentDims indexes its result, so a rank-0 space (a scalar or
+	// an empty H5S_NULL one) must be refused before it is called.
+	rank := space.SimpleExtentNDims()
+	if rank < 1 {
+		err := fmt.Errorf("%s is a scalar, want an array", name)
+		if rank < 0 {
+			err = h5wrap(fmt.Errorf("%s: cannot get its rank", name))
+		} else if space.SimpleExtentType() == hdf5.S_NULL {
+			err = fmt.Errorf("%s is empty (a null dataspace), want an array", name)
+		}
+		space.Close()
+		ds.Close()
+		return nil, nil, typeInfo{}, err
+	}
 	dims, _, err := space.SimpleExtentDims()
 	space.Close()
 	if err != nil {
@@ -152,13 +166,18 @@ func openData(f h5loc, name string) (*hdf5.Dataset, []uint, typeInfo, error) {
 	return ds, dims, info, nil
 }
 
-// readFloats reads a float or integer dataset as float32.
-func readFloats(f h5loc, name string) ([]float32, []uint, error) {
+// readFloats reads a float or integer dataset as float32 after checking
+// its shape with shapeOK (want describes the shape wanted), so that a
+// dataset of the wrong rank is refused before it is read.
+func readFloats(f h5loc, name string, shapeOK func([]uint) bool, want string) ([]float32, []uint, error) {
 	ds, dims, info, err := openData(f, name)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer ds.Close()
+	if !shapeOK(dims) {
+		return nil, nil, fmt.Errorf("%s has shape %v, want %s", name, dims, want)
+	}
 	if info.class != hdf5.T_FLOAT && info.class != hdf5.T_INTEGER {
 		return nil, nil, fmt.Errorf("%s is stored as %s, want a float array", name, className(info.class))
 	}
@@ -171,24 +190,18 @@ func readFloats(f h5loc, name string) ([]float32, []uint, error) {
 
 // readMatrix reads a 2-D float dataset.
 func readMatrix(f h5loc, name string) (array, error) {
-	data, dims, err := readFloats(f, name)
+	data, dims, err := readFloats(f, name, func(d []uint) bool { return len(d) == 2 }, "(N, width)")
 	if err != nil {
 		return array{}, err
-	}
-	if len(dims) != 2 {
-		return array{}, fmt.Errorf("%s has shape %v, want (N, width)", name, dims)
 	}
 	return array{name: name, data: data, rows: int(dims[0]), cols: int(dims[1])}, nil
 }
 
 // readVector reads a float dataset of shape (N,) or (N, 1).
 func readVector(f h5loc, name string) (array, error) {
-	data, dims, err := readFloats(f, name)
+	data, dims, err := readFloats(f, name, isVector, "(N,) or (N, 1)")
 	if err != nil {
 		return array{}, err
-	}
-	if !isVector(dims) {
-		return array{}, fmt.Errorf("%s has shape %v, want (N,) or (N, 1)", name, dims)
 	}
 	return array{name: name, data: data, rows: int(dims[0]), cols: 1}, nil
 }

@@ -439,3 +439,75 @@ func TestD4RLWriteFailuresLeaveNothing(t *testing.T) {
 
 	wantErr(t, WriteD4RL(filepath.Join(dir, "no/such/dir/x.hdf5"), old), "no such file or directory")
 }
+
+// h5pyRanks writes, with h5py, D4RL files whose data sets have the wrong
+// rank (argv[1] is the folder): one file per case, named after it, every
+// other data set well formed. "obs-3d-huge" declares 2^50 floats that were
+// never written (the file stays small), so a reader that reads before
+// checking the shape fails to allocate them (a panic, not a quiet OOM).
+const h5pyRanks = `
+import sys, os, h5py, numpy as np
+N = 4
+good = {
+    "observations": np.zeros((N, 3), np.float32),
+    "next_observations": np.zeros((N, 3), np.float32),
+    "actions": np.zeros((N, 2), np.float32),
+    "rewards": np.zeros(N, np.float32),
+    "terminals": np.zeros(N, bool),
+    "timeouts": np.zeros(N, bool),
+}
+cases = {
+    "obs-scalar": ("observations", np.float32(1.5)),
+    "obs-1d": ("observations", np.zeros(N * 3, np.float32)),
+    "obs-3d": ("observations", np.zeros((N, 3, 1), np.float32)),
+    "obs-null": ("observations", h5py.Empty("f4")),
+    "obs-3d-huge": ("observations", None),
+    "next-scalar": ("next_observations", np.float32(0)),
+    "actions-scalar": ("actions", np.float32(0)),
+    "rewards-scalar": ("rewards", np.float32(0)),
+    "rewards-3d": ("rewards", np.zeros((N, 1, 1), np.float32)),
+    "terminals-scalar": ("terminals", np.bool_(False)),
+    "timeouts-3d": ("timeouts", np.zeros((N, 1, 1), bool)),
+    "qpos-scalar": ("infos/qpos", np.float32(0)),
+}
+for case, (key, value) in cases.items():
+    with h5py.File(os.path.join(sys.argv[1], case + ".hdf5"), "w") as f:
+        for k, v in good.items():
+            if k != key:
+                f[k] = v
+        if value is None:
+            f.create_dataset(key, shape=(1 << 30, 1 << 10, 1 << 10), dtype="f4", chunks=(1, 1, 1 << 10))
+        else:
+            f[key] = value
+`
+
+// TestD4RLDatasetRanks checks that a data set of the wrong rank (a scalar,
+// an empty dataspace, 1-D or 3-D where a matrix belongs) is an error naming
+// it, never a panic, and is refused before its values are read.
+func TestD4RLDatasetRanks(t *testing.T) {
+	pyref.Need(t, "h5py", "numpy")
+	dir := t.TempDir()
+	pyref.Run(t, h5pyRanks, dir)
+	for _, c := range []struct{ name, want string }{
+		{"obs-scalar", "observations is a scalar, want an array"},
+		{"obs-1d", "observations has shape [12], want (N, width)"},
+		{"obs-3d", "observations has shape [4 3 1], want (N, width)"},
+		{"obs-null", "observations is empty (a null dataspace), want an array"},
+		{"obs-3d-huge", "observations has shape [1073741824 1024 1024], want (N, width)"},
+		{"next-scalar", "next_observations is a scalar, want an array"},
+		{"actions-scalar", "actions is a scalar, want an array"},
+		{"rewards-scalar", "rewards is a scalar, want an array"},
+		{"rewards-3d", "rewards has shape [4 1 1], want (N,) or (N, 1)"},
+		{"terminals-scalar", "terminals is a scalar, want an array"},
+		{"timeouts-3d", "timeouts has shape [4 1 1], want (N,) or (N, 1)"},
+		{"qpos-scalar", "infos/qpos is a scalar, want an array"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, c.name+".hdf5")
+			_, err := ReadD4RL(p)
+			wantErr(t, err, p, c.want)
+			_, err = Read(p) // what train offline and convert call
+			wantErr(t, err, p, c.want)
+		})
+	}
+}

@@ -178,7 +178,9 @@ func readNamed(what, path string, read func(string) (*Dataset, error)) (*Dataset
 	return d, nil
 }
 
-// statFile returns the file information of path, refusing a directory.
+// statFile returns the file information of path (symbolic links
+// followed), refusing anything but a regular file: a directory, and a FIFO
+// or device, which would block or never end when opened and read.
 func statFile(path string) (os.FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -186,6 +188,9 @@ func statFile(path string) (os.FileInfo, error) {
 	}
 	if st.IsDir() {
 		return nil, errors.New("is a directory")
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("is not a regular file (mode %v)", st.Mode())
 	}
 	return st, nil
 }

@@ -84,7 +84,11 @@ func readMinari(dir string) (*Dataset, error) {
 	if !ok {
 		return nil, fmt.Errorf("no %s in it or in its data directory", MinariMetaFile)
 	}
-	raw, err := os.ReadFile(filepath.Join(dd, MinariMetaFile))
+	metaPath := filepath.Join(dd, MinariMetaFile)
+	if _, err := statFile(metaPath); err != nil {
+		return nil, fmt.Errorf("%s %w", metaPath, err)
+	}
+	raw, err := os.ReadFile(metaPath)
 	if err != nil {
 		return nil, err
 	}

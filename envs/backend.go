@@ -64,7 +64,7 @@ func NewBackendEnv(spec BackendSpec, b Backend) (*Env, error) {
 	if n <= 0 {
 		n = MaxEpisodeSteps
 	}
-	t := &Task{Name: spec.Name, ObsDim: spec.ObsDim, ActDim: spec.ActDim, Summary: "backend environment"}
+	t := &Task{Name: spec.Name, ObsDim: spec.ObsDim, ActDim: spec.ActDim, Summary: "backend environment", MaxSteps: n}
 	return &Env{Task: t, needReset: true, low: append([]float64(nil), spec.Low...), high: append([]float64(nil), spec.High...),
 		back: &backendState{b: b, maxSteps: n}}, nil
 }
@@ -72,13 +72,13 @@ func NewBackendEnv(spec BackendSpec, b Backend) (*Env, error) {
 // IsBackend reports whether e plays a Backend instead of a simulator.
 func (e *Env) IsBackend() bool { return e.back != nil }
 
-// MaxSteps is the episode limit: MaxEpisodeSteps for the built-in tasks,
-// the spec's for a backend env.
+// MaxSteps is the episode limit: the task's (Task.EpisodeLimit;
+// MaxEpisodeSteps for the built-in tasks), the spec's for a backend env.
 func (e *Env) MaxSteps() int {
 	if e.back != nil {
 		return e.back.maxSteps
 	}
-	return MaxEpisodeSteps
+	return e.Task.EpisodeLimit()
 }
 
 // Err is why the last Reset or ResetNext returned nil: the backend's

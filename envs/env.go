@@ -26,7 +26,7 @@ type Step struct {
 	Obs        []float64 // owned by the caller (a fresh slice per step)
 	Reward     float64
 	Terminated bool // the task's termination rule fired
-	Truncated  bool // the MaxEpisodeSteps limit was reached
+	Truncated  bool // the task's episode limit (Task.EpisodeLimit) was reached
 	Info       Info
 }
 
@@ -46,17 +46,19 @@ type Env struct {
 	back *backendState
 }
 
-// Make loads the task called name. Call Reset before the first Step.
+// Make loads the built-in task called name. Call Reset before the first Step.
 func Make(name string) (*Env, error) {
 	t, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	xml, err := assets.ReadFile("assets/" + t.Model)
-	if err != nil {
-		return nil, fmt.Errorf("envs: reading embedded model %s: %w", t.Model, err)
-	}
-	s, err := loadSim(t.Model, xml)
+	return MakeTask(t)
+}
+
+// MakeTask loads a task: a built-in one (Lookup) or one read from a task
+// file (LoadTaskFile). Call Reset before the first Step.
+func MakeTask(t *Task) (*Env, error) {
+	s, err := t.loadModel()
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +81,19 @@ func Make(name string) (*Env, error) {
 		return nil, fmt.Errorf("envs: %s model gives %d observation values, task expects %d", t.Name, got, t.ObsDim)
 	}
 	return e, nil
+}
+
+// loadModel compiles the task's MJCF model: the task file's, or the
+// embedded one under assets/.
+func (t *Task) loadModel() (*sim, error) {
+	if t.load != nil {
+		return t.load()
+	}
+	xml, err := assets.ReadFile("assets/" + t.Model)
+	if err != nil {
+		return nil, fmt.Errorf("envs: reading embedded model %s: %w", t.Model, err)
+	}
+	return loadSim(t.Model, xml)
 }
 
 // Close frees the simulator. The Env must not be used afterwards.
@@ -295,7 +310,7 @@ func (e *Env) Step(action []float64) (Step, error) {
 	st := Step{Obs: e.Observation(), Info: info}
 	st.Reward = info.ForwardReward + info.HealthyReward - info.CtrlCost + t.constant
 	st.Terminated = !t.isHealthy(e.sim.qpos, e.sim.qvel) || e.sim.badState()
-	st.Truncated = e.steps >= MaxEpisodeSteps
+	st.Truncated = e.steps >= t.EpisodeLimit()
 	if st.Terminated || st.Truncated {
 		e.needReset = true
 	}

@@ -38,10 +38,20 @@ static mjModel* admpo_load(const char* name, const char* xml, int len, char* err
 	return m;
 }
 
+// admpo_load_file compiles an MJCF file from disk: its includes, meshes and
+// textures resolve relative to it.
+static mjModel* admpo_load_file(const char* path, char* err, int errsz) {
+	return mj_loadXML(path, NULL, err, errsz);
+}
+
 static void admpo_step(const mjModel* m, mjData* d, int n) {
 	for (int i = 0; i < n; i++) mj_step(m, d);
 }
 static double admpo_timestep(const mjModel* m) { return m->opt.timestep; }
+static int admpo_joint(const mjModel* m, const char* name) { return mj_name2id(m, mjOBJ_JOINT, name); }
+static int admpo_body(const mjModel* m, const char* name) { return mj_name2id(m, mjOBJ_BODY, name); }
+static int admpo_joint_qposadr(const mjModel* m, int j) { return m->jnt_qposadr[j]; }
+static int admpo_joint_type(const mjModel* m, int j) { return m->jnt_type[j]; }
 static int admpo_bad_state_warnings(const mjData* d) {
 	return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
 	       d->warning[mjWARN_BADQACC].number;
@@ -71,6 +81,7 @@ type sim struct {
 	qpos, qvel, ctrl []float64 // views into mjData
 	qaccWarm         []float64 // solver warm start, part of the exact state
 	xipos            []float64 // body centre-of-mass positions, [nbody*3]
+	xpos             []float64 // body frame positions, [nbody*3]
 	qpos0            []float64 // view into mjModel
 	bodyMass         []float64
 	ctrlRange        []float64 // [nu*2]
@@ -96,6 +107,26 @@ func loadSim(name string, xml []byte) (*sim, error) {
 	if m == nil {
 		return nil, fmt.Errorf("envs: loading MuJoCo model %s: %s", name, C.GoString(errbuf))
 	}
+	return newSim(m, name)
+}
+
+// loadSimFile compiles the MJCF file at path (its includes and assets
+// resolve relative to it).
+func loadSimFile(path string) (*sim, error) {
+	handlersOnce.Do(func() { C.admpo_install_handlers() })
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	errbuf := (*C.char)(C.calloc(1024, 1))
+	defer C.free(unsafe.Pointer(errbuf))
+	m := C.admpo_load_file(cpath, errbuf, 1024)
+	if m == nil {
+		return nil, fmt.Errorf("envs: loading MuJoCo model %s: %s", path, C.GoString(errbuf))
+	}
+	return newSim(m, path)
+}
+
+// newSim makes the data of a compiled model m and the views into both.
+func newSim(m *C.mjModel, name string) (*sim, error) {
 	d := C.mj_makeData(m)
 	if d == nil {
 		C.mj_deleteModel(m)
@@ -108,6 +139,7 @@ func loadSim(name string, xml []byte) (*sim, error) {
 	s.ctrl = unsafe.Slice((*float64)(unsafe.Pointer(d.ctrl)), s.nu)
 	s.qaccWarm = unsafe.Slice((*float64)(unsafe.Pointer(d.qacc_warmstart)), s.nv)
 	s.xipos = unsafe.Slice((*float64)(unsafe.Pointer(d.xipos)), 3*s.nbody)
+	s.xpos = unsafe.Slice((*float64)(unsafe.Pointer(d.xpos)), 3*s.nbody)
 	s.qpos0 = unsafe.Slice((*float64)(unsafe.Pointer(m.qpos0)), s.nq)
 	s.bodyMass = unsafe.Slice((*float64)(unsafe.Pointer(m.body_mass)), s.nbody)
 	s.ctrlRange = unsafe.Slice((*float64)(unsafe.Pointer(m.actuator_ctrlrange)), 2*s.nu)
@@ -126,7 +158,34 @@ func (s *sim) close() {
 		C.mj_deleteModel(s.m)
 		s.m = nil
 	}
-	s.qpos, s.qvel, s.ctrl, s.qaccWarm, s.xipos, s.qpos0 = nil, nil, nil, nil, nil, nil
+	s.qpos, s.qvel, s.ctrl, s.qaccWarm, s.xipos, s.xpos, s.qpos0 = nil, nil, nil, nil, nil, nil, nil
+}
+
+// jointQpos returns the first qpos index of the joint called name and the
+// number of qpos values it has (7 free, 4 ball, 1 slide or hinge); ok is
+// false when the model has no such joint.
+func (s *sim) jointQpos(name string) (adr, n int, ok bool) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	j := int(C.admpo_joint(s.m, cname))
+	if j < 0 {
+		return 0, 0, false
+	}
+	n = 1
+	switch C.admpo_joint_type(s.m, C.int(j)) {
+	case C.mjJNT_FREE:
+		n = 7
+	case C.mjJNT_BALL:
+		n = 4
+	}
+	return int(C.admpo_joint_qposadr(s.m, C.int(j))), n, true
+}
+
+// bodyID returns the index of the body called name, or -1.
+func (s *sim) bodyID(name string) int {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return int(C.admpo_body(s.m, cname))
 }
 
 // reset restores the model's initial state (qpos0, zero velocity).

@@ -27,15 +27,33 @@ type Task struct {
 	CtrlCost  float64 // weight of the sum of squared actions
 
 	// Done reports whether an observation (e.g. one predicted by a model)
-	// ends the episode; it matches the env's own termination.
+	// ends the episode; it matches the env's own termination. It is nil for
+	// a task file whose termination reads values the observation leaves
+	// out (model roll-outs then need a learned rule).
 	Done func(obs []float32) bool
+
+	// MaxSteps truncates episodes after this many steps (0: MaxEpisodeSteps).
+	MaxSteps int
+	// File is the task file a task was read from (empty for the built-in
+	// tasks), Digest the SHA-256 (hex) of its content and its MJCF model's,
+	// and Preset the built-in task whose training presets it takes.
+	File, Digest, Preset string
 
 	obsSkip    int     // leading qpos entries left out of the observation
 	velClip    float64 // velocities clipped to ±velClip in the observation (0: no clip)
 	resetNoise func(s *sim, rng *rand.Rand)
 	xPosition  func(s *sim) float64
 	isHealthy  func(qpos, qvel []float64) bool
-	constant   float64 // reward per step for tasks without movement reward (inverted pendulum)
+	constant   float64              // reward per step for tasks without movement reward (inverted pendulum)
+	load       func() (*sim, error) // compiles a task file's model (nil: the embedded Model)
+}
+
+// EpisodeLimit is the number of steps after which episodes are truncated.
+func (t *Task) EpisodeLimit() int {
+	if t.MaxSteps > 0 {
+		return t.MaxSteps
+	}
+	return MaxEpisodeSteps
 }
 
 var tasks = map[string]*Task{}
@@ -74,6 +92,9 @@ func Names() []string {
 func (t *Task) DoneBatch(obs []float32, done []bool) error {
 	if len(obs) != len(done)*t.ObsDim {
 		return fmt.Errorf("envs: %s DoneBatch: %d values for %d rows of %d", t.Name, len(obs), len(done), t.ObsDim)
+	}
+	if t.Done == nil {
+		return fmt.Errorf("envs: %s has no termination rule on observations", t.Name)
 	}
 	for i := range done {
 		done[i] = t.Done(obs[i*t.ObsDim : (i+1)*t.ObsDim])

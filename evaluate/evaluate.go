@@ -17,6 +17,11 @@ import (
 type Config struct {
 	// Task is the task to play; "" means the bundle's own task.
 	Task string
+	// TaskFile is a task file (envs.LoadTaskFile) to play instead of a
+	// built-in task. Without it (and without Task), a bundle trained on a
+	// task file plays the file its manifest records, which must not have
+	// changed since.
+	TaskFile string
 	// Episodes is the number of episodes (> 0); episode i starts from the
 	// task's reset with seed Seed+i.
 	Episodes int
@@ -58,37 +63,24 @@ type Score struct {
 	Std  float64 `json:"std"`
 }
 
-// Run plays cfg.Episodes episodes of p in its task (or cfg.Task): a
-// built-in task, or a remote environment's address (tcp://HOST:PORT,
-// unix:///PATH), whose server must be running.
+// Run plays cfg.Episodes episodes of p in its task (or cfg.Task, or
+// cfg.TaskFile): a built-in task, a task file, or a remote environment's
+// address (tcp://HOST:PORT, unix:///PATH), whose server must be running.
 func Run(p *policies.Policy, cfg Config) (*Result, error) {
 	if cfg.Episodes <= 0 {
 		return nil, fmt.Errorf("evaluate: %d episodes (want > 0)", cfg.Episodes)
 	}
-	task := cfg.Task
-	if task == "" {
-		task = p.Manifest().Task
-	}
-	if task == "" {
-		return nil, errors.New("evaluate: the bundle names no task: give one")
-	}
-	if remote.IsAddress(task) {
-		e, err := remote.Make(task, cfg.Timeout)
-		if err != nil {
-			return nil, fmt.Errorf("evaluate: %w", err)
-		}
-		return play(p, e, task, cfg)
-	}
-	e, err := envs.Make(task)
+	e, err := makeEnv(p, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate: the bundle's task %q is not a built-in task (a policy trained on your own data cannot be played here; name a task): %w", task, err)
+		return nil, err
 	}
-	return play(p, e, task, cfg)
-}
-
-// play runs the evaluation in e (closed at the end).
-func play(p *policies.Policy, e *envs.Env, task string, cfg Config) (*Result, error) {
 	defer e.Close()
+	task := e.Task.Name
+	if e.Task.File == "" { // as named
+		if task = cfg.Task; task == "" {
+			task = p.Manifest().Task
+		}
+	}
 	if e.Task.ObsDim != p.ObsDim() || e.Task.ActDim != p.ActDim() {
 		return nil, fmt.Errorf("evaluate: task %s has %d observation and %d action values, the policy %d and %d",
 			task, e.Task.ObsDim, e.Task.ActDim, p.ObsDim(), p.ActDim())
@@ -100,7 +92,7 @@ func play(p *policies.Policy, e *envs.Env, task string, cfg Config) (*Result, er
 		return nil, fmt.Errorf("evaluate: %w", err)
 	}
 	r.Returns, r.Lengths, r.ReturnMean, r.ReturnStd = rets.Returns, rets.Lengths, rets.Mean, rets.Std
-	if _, _, err := datasets.RefScores(task); err == nil {
+	if _, _, err := datasets.RefScores(task); err == nil && e.Task.File == "" {
 		scores := make([]float64, len(r.Returns))
 		for i, ret := range r.Returns {
 			scores[i], _ = datasets.NormalizedScore(task, ret)
@@ -132,4 +124,49 @@ func (a *policyActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
 		act[i] = float64(v)
 	}
 	return nil
+}
+
+// makeEnv makes the env Run plays: cfg's task file or task, else the
+// bundle's (a task file when its manifest records one); a task that is a
+// remote environment's address connects to its server.
+func makeEnv(p *policies.Policy, cfg Config) (*envs.Env, error) {
+	prov := p.Manifest().Provenance
+	file, digest := cfg.TaskFile, ""
+	if file == "" && cfg.Task == "" && prov["env_file"] != "" {
+		file, digest = prov["env_file"], prov["env_file_sha256"]
+	}
+	if file != "" {
+		t, err := envs.LoadTaskFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		if digest != "" && t.Digest != digest {
+			return nil, fmt.Errorf("evaluate: the task file %s or its model changed since the policy was trained on it (sha256 %s, now %s): give it with --env-file to play it anyway",
+				file, digest, t.Digest)
+		}
+		e, err := envs.MakeTask(t)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		return e, nil
+	}
+	task := cfg.Task
+	if task == "" {
+		task = p.Manifest().Task
+	}
+	if task == "" {
+		return nil, errors.New("evaluate: the bundle names no task: give one")
+	}
+	if remote.IsAddress(task) {
+		e, err := remote.Make(task, cfg.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		return e, nil
+	}
+	e, err := envs.Make(task)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: the bundle's task %q is not a built-in task (a policy trained on your own data cannot be played here; name a task or a task file): %w", task, err)
+	}
+	return e, nil
 }

@@ -107,14 +107,13 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int, opt
 			return nil, fmt.Errorf("infer: threads: %w", err)
 		}
 	}
-	switch strings.ToLower(opts.Provider) {
-	case "", "cpu":
-	case "cuda":
+	if err := CheckProvider(opts.Provider); err != nil {
+		return nil, err
+	}
+	if opts.CUDA() {
 		if err := appendCUDA(so); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("infer: unknown provider %q (cpu or cuda)", opts.Provider)
 	}
 	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, so)
 	if err != nil {
@@ -162,8 +161,15 @@ func readMetadata(model []byte) (map[string]string, error) {
 // Metadata returns the model's metadata_props.
 func (s *Session) Metadata() map[string]string { return s.meta }
 
+// runHook, set by tests only (CaptureRuns), sees the input names and
+// values of every Run before it runs.
+var runHook func(names []string, inputs []ort.Value)
+
 // Run evaluates the model; inputs and outputs follow the order given to Open.
 func (s *Session) Run(inputs, outputs []ort.Value) error {
+	if runHook != nil {
+		runHook(s.inputs, inputs)
+	}
 	if err := s.s.Run(inputs, outputs); err != nil {
 		return fmt.Errorf("infer: run: %w", err)
 	}
@@ -191,6 +197,17 @@ func (t *tensors) destroy() {
 		}
 	}
 	t.vals = nil
+}
+
+// CheckProvider returns an error unless p names a provider Options takes:
+// "cpu" (or empty) or "cuda", in any case. Whether CUDA is usable is only
+// known when a session opens.
+func CheckProvider(p string) error {
+	switch strings.ToLower(p) {
+	case "", "cpu", "cuda":
+		return nil
+	}
+	return fmt.Errorf("infer: unknown provider %q (cpu or cuda)", p)
 }
 
 // CUDA reports whether the options ask for the CUDA provider (Provider

@@ -188,6 +188,16 @@ func TestTamperedBundleRefused(t *testing.T) {
 		{"act bounds edited", "squashes action 0", editManifest(func(m map[string]any) {
 			m["act_low"].([]any)[0] = -5.0
 		})},
+		{"act_high beyond float32", "act_high 1 is 1e+39, beyond float32", editManifest(func(m map[string]any) {
+			m["act_high"].([]any)[1] = 1e39
+		})},
+		{"act_low beyond float32", "act_low 0 is -4e+38, beyond float32", editManifest(func(m map[string]any) {
+			m["act_low"].([]any)[0] = -4e38
+		})},
+		{"act bounds equal in float32", "equal in float32", editManifest(func(m map[string]any) {
+			m["act_low"].([]any)[2] = 1.0
+			m["act_high"].([]any)[2] = 1.00000001
+		})},
 		{"m edited", "m=", editManifest(func(m map[string]any) { m["m"] = 3 })},
 		{"task edited", "exported for task", editManifest(func(m map[string]any) { m["task"] = "other" })},
 		{"normaliser edited", "normaliser differs", editManifest(func(m map[string]any) {

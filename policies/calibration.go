@@ -17,6 +17,48 @@ type Calibration struct {
 	Samples int `json:"samples"`
 	// Quantiles are sorted by P (strictly increasing); U is non-decreasing.
 	Quantiles []Quantile `json:"quantiles"`
+	// Range is the per-dimension range of the observations the calibration
+	// data held; the monitor scores a history with a value outside it (or
+	// an action outside the manifest's bounds) as out of distribution.
+	// Absent in bundles exported before 2026-11-27 (no range check).
+	Range *InputRange `json:"range,omitempty"`
+}
+
+// InputRange is the smallest and largest value of each observation
+// dimension in the data a bundle's monitor was calibrated on.
+type InputRange struct {
+	ObsLow  []float64 `json:"obs_low"`
+	ObsHigh []float64 `json:"obs_high"`
+}
+
+// validate checks the range's sizes and values for od observation values.
+func (r *InputRange) validate(od int) error {
+	if len(r.ObsLow) != od || len(r.ObsHigh) != od {
+		return fmt.Errorf("policies: calibration range has %d/%d observation bounds, want obs_dim=%d", len(r.ObsLow), len(r.ObsHigh), od)
+	}
+	for j := range od {
+		l, h := r.ObsLow[j], r.ObsHigh[j]
+		if math.IsNaN(l) || math.IsNaN(h) || math.IsInf(l, 0) || math.IsInf(h, 0) || l > h {
+			return fmt.Errorf("policies: calibration range of observation value %d is [%v, %v]: want finite low <= high", j, l, h)
+		}
+	}
+	return nil
+}
+
+// excess is how far x lies outside [low, high], in units of the range's
+// width (at least 1e-6): 0 inside, growing with the distance outside. A
+// value within float32 rounding (a relative 1e-6) of a bound is inside, so
+// that an action squashed onto a bound by float32 arithmetic is not
+// flagged.
+func excess(x, low, high float64) float64 {
+	w := max(high-low, 1e-6)
+	switch {
+	case x > high+1e-6*max(1, math.Abs(high)):
+		return (x - high) / w
+	case x < low-1e-6*max(1, math.Abs(low)):
+		return (low - x) / w
+	}
+	return 0
 }
 
 // Quantile says that a fraction P/100 of the training U^ADM values are at

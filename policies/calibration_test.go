@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/internal/pyref"
@@ -86,5 +89,41 @@ func TestCalibrateMatchesNumpy(t *testing.T) {
 			t.Fatal(fmt.Sprintf("Percentile not monotone in [0,100] at u=%v: %v after %v", u, p, prev))
 		}
 		prev = p
+	}
+}
+
+// TestCalibrationRangeValidated: a manifest's calibration range must give
+// one finite low <= high per observation value.
+func TestCalibrationRangeValidated(t *testing.T) {
+	f := newFixture(t, 2, 4, 2, 3)
+	for _, c := range []struct {
+		r    InputRange
+		want string
+	}{
+		{InputRange{ObsLow: []float64{0, 0, 0}, ObsHigh: []float64{1, 1, 1}}, "3/3 observation bounds, want obs_dim=4"},
+		{InputRange{ObsLow: []float64{0, 0, 2, 0}, ObsHigh: []float64{1, 1, 1, 1}}, "observation value 2 is [2, 1]"},
+		{InputRange{ObsLow: []float64{0, math.NaN(), 0, 0}, ObsHigh: []float64{1, 1, 1, 1}}, "observation value 1 is [NaN, 1]"},
+		{InputRange{ObsLow: []float64{0, 0, 0, 0}, ObsHigh: []float64{1, 1, 1, math.Inf(1)}}, "observation value 3 is [0, +Inf]"},
+	} {
+		b := f.bundle(true)
+		cal := *b.Manifest.Calibration
+		cal.Range = &c.r
+		b.Manifest.Calibration = &cal
+		err := WriteBundle(filepath.Join(t.TempDir(), "b"), b)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("range %+v: %v, want an error containing %q", c.r, err, c.want)
+		}
+	}
+	b := f.bundle(true)
+	cal := *b.Manifest.Calibration
+	cal.Range = &InputRange{ObsLow: []float64{-1, -1, 0, 5}, ObsHigh: []float64{1, 1, 0, 5}}
+	b.Manifest.Calibration = &cal
+	dir := filepath.Join(t.TempDir(), "ok")
+	if err := WriteBundle(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadBundle(dir)
+	if err != nil || !reflect.DeepEqual(back.Manifest.Calibration.Range, cal.Range) {
+		t.Fatalf("range after a round trip: %+v, %v", back.Manifest.Calibration.Range, err)
 	}
 }

@@ -107,6 +107,20 @@ func (m *Manifest) Validate() error {
 		if math.IsInf(l, 0) || math.IsInf(h, 0) || !(l < h) {
 			return fmt.Errorf("policies: manifest action bound %d is [%v, %v]: want finite low < high", i, l, h)
 		}
+		// The models compute in float32: a bound it cannot hold would
+		// become ±Inf there, and bounds that round to one value leave no
+		// range.
+		for _, b := range []struct {
+			name string
+			v    float64
+		}{{"act_low", l}, {"act_high", h}} {
+			if math.Abs(b.v) > math.MaxFloat32 {
+				return fmt.Errorf("policies: manifest %s %d is %v, beyond float32 (|x| <= %g)", b.name, i, b.v, math.MaxFloat32)
+			}
+		}
+		if float32(l) == float32(h) {
+			return fmt.Errorf("policies: manifest action bound %d is [%v, %v]: low and high are equal in float32", i, l, h)
+		}
 	}
 	if (len(m.ObsLow) != 0 || len(m.ObsHigh) != 0) && (len(m.ObsLow) != m.ObsDim || len(m.ObsHigh) != m.ObsDim) {
 		return fmt.Errorf("policies: manifest obs_low/obs_high have %d/%d values, want obs_dim=%d or none", len(m.ObsLow), len(m.ObsHigh), m.ObsDim)
@@ -147,6 +161,11 @@ func (m *Manifest) Validate() error {
 	if m.Calibration != nil {
 		if err := m.Calibration.Validate(); err != nil {
 			return err
+		}
+		if r := m.Calibration.Range; r != nil {
+			if err := r.validate(m.ObsDim); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

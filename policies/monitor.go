@@ -16,13 +16,21 @@ import (
 // next state from each start s_{l-k+1} with the plan a_{l-k+1..l},
 // k = 1..l; U^ADM = sqrt(mean over obs dims of the population variance
 // over k of those predictions). It is safe for concurrent use.
+//
+// U^ADM alone cannot flag inputs far outside the training data: the
+// ADM's predictions saturate there and agree, so U^ADM falls towards 0.
+// When the calibration records the data's range, the monitor also checks
+// the history it uses (observations against that range, actions against
+// the manifest's action bounds) and scores a value outside as out of
+// distribution: Reading.OutOfRange, and percentile 100.
 type Monitor struct {
-	mu     sync.Mutex
-	adm    *infer.ADMDirect
-	m      int
-	od, ad int
-	cal    *Calibration
-	closed bool
+	mu           sync.Mutex
+	adm          *infer.ADMDirect
+	m            int
+	od, ad       int
+	cal          *Calibration
+	actLo, actHi []float64
+	closed       bool
 
 	obs, acts, next, rew, lv []float32
 	lens                     []int32
@@ -33,10 +41,22 @@ type Reading struct {
 	U float64 `json:"u"`
 	// K is the number of plans compared (min(history, m)); U is 0 when 1.
 	K int `json:"k"`
-	// Percentile is U's place in the manifest's calibration (0..100);
-	// meaningful only when Calibrated.
+	// Percentile is U's place in the manifest's calibration (0..100), 100
+	// when OutOfRange; meaningful only when Calibrated.
 	Percentile float64 `json:"percentile"`
 	Calibrated bool    `json:"calibrated"`
+	// RangeChecked tells whether the calibration records the data's range
+	// (bundles exported before 2026-11-27 do not); the fields below are
+	// meaningful only then.
+	RangeChecked bool `json:"range_checked"`
+	// OutOfRange is set when a value of the history used lies outside the
+	// calibrated range: an observation value outside the calibration
+	// data's, an action value outside the action bounds.
+	OutOfRange bool `json:"out_of_range"`
+	// Excess is how far the furthest such value lies outside, in units of
+	// its dimension's range width (0 when none does); Where names it.
+	Excess float64 `json:"excess"`
+	Where  string  `json:"where,omitempty"`
 }
 
 func newMonitor(model []byte, m *Manifest, opts Options) (*Monitor, error) {
@@ -48,7 +68,7 @@ func newMonitor(model []byte, m *Manifest, opts Options) (*Monitor, error) {
 		e.Close()
 		return nil, fmt.Errorf("policies: %s has m=%d, the manifest m=%d", ADMFile, e.M(), m.M)
 	}
-	return &Monitor{adm: e, m: m.M, od: m.ObsDim, ad: m.ActDim, cal: m.Calibration}, nil
+	return &Monitor{adm: e, m: m.M, od: m.ObsDim, ad: m.ActDim, cal: m.Calibration, actLo: m.ActLow, actHi: m.ActHigh}, nil
 }
 
 // M is the longest history the monitor uses.
@@ -76,20 +96,56 @@ func (mo *Monitor) Uncertainty(obs, acts []float32) (Reading, error) {
 		l = mo.m
 	}
 	r := Reading{K: l}
+	mo.checkRange(&r, obs, acts, l)
 	if l > 1 {
 		u, err := mo.uadm(obs, acts, l)
 		if err != nil {
 			return Reading{}, err
 		}
 		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return Reading{}, fmt.Errorf("policies: %w: U^ADM is %v for this history of finite values (it is probably far outside the training data)", ErrNonFinite, u)
+			why := "it is probably far outside the training data"
+			if r.OutOfRange {
+				why = fmt.Sprintf("its %s lies outside the calibrated range by %.3g times the range's width", r.Where, r.Excess)
+			}
+			return Reading{}, fmt.Errorf("policies: %w: U^ADM is %v for this history of finite values (%s)", ErrNonFinite, u, why)
 		}
 		r.U = u
 	}
 	if mo.cal != nil {
 		r.Percentile, r.Calibrated = mo.cal.Percentile(r.U), true
+		if r.OutOfRange {
+			r.Percentile = 100
+		}
 	}
 	return r, nil
+}
+
+// checkRange sets r's range fields for the l rows of obs and acts that
+// U^ADM uses (the last being the current step).
+func (mo *Monitor) checkRange(r *Reading, obs, acts []float32, l int) {
+	if mo.cal == nil || mo.cal.Range == nil {
+		return
+	}
+	r.RangeChecked = true
+	rg, od, ad := mo.cal.Range, mo.od, mo.ad
+	worst := func(e float64, what string, row, j int) {
+		if e > r.Excess {
+			step := fmt.Sprintf("step %d of the last %d", row+1, l)
+			if row == l-1 {
+				step = "the current step"
+			}
+			r.Excess, r.Where = e, fmt.Sprintf("%s value %d at %s", what, j, step)
+		}
+	}
+	for row := range l {
+		for j, x := range obs[row*od : (row+1)*od] {
+			worst(excess(float64(x), rg.ObsLow[j], rg.ObsHigh[j]), "observation", row, j)
+		}
+		for j, x := range acts[row*ad : (row+1)*ad] {
+			worst(excess(float64(x), mo.actLo[j], mo.actHi[j]), "action", row, j)
+		}
+	}
+	r.OutOfRange = r.Excess > 0
 }
 
 // uadm evaluates the l plans in one ADM batch: plan k (row k-1) starts at

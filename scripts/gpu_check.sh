@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
 # One prepared check of admpo on a GPU host (no Go, no network), from the
-# payload that scripts/gpu_pack.sh packs:
-#   mkdir -p /tmp/g && cat .gpu/c*/part | xz -d | tar x -C /tmp/g && bash /tmp/g/gpu_check.sh
+# payload that scripts/gpu_pack.sh packs (its two parts unpacked into one
+# folder, e.g. /tmp/g; gpu_pack.sh prints the device calls):
+#   bash /tmp/g/gpu_check.sh
 # Steps, each with its own timeout, all within GPU_CHECK_BUDGET seconds
-# (default 300; a step that would start later is skipped, and each step's
+# (default 420; a step that would start later is skipped, and each step's
 # timeout is cut to what is left): the host, nvidia-smi, the CUDA 13
 # libraries (found with find) and LD_LIBRARY_PATH, ldd of the CUDA provider,
-# admpo doctor, the CPU-vs-CUDA tests (ADMPO_GPU_TEST=1), admpo bench rollout
-# with CUDA and PyTorch's ADM-Roll (benchmarks/torch_rollout.py) on the GPU at
-# 10k/100k and at 1M rows, admpo bench rollout on the CPU at 10k/100k rows,
-# and a table of ratios (admpo transitions/s / PyTorch transitions/s).
-# ROWS_SMALL (10000,100000) and ROWS_LARGE (1000000) change the row counts.
-# It never stops at a failure. Writes into $OUT (default /tmp/gpu_out): at
-# most 8 files (summary.txt, ratios.md, logs.tgz with every step's log, and
-# the JSON results), and a short account to stdout that ends with the summary
-# and the ratios.
+# admpo doctor; the device layer's CUDA tests and timings (device.test,
+# issue 32) and PyTorch's SAC update and ADM train step on the GPU
+# (torch_train.py --device cuda); the bisection of the graphs that crash
+# ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
+# roll-out tests (ADMPO_GPU_TEST=1); admpo bench rollout with CUDA beside
+# PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k and at 1M
+# rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
+# ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
+# the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
+# (1000000) change the row counts, BENCH_FORM (unrolled) and BENCH_ENGINES
+# (direct) the CUDA benchmarks' graph form and engines; ADMPO_GPU_FORM and
+# ADMPO_GPU_ENGINES reach the roll-out tests (infer/gpu_cuda_test.go).
+# GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test") runs only
+# those steps; the library set-up always runs. It never stops at a failure. Writes into
+# $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
+# logs.tgz (every step's log and every JSON result), device.txt,
+# torch_train_cuda.json and what gpu_bisect.sh writes (bisect.txt); and a
+# short account to stdout that ends with the summary and the ratios.
 set -uo pipefail
 
 G=${G:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 OUT=${OUT:-/tmp/gpu_out}
-BUDGET=${GPU_CHECK_BUDGET:-300}
+BUDGET=${GPU_CHECK_BUDGET:-420}
 WORK=$(mktemp -d /tmp/gpu_check.XXXX)
-mkdir -p "$OUT"
+JSON=$WORK/json # every JSON result; they come back inside logs.tgz
+mkdir -p "$OUT" "$JSON"
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 T0=$SECONDS
@@ -39,6 +50,10 @@ step() {
   n=$((n + 1))
   local log
   log=$WORK/$(printf '%02d' "$n")-$name.log
+  if [ -n "${GPU_CHECK_STEPS:-}" ] && [[ " $GPU_CHECK_STEPS " != *" $name "* ]]; then
+    note "[skip] $name: not in GPU_CHECK_STEPS"
+    return 98
+  fi
   local l
   l=$(left)
   if [ "$l" -lt 5 ]; then
@@ -172,27 +187,46 @@ pack
 step ldd 15 "$RUN ldd '$G/ort/libonnxruntime_providers_cuda.so'; echo '--- not found (provider, admpo, infer.test):'; for f in '$G/ort/libonnxruntime_providers_cuda.so' '$G/admpo' '$G/infer.test'; do $RUN ldd \$f | grep 'not found'; done; echo '--- end'"
 step doctor 30 "$RUN '$G/admpo' version; $RUN '$G/admpo' doctor"
 
-TAIL=40 step gpu-test 150 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA' -test.v -test.timeout 140s"
-rc=$?
-if [ $rc -ne 0 ] && [ $rc -ne 99 ] && grep -q -i -e 'use_tf32' -e 'provider options' "$WORK"/*gpu-test.log; then
-  note "the CUDA provider refused its options: again with ADMPO_CUDA_EP_OPTIONS=none (TF32 may then be on)"
-  export ADMPO_CUDA_EP_OPTIONS=none
-  TAIL=40 step gpu-test-no-options 120 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA' -test.v -test.timeout 110s"
+# --- issue 32: the device layer's kernels and GEMM on CUDA against the CPU
+# (device/cuda's test binary, where the payload has one), with its timings.
+if [ -x "$G/device.test" ]; then
+  TAIL=40 step device-test 120 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 110s -test.bench 'MLPStep|SAC' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
+else
+  note "[skip] device-test: no device.test in the payload"
+fi
+# PyTorch's SAC update and ADM train step on the same GPU (issue 32's baseline).
+if grep -q -- '--device' "$G/torch_train.py" 2>/dev/null; then
+  TAIL=30 step torch-train 100 "python3 '$G/torch_train.py' --device cuda --cuda-graph >'$JSON/torch_train_cuda.json' || { cat '$JSON/torch_train_cuda.json'; exit 1; }; cp '$JSON/torch_train_cuda.json' '$OUT/' && cat '$JSON/torch_train_cuda.json'"
+fi
+# --- issue 33: which operator of the packed and step graphs crashes the CUDA provider.
+if [ -f "$G/gpu_bisect.sh" ]; then
+  export RUN G OUT WORK
+  TAIL=40 step bisect 120 "bash '$G/gpu_bisect.sh'"
 fi
 
-bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $OUT/NAME.json
-  step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$WORK/$1.json' || { cat '$WORK/$1.json'; exit 1; }; cp '$WORK/$1.json' '$OUT/$1.json' && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$WORK/$1.json'"
+TAIL=40 step gpu-test 120 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout)\$' -test.v -test.timeout 110s"
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -lt 98 ] && grep -q -i -e 'use_tf32' -e 'provider options' "$WORK"/*gpu-test.log; then
+  note "the CUDA provider refused its options: again with ADMPO_CUDA_EP_OPTIONS=none (TF32 may then be on)"
+  export ADMPO_CUDA_EP_OPTIONS=none
+  TAIL=40 step gpu-test-no-options 100 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout)\$' -test.v -test.timeout 90s"
+fi
+
+bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $JSON/NAME.json
+  step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$JSON/$1.json' || { cat '$JSON/$1.json'; exit 1; }; python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$JSON/$1.json'"
 }
-torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $OUT/NAME.json (host libraries only)
-  step "$1" "$2" "python3 '$G/torch_rollout.py' $3 --json >'$WORK/$1.json' || { cat '$WORK/$1.json'; exit 1; }; cp '$WORK/$1.json' '$OUT/$1.json' && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t[\"environment\"]); [print(*r[:5]) for r in t[\"rows\"]]' '$WORK/$1.json'"
+torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $JSON/NAME.json (host libraries only)
+  step "$1" "$2" "python3 '$G/torch_rollout.py' $3 --json >'$JSON/$1.json' || { cat '$JSON/$1.json'; exit 1; }; python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t[\"environment\"]); [print(*r[:5]) for r in t[\"rows\"]]' '$JSON/$1.json'"
 }
 SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
-bench admpo_cuda_small 75 "--provider cuda --engines direct --form unrolled --rows $SMALL"
+FORM=${BENCH_FORM:-unrolled}
+ENGINES=${BENCH_ENGINES:-direct}
+bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
-bench admpo_cuda_1m 130 "--provider cuda --engines direct --form unrolled --rows $LARGE --repeats 1"
+bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
-bench admpo_cpu 75 "--provider cpu --rows $SMALL"
+bench admpo_cpu 75 "--provider cpu --rows 10000"
 
 # --- ratios: admpo transitions/s over PyTorch's, same style, engine and rows
 cat >"$WORK/ratios.py" <<'EOF'
@@ -201,6 +235,8 @@ out = sys.argv[1]
 res = {}
 for f in sorted(glob.glob(os.path.join(out, "*.json"))):
     name = os.path.basename(f)[:-5]
+    if not (name.startswith("admpo_") or name.startswith("torch_cuda")):
+        continue
     side = "torch" if name.startswith("torch") else ("admpo_cpu" if name.startswith("admpo_cpu") else "admpo_cuda")
     try:
         t = json.load(open(f))
@@ -221,7 +257,7 @@ for (style, engine, rows) in sorted(res, key=lambda k: (k[0], k[1], k[2])):
     lines.append(f"| {style} | {engine} | {rows} | {f(a)} | {f(p)} | {'-' if not (a and p) else f'{a / p:.2f}'} | {f(c)} | {'-' if not (a and c) else f'{a / c:.2f}'} |")
 print("\n".join(lines))
 EOF
-python3 "$WORK/ratios.py" "$OUT" >"$OUT/ratios.md" 2>&1
+python3 "$WORK/ratios.py" "$JSON" >"$OUT/ratios.md" 2>&1
 cp "$OUT/ratios.md" "$WORK/"
 pack
 echo

@@ -18,7 +18,7 @@ import (
 
 // TestBearerToken: with a token every route needs it (401 with
 // WWW-Authenticate otherwise, wrong tokens included) except the public
-// groups; unknown paths stay 404.
+// groups; unknown paths stay 404; the scheme matches in any case.
 func TestBearerToken(t *testing.T) {
 	ortskip.IfMissing(t)
 	f := newFixture(t, false)
@@ -55,9 +55,16 @@ func TestBearerToken(t *testing.T) {
 				t.Fatalf("public %v: healthz, metrics, info, act, unknown = %v, want %v", c.public, got, want)
 			}
 		}
-		for _, auth := range []string{"Bearer " + tok[:15], "Bearer " + tok + "x", "bearer " + tok, tok, "Bearer  " + tok} {
+		for _, auth := range []string{"Bearer " + tok[:15], "Bearer " + tok + "x", tok, "Bearer" + tok, "Basic " + tok, "Bearer " + tok + " "} {
 			if code := send(h, "POST", "/v1/act", ok, auth); code != 401 {
 				t.Fatalf("Authorization %q: %d, want 401", auth, code)
+			}
+		}
+		// The scheme is case-insensitive and followed by one or more
+		// spaces (RFC 9110 section 11).
+		for _, auth := range []string{"bearer " + tok, "BEARER " + tok, "bEaReR " + tok, "Bearer  " + tok} {
+			if code := send(h, "POST", "/v1/act", ok, auth); code != 200 {
+				t.Fatalf("Authorization %q: %d, want 200", auth, code)
 			}
 		}
 		for _, path := range []string{"/healthz", "/metrics", "/v1/info"} {

@@ -348,11 +348,13 @@ func (h *Handler) adminReload(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(b, '\n'))
 }
 
-// bearerOK tells whether r carries "Authorization: Bearer TOKEN", compared
-// in constant time.
+// bearerOK tells whether r carries "Authorization: Bearer TOKEN", the
+// scheme matched case-insensitively (RFC 9110 section 11.1) and the token
+// compared in constant time.
 func bearerOK(r *http.Request, token string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	got = strings.TrimLeft(got, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
 func (h *Handler) getMetrics(w http.ResponseWriter, r *http.Request) {
@@ -439,6 +441,18 @@ func (h *Handler) act(w http.ResponseWriter, r *http.Request) {
 			resp = append(resp, `,"percentile":`...)
 			resp = strconv.AppendFloat(resp, rd.Percentile, 'g', -1, 64)
 			observe(h.metrics.rank, rd.Percentile/100)
+		}
+		switch {
+		case !rd.RangeChecked: // a bundle whose calibration records no range
+			resp = append(resp, `,"out_of_range":null`...)
+		case rd.OutOfRange:
+			h.metrics.outOfRange.Inc()
+			resp = append(resp, `,"out_of_range":true,"excess":`...)
+			resp = strconv.AppendFloat(resp, rd.Excess, 'g', -1, 64)
+			resp = append(resp, `,"where":`...)
+			resp = strconv.AppendQuote(resp, rd.Where)
+		default:
+			resp = append(resp, `,"out_of_range":false`...)
 		}
 		resp = append(resp, '}')
 	}

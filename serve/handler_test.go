@@ -198,6 +198,13 @@ func TestErrorPaths(t *testing.T) {
 		{"history obs dim", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(1, 4) + `,"act":` + rows(1, testAct) + `}}`, 400, "history.obs"},
 		{"history act dim", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(1, testObs) + `,"act":` + rows(1, 1) + `}}`, 400, "history.act"},
 		{"history too long", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(4, testObs) + `,"act":` + rows(4, testAct) + `}}`, 413, "limit is 3"},
+		{"null value", "POST", "/v1/act", "", `{"obs":[1,null,3,4,5]}`, 400, `"obs" value 1 is null`},
+		{"null last value", "POST", "/v1/act", "", `{"obs":[0,0,0,0, null ]}`, 400, `"obs" value 4 is null`},
+		{"null in batch", "POST", "/v1/act", "", `{"obs":[` + ok + `,[1,2,3,4,null]]}`, 400, `"obs" row 1 value 4 is null`},
+		{"null batch row", "POST", "/v1/act", "", `{"obs":[` + ok + `,null]}`, 400, `"obs" row 1 is null`},
+		{"null in history obs", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":[` + ok + `,[0,null,0,0,0]],"act":` + rows(2, testAct) + `}}`, 400, `"history.obs" row 1 value 1 is null`},
+		{"null in history act", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(1, testObs) + `,"act":[[null,0,0]]}}`, 400, `"history.act" row 0 value 0 is null`},
+		{"null history row", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":` + rows(1, testObs) + `,"act":[null]}}`, 400, `"history.act" row 0 is null`},
 		{"history without ADM", "POST", "/v1/act", "", `{"obs":` + ok + `,"history":{"obs":[],"act":[]}}`, 422, "no adm.onnx"},
 	}
 	for _, c := range cases {

@@ -81,3 +81,24 @@ func (f *fixture) open(t testing.TB, opts policies.Options) *policies.Policy {
 	t.Cleanup(p.Close)
 	return p
 }
+
+// testRange is the observation range newFixtureRange's calibration records.
+var testRange = policies.InputRange{ObsLow: []float64{-1, -2, -1, -1, -1}, ObsHigh: []float64{1, 2, 1, 1, 3}}
+
+// newFixtureRange is newFixtureStd with an ADM whose calibration records
+// testRange as the data's observation range.
+func newFixtureRange(t testing.TB, admStd float32) *fixture {
+	t.Helper()
+	f := newFixtureStd(t, true, admStd)
+	b, err := policies.ReadBundle(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testRange
+	b.Manifest.Calibration.Range = &r
+	f.dir = filepath.Join(t.TempDir(), "bundle-range")
+	if err := policies.WriteBundle(f.dir, *b); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

@@ -33,8 +33,11 @@ type metrics struct {
 	batch    prometheus.Histogram // observations per /v1/act request
 	uadm     prometheus.Histogram // U^ADM of monitored requests
 	rank     prometheus.Histogram // U^ADM's place in the calibration, 0-1
-	bundle   *prometheus.GaugeVec // 1 for the bundle being served
-	reloads  *prometheus.CounterVec
+	// outOfRange counts monitored requests with a value outside the
+	// bundle's calibrated range.
+	outOfRange prometheus.Counter
+	bundle     *prometheus.GaugeVec // 1 for the bundle being served
+	reloads    *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -53,6 +56,9 @@ func newMetrics() *metrics {
 	m.rank = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "admpo_uadm_rank_ratio",
 		Help:    "U^ADM's place in the bundle's calibration (0-1: the share of training histories with a lower U^ADM), per monitored request.",
 		Buckets: rankBuckets})
+	m.outOfRange = prometheus.NewCounter(prometheus.CounterOpts{Name: "admpo_uadm_out_of_range_total",
+		Help: "Monitored POST /v1/act requests whose history held a value outside the bundle's calibrated range " +
+			"(an observation outside the calibration data's, an action outside the bounds): scored percentile 100."})
 	m.bundle = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "admpo_bundle_info",
 		Help: "The bundle being served (value 1): its sha256 (of manifest.json), run kind, task, algorithm and runtime."},
 		[]string{"sha256", "run_kind", "task", "algorithm", "runtime"})
@@ -60,7 +66,7 @@ func newMetrics() *metrics {
 		Help: "Bundle reloads (SIGHUP or POST /admin/reload), by result."}, []string{"result"})
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("failed")
-	m.reg.MustRegister(m.requests, m.errors, m.inFlight, m.latency, m.batch, m.uadm, m.rank, m.bundle, m.reloads,
+	m.reg.MustRegister(m.requests, m.errors, m.inFlight, m.latency, m.batch, m.uadm, m.rank, m.outOfRange, m.bundle, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector())
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})

@@ -146,6 +146,9 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 		if err := json.Unmarshal(w.Obs, &rows); err != nil {
 			return nil, badRequest("\"obs\": %v", err)
 		}
+		if err := findNull("obs", w.Obs, true); err != nil {
+			return nil, err
+		}
 		if len(rows) == 0 {
 			return nil, badRequest("\"obs\": empty batch")
 		}
@@ -162,6 +165,9 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 		var one []float32
 		if err := json.Unmarshal(w.Obs, &one); err != nil {
 			return nil, badRequest("\"obs\": %v", err)
+		}
+		if err := findNull("obs", w.Obs, false); err != nil {
+			return nil, err
 		}
 		if len(one) != lim.obsDim {
 			return nil, badRequest("\"obs\" has %d values, want obs_dim=%d", len(one), lim.obsDim)
@@ -184,10 +190,16 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 			if err := json.Unmarshal(hv[0], &h.Obs); err != nil {
 				return nil, badRequest("\"history.obs\": %v", err)
 			}
+			if err := findNull("history.obs", hv[0], true); err != nil {
+				return nil, err
+			}
 		}
 		if !isNull(hv[1]) {
 			if err := json.Unmarshal(hv[1], &h.Act); err != nil {
 				return nil, badRequest("\"history.act\": %v", err)
+			}
+			if err := findNull("history.act", hv[1], true); err != nil {
+				return nil, err
 			}
 		}
 		if len(h.Obs) != len(h.Act) {
@@ -206,6 +218,41 @@ func decodeRequest(body []byte, lim limits) (*actRequest, error) {
 		r.history = true
 	}
 	return r, nil
+}
+
+// findNull returns a 400 naming the first null in raw, an array of
+// numbers (nested: of rows of numbers) that json.Unmarshal has already
+// accepted: Go reads null as 0, but a missing value is not a zero.
+func findNull(field string, raw json.RawMessage, nested bool) error {
+	if !bytes.Contains(raw, []byte("null")) {
+		return nil
+	}
+	nullIn := func(row json.RawMessage) int {
+		var vals []*float32
+		if json.Unmarshal(row, &vals) != nil {
+			return -1
+		}
+		return slices.Index(vals, nil)
+	}
+	if !nested {
+		if j := nullIn(raw); j >= 0 {
+			return badRequest("%q value %d is null: every value must be a number (a missing value is not 0)", field, j)
+		}
+		return nil
+	}
+	var rows []json.RawMessage
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return badRequest("%q: %v", field, err)
+	}
+	for i, row := range rows {
+		if isNull(row) {
+			return badRequest("%q row %d is null: want an array of numbers", field, i)
+		}
+		if j := nullIn(row); j >= 0 {
+			return badRequest("%q row %d value %d is null: every value must be a number (a missing value is not 0)", field, i, j)
+		}
+	}
+	return nil
 }
 
 // isNested tells whether a JSON array's first element is an array.

@@ -96,15 +96,56 @@ type RuntimeSettings struct {
 	Provider        string `json:"provider"`     // ONNX Runtime provider: cpu or cuda
 }
 
-// validate checks the evaluation and checkpoint intervals.
+// validate checks the evaluation and checkpoint intervals and the
+// provider.
 func (r RuntimeSettings) validate(p *problems) {
 	p.check(r.EvalEpisodes > 0, "eval episodes %d must be positive", r.EvalEpisodes)
 	p.check(r.CheckpointEvery > 0, "checkpoint every %d must be positive", r.CheckpointEvery)
+	p.check(infer.CheckProvider(r.Provider) == nil, "provider %q must be cpu or cuda", r.Provider)
 }
 
 // inferOptions are the ONNX Runtime options of the run's roll-outs.
 func (r RuntimeSettings) inferOptions() infer.Options {
 	return infer.Options{Provider: r.Provider, Threads: r.Threads}
+}
+
+// LegacyKeys maps config.json keys that earlier versions wrote to the keys
+// that hold those settings now (one key per setting, online and offline).
+// The config readers, and --config files, take an old key unless the new
+// one is given too.
+var LegacyKeys = map[string]string{"init_alpha": "alpha"}
+
+// renameLegacyKeys returns the JSON object b with its LegacyKeys renamed
+// (b itself when it holds none); holding both names of one setting is an
+// error.
+func renameLegacyKeys(b []byte) ([]byte, error) {
+	found := false
+	for old := range LegacyKeys {
+		found = found || bytes.Contains(b, []byte(`"`+old+`"`))
+	}
+	if !found {
+		return b, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	renamed := false
+	for old, cur := range LegacyKeys {
+		v, ok := m[old]
+		if !ok {
+			continue
+		}
+		if _, both := m[cur]; both {
+			return nil, fmt.Errorf("train: config holds both %q and %q, its old name: keep %q", cur, old, cur)
+		}
+		m[cur], renamed = v, true
+		delete(m, old)
+	}
+	if !renamed {
+		return b, nil
+	}
+	return json.Marshal(m)
 }
 
 // jsonMember is one key and its value of a JSON object.

@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"strconv"
 	"time"
@@ -74,8 +75,21 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 		task, preset, seed = c.Env, c.Preset, c.Seed
 		prov["env_steps"] = strconv.Itoa(run.Step)
 		histories = run.Real
-		if c.Remote != nil { // the bounds the server announced (it need not be running)
+		switch {
+		case c.Remote != nil: // the bounds the server announced (it need not be running)
 			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
+		case c.EnvFile != "":
+			t, err := c.Task()
+			if err != nil {
+				return nil, nil, fmt.Errorf("train: export: %w", err)
+			}
+			e, err := envs.MakeTask(t)
+			if err != nil {
+				return nil, nil, fmt.Errorf("train: export: %w", err)
+			}
+			low, high = e.ActionLow(), e.ActionHigh()
+			e.Close()
+			prov["env_file"], prov["env_file_sha256"] = c.EnvFile, c.EnvDigest
 		}
 	}
 	if run.Algo == "" {
@@ -149,5 +163,30 @@ func CalibrateUADM(b *policies.Bundle, hist *buffer.Replay, n int, seed int64) (
 	if len(us) == 0 {
 		return nil, errors.New("train: export: no sampled history has two states or more (episodes of one step?): U^ADM cannot be calibrated")
 	}
-	return policies.Calibrate(us)
+	cal, err := policies.Calibrate(us)
+	if err != nil {
+		return nil, err
+	}
+	cal.Range = obsRange(hist)
+	return cal, nil
+}
+
+// obsRange is the range of every observation and next observation in hist
+// (the data the ADM was trained on), which the monitor checks inputs
+// against.
+func obsRange(hist *buffer.Replay) *policies.InputRange {
+	od := hist.ObsDim
+	r := &policies.InputRange{ObsLow: make([]float64, od), ObsHigh: make([]float64, od)}
+	for j := range od {
+		r.ObsLow[j], r.ObsHigh[j] = math.Inf(1), math.Inf(-1)
+	}
+	for k := range hist.Len() {
+		t := hist.At(k)
+		for _, o := range [][]float32{t.Obs, t.NextObs} {
+			for j, x := range o {
+				r.ObsLow[j], r.ObsHigh[j] = min(r.ObsLow[j], float64(x)), max(r.ObsHigh[j], float64(x))
+			}
+		}
+	}
+	return r
 }

@@ -164,12 +164,12 @@ func TestExportEveryRunKind(t *testing.T) {
 // bundle's monitor, and numpy-"linear" percentiles.
 func checkCalibration(t *testing.T, b *policies.Bundle, c *exportCase, samples int) {
 	t.Helper()
-	var obs, act []float32
+	var obs, act, next []float32
 	var end []bool
 	var od, ad int
 	if c.data != nil {
 		d := c.data
-		od, ad, obs, act = d.ObsDim, d.ActDim, d.Obs, d.Act
+		od, ad, obs, act, next = d.ObsDim, d.ActDim, d.Obs, d.Act, d.NextObs
 		for i := 0; i < d.N; i++ {
 			end = append(end, d.Terminal[i] || d.Timeout[i])
 		}
@@ -188,6 +188,7 @@ func checkCalibration(t *testing.T, b *policies.Bundle, c *exportCase, samples i
 			tr := r.At(k)
 			obs = append(obs, tr.Obs...)
 			act = append(act, tr.Act...)
+			next = append(next, tr.NextObs...)
 			end = append(end, tr.Terminal || tr.Timeout)
 		}
 	}
@@ -239,6 +240,21 @@ func checkCalibration(t *testing.T, b *policies.Bundle, c *exportCase, samples i
 	}
 	if cal.Quantiles[len(cal.Quantiles)-1].U <= 0 {
 		t.Fatal("every calibration U^ADM is 0")
+	}
+	// The range the monitor checks: every observation and next observation.
+	if cal.Range == nil {
+		t.Fatal("the calibration records no observation range")
+	}
+	for j := range od {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, o := range [][]float32{obs, next} {
+			for i := j; i < len(o); i += od {
+				lo, hi = math.Min(lo, float64(o[i])), math.Max(hi, float64(o[i]))
+			}
+		}
+		if cal.Range.ObsLow[j] != lo || cal.Range.ObsHigh[j] != hi {
+			t.Fatalf("range of observation value %d is [%v, %v], the data's [%v, %v]", j, cal.Range.ObsLow[j], cal.Range.ObsHigh[j], lo, hi)
+		}
 	}
 }
 

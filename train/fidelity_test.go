@@ -264,10 +264,10 @@ func TestOfflinePaperPresetAsAuthorsConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.AutoAlpha || c.InitAlpha != x.alpha || c.Epochs != x.epochs || c.Horizon != x.h || c.Penalty != x.beta ||
+		if c.AutoAlpha || c.Alpha != x.alpha || c.Epochs != x.epochs || c.Horizon != x.h || c.Penalty != x.beta ||
 			c.RealRatio != x.real || c.ActorLR != x.lr || c.ActorLRSchedule != x.schedule {
 			t.Errorf("%s: auto %v alpha %v epochs %d H %d beta %v real %v lr %v %s; authors: fixed %v, %d, %d, %v, %v, %v, %s",
-				x.name, c.AutoAlpha, c.InitAlpha, c.Epochs, c.Horizon, c.Penalty, c.RealRatio, c.ActorLR, c.ActorLRSchedule,
+				x.name, c.AutoAlpha, c.Alpha, c.Epochs, c.Horizon, c.Penalty, c.RealRatio, c.ActorLR, c.ActorLRSchedule,
 				x.alpha, x.epochs, x.h, x.beta, x.real, x.lr, x.schedule)
 		}
 	}

@@ -42,8 +42,11 @@ type OfflineConfig struct {
 	CriticLR        float64 `json:"critic_lr"`
 	AlphaLR         float64 `json:"alpha_lr"`
 	AutoAlpha       bool    `json:"auto_alpha"`
-	InitAlpha       float64 `json:"init_alpha"`
-	TargetEntropy   float64 `json:"target_entropy"`
+	// Alpha is the initial (AutoAlpha) or fixed entropy coefficient,
+	// under the online config's key; config.json files written before
+	// 2026-11-27 call it init_alpha, which still loads (LegacyKeys).
+	Alpha         float64 `json:"alpha"`
+	TargetEntropy float64 `json:"target_entropy"`
 
 	RolloutEvery int     `json:"rollout_every"` // policy updates between roll-outs
 	RolloutBatch int     `json:"rollout_batch"` // start sequences per roll-out
@@ -69,10 +72,15 @@ type OfflineConfig struct {
 var legacyOffline = OfflineConfig{Version: 1, ActorLRSchedule: "cosine", ModelSettings: legacyModel}
 
 // UnmarshalJSON reads a config.json; keys it lacks keep the values that
-// reproduce the run as the code that wrote it ran it (legacyOffline).
+// reproduce the run as the code that wrote it ran it (legacyOffline), and
+// old key names (LegacyKeys) are read as their new ones.
 func (c *OfflineConfig) UnmarshalJSON(b []byte) error {
 	type plain OfflineConfig
 	p := plain(legacyOffline)
+	b, err := renameLegacyKeys(b)
+	if err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
@@ -89,7 +97,7 @@ func (c OfflineConfig) sacConfig(low, high []float64) sac.Config {
 	sc := sac.DefaultConfig(len(low))
 	sc.Hidden, sc.BatchSize, sc.Gamma, sc.Seed = c.Hidden, c.Batch, c.Gamma, c.Seed
 	sc.ActorLR, sc.CriticLR, sc.AlphaLR = c.ActorLR, c.CriticLR, c.AlphaLR
-	sc.AutoAlpha, sc.InitAlpha = c.AutoAlpha, c.InitAlpha
+	sc.AutoAlpha, sc.InitAlpha = c.AutoAlpha, c.Alpha
 	sc.TargetEntropy = sacTargetEntropy(c.Version, c.TargetEntropy, low, high)
 	switch {
 	case c.Algo == "bc":
@@ -221,7 +229,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	}
 	c := OfflineConfig{Env: env, Algo: algo, Preset: name, Name: key, Kind: kind, Version: ConfigVersion,
 		Epochs: 1000, StepsPerEpoch: 1000, Batch: 256, RealRatio: 0.05, Hidden: []int{256, 256}, Gamma: 0.99,
-		ActorLR: 1e-4, ActorLRSchedule: "cosine", CriticLR: 3e-4, AlphaLR: 1e-4, AutoAlpha: true, InitAlpha: 0.2,
+		ActorLR: 1e-4, ActorLRSchedule: "cosine", CriticLR: 3e-4, AlphaLR: 1e-4, AutoAlpha: true, Alpha: 0.2,
 		TargetEntropy: -float64(actDim), RolloutEvery: 1000, RolloutBatch: 50000, ModelRetain: 5,
 		ModelSettings: ModelSettings{ADMHidden: 200, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
 			ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: 1, ModelImprove: "scaled", ModelMaxHold: 1000, Engine: "incremental"},
@@ -245,7 +253,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		// The authors' D4RL runs: fixed alpha, 5000 epochs (3000 on random
 		// data) with the actor's cosine stepped once per epoch, and an ADM
 		// epoch of m passes (their epoch: train/256·m steps of one k each).
-		c.AutoAlpha, c.InitAlpha, c.ModelEpochPasses = false, p.alpha, p.m
+		c.AutoAlpha, c.Alpha, c.ModelEpochPasses = false, p.alpha, p.m
 		c.Epochs, c.ActorLRSchedule = 5000, "cosine-epoch"
 		// The authors' ADM is never put in eval mode: dropout stays on.
 		c.RolloutDropout = true
@@ -288,7 +296,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		c.Epochs, c.RolloutBatch, c.EvalEpisodes = 20, 5000, 5
 		c.ADMHidden, c.ADMLayers, c.ADMResBlocks = 64, 2, 2
 		c.ModelMaxEpochs, c.ModelPatience, c.ModelEpochPasses = 30, 5, 1
-		c.AutoAlpha, c.InitAlpha, c.RolloutDropout = true, 0.2, false
+		c.AutoAlpha, c.Alpha, c.RolloutDropout = true, 0.2, false
 		if c.ActorLRSchedule == "cosine-epoch" {
 			c.ActorLRSchedule = "cosine"
 		}
@@ -312,8 +320,8 @@ func (c OfflineConfig) Validate() error {
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
 	c.RuntimeSettings.validate(&p)
 	if c.Algo != "bc" {
-		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.InitAlpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
-			c.CriticLR, c.AlphaLR, c.InitAlpha)
+		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.Alpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
+			c.CriticLR, c.AlphaLR, c.Alpha)
 		p.check(c.RolloutEvery > 0 && c.RolloutBatch > 0 && c.Horizon > 0, "roll-out every %d, batch %d and horizon %d must be positive",
 			c.RolloutEvery, c.RolloutBatch, c.Horizon)
 		p.check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -82,16 +83,36 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN()}
+	var task *envs.Task // the built-in task or task file (nil for a remote env)
 	var err error
-	if o.env, err = openEnv(&o.Cfg); err != nil {
+	if !cfg.IsRemote() {
+		if task, err = cfg.Task(); err != nil {
+			return nil, err
+		}
+	}
+	if o.env, err = openEnv(&o.Cfg, task); err != nil {
 		return nil, err
 	}
-	if o.eval, err = openEnv(&o.Cfg); err != nil {
+	if o.eval, err = openEnv(&o.Cfg, task); err != nil {
 		o.env.Close()
 		return nil, err
 	}
 	cfg = o.Cfg
-	o.task = o.env.Task
+	// Roll-outs' termination rule (learned: set before every roll-out).
+	rt := *o.env.Task
+	switch cfg.RolloutTermination() {
+	case "task":
+		if rt.Done == nil {
+			o.Close()
+			if cfg.IsRemote() {
+				return nil, fmt.Errorf("train: the remote environment %s has no termination rule on observations: use termination learned or none", cfg.Env)
+			}
+			return nil, fmt.Errorf("train: task %s has no termination rule on observations (its rule reads values the observation leaves out): use termination learned or none", rt.Name)
+		}
+	case "none", "learned":
+		rt.Done = func([]float32) bool { return false }
+	}
+	o.task = &rt
 	od, ad := o.task.ObsDim, o.task.ActDim
 	sc := cfg.sacConfig(o.env.ActionLow(), o.env.ActionHigh())
 	if o.sac, err = sac.New(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
@@ -277,16 +298,15 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	done, note := o.task.Done, ""
-	if o.Cfg.IsRemote() {
-		if done, note, err = o.learnedDone(); err != nil {
+	termMsg := ""
+	if o.Cfg.RolloutTermination() == "learned" {
+		if termMsg, err = o.learnTermination(); err != nil {
 			return "", err
 		}
-		note = "; " + note
 	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
 	tr, err := o.rollPolicy(actor, o.Cfg.inferOptions(), o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: h, Done: done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
+		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
 	if err != nil {
 		return "", err
 	}
@@ -295,7 +315,39 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)%s",
-		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), note), nil
+		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), termMsg), nil
+}
+
+// learnTermination fits the roll-outs' termination rule on the real
+// transitions so far (FitTermination), before every roll-out of a run with
+// termination learned (a task file's or a remote environment's); without a
+// terminal among them the roll-outs never terminate. The fit is a function
+// of the buffer, so a resumed run refits the same rule from its restored
+// buffer. It returns a note for the model round's message.
+func (o *Online) learnTermination() (string, error) {
+	terminals := 0
+	var d *datasets.Dataset
+	if o.real.Len() > 0 {
+		var err error
+		if d, err = o.real.Dataset(0); err != nil {
+			return "", fmt.Errorf("train: termination fit at step %d: %w", o.step, err)
+		}
+		for _, t := range d.Terminal {
+			if t {
+				terminals++
+			}
+		}
+	}
+	if terminals == 0 {
+		o.task.Done = func([]float32) bool { return false }
+		return "; no terminations seen: roll-outs never terminate", nil
+	}
+	m, err := FitTermination(d)
+	if err != nil {
+		return "", fmt.Errorf("train: termination fit at step %d: %w", o.step, err)
+	}
+	o.task.Done = m.Done
+	return fmt.Sprintf("; termination learned from %d terminations (accuracy %.3f, recall %.2f)", terminals, m.Accuracy, m.Recall), nil
 }
 
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds.

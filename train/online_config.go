@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/sac"
 )
@@ -21,10 +25,22 @@ const ConfigVersion = 2
 // OnlineConfig is everything an online run (ADMPO-ON, MBPO or SAC) needs.
 // It is saved as the run directory's config.json.
 type OnlineConfig struct {
-	Env    string `json:"env"`
-	Algo   string `json:"algo"` // "admpo", "mbpo" or "sac"
-	Preset string `json:"preset"`
-	Seed   int64  `json:"seed"`
+	Env string `json:"env"`
+	// EnvFile is the absolute path of the task file a run on one
+	// (--env-file) plays, Env its task's name and EnvDigest the SHA-256 of
+	// the file's and its MJCF model's content (envs.Task.Digest): a resume
+	// or an export refuses a file that changed since.
+	EnvFile   string `json:"env_file,omitempty"`
+	EnvDigest string `json:"env_file_sha256,omitempty"`
+	// Termination is model roll-outs' termination rule: "task" (the task's
+	// rule on observations), "none", or "learned" (fitted on the real
+	// transitions' terminals before every roll-out; none seen: roll-outs
+	// never terminate); "" is "task", or "learned" for a remote environment
+	// (RolloutTermination).
+	Termination string `json:"termination,omitempty"`
+	Algo        string `json:"algo"` // "admpo", "mbpo" or "sac"
+	Preset      string `json:"preset"`
+	Seed        int64  `json:"seed"`
 	// Version is the config format (ConfigVersion; 1 when the key is absent).
 	Version int `json:"config_version"`
 	// Steps is the number of learning env steps after the warm-up (version
@@ -89,14 +105,32 @@ type RemoteEnv struct {
 // IsRemote reports whether the run plays a remote environment.
 func (c OnlineConfig) IsRemote() bool { return remote.IsAddress(c.Env) }
 
+// RolloutTermination is the roll-outs' termination rule in effect: the
+// config's Termination, or when it is "" the task's rule ("task") or, for a
+// remote environment (which has none), "learned".
+func (c OnlineConfig) RolloutTermination() string {
+	switch {
+	case c.Termination != "":
+		return c.Termination
+	case c.IsRemote():
+		return "learned"
+	}
+	return "task"
+}
+
 // legacyOnline is the meaning of the keys a version 1 config.json lacks.
 var legacyOnline = OnlineConfig{Version: 1, ActorEvery: 1, Alpha: 0.2, AutoAlpha: true, ModelSettings: legacyModel}
 
 // UnmarshalJSON reads a config.json; keys it lacks keep the values that
-// reproduce the run as the code that wrote it ran it (legacyOnline).
+// reproduce the run as the code that wrote it ran it (legacyOnline), and
+// old key names (LegacyKeys) are read as their new ones.
 func (c *OnlineConfig) UnmarshalJSON(b []byte) error {
 	type plain OnlineConfig
 	p := plain(legacyOnline)
+	b, err := renameLegacyKeys(b)
+	if err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
@@ -334,6 +368,9 @@ func (c OnlineConfig) Validate() error {
 	p.check(c.Tau > 0 && c.Tau <= 1, "tau %v must be in (0, 1]", c.Tau)
 	p.hidden(c.Hidden)
 	p.check(c.EvalEvery > 0, "eval every %d must be positive", c.EvalEvery)
+	p.check(c.Termination == "" || slices.Contains(Terminations, c.Termination), "termination %q must be one of %s",
+		c.Termination, strings.Join(Terminations, ", "))
+	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile), "env file %q must be an absolute path", c.EnvFile)
 	c.RuntimeSettings.validate(&p)
 	if c.Algo != "sac" {
 		p.check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
@@ -343,6 +380,10 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
 	}
 	c.ModelSettings.validate(&p, c.Algo, "mbpo")
+	if c.IsRemote() {
+		p.check(c.EnvFile == "", "env %s is a remote environment's address and env file %s a task file: give one", c.Env, c.EnvFile)
+		p.check(c.Termination != "task", "termination task for the remote environment %s, which has no rule on observations: use learned or none", c.Env)
+	}
 	if r := c.Remote; r != nil {
 		p.check(c.IsRemote(), "remote settings for env %q, which is not an address (tcp://HOST:PORT or unix:///PATH)", c.Env)
 		p.check(r.TimeoutS >= 0 && !math.IsInf(r.TimeoutS, 0), "env timeout %vs must be finite and >= 0", r.TimeoutS)
@@ -357,4 +398,25 @@ func (c OnlineConfig) JSON() []byte { return configJSON(c) }
 // ModelRetain roll-out rounds at the longest scheduled length.
 func (c OnlineConfig) ModelBufferSize() int {
 	return c.ModelRetain * c.RolloutBatch * max(c.Rollout.From, c.Rollout.To)
+}
+
+// Task returns the task the run plays: the built-in task Env, or the task
+// file EnvFile, which must still have the content (EnvDigest) the run
+// started with.
+func (c OnlineConfig) Task() (*envs.Task, error) {
+	if c.EnvFile == "" {
+		return envs.Lookup(c.Env)
+	}
+	t, err := envs.LoadTaskFile(c.EnvFile)
+	if err != nil {
+		return nil, fmt.Errorf("train: the run's task file: %w", err)
+	}
+	if c.EnvDigest != "" && t.Digest != c.EnvDigest {
+		return nil, fmt.Errorf("train: the task file %s or its model %s changed since the run started (sha256 %s, now %s)",
+			c.EnvFile, t.Model, c.EnvDigest, t.Digest)
+	}
+	if t.Name != c.Env {
+		return nil, fmt.Errorf("train: the task file %s names task %q, the run %q", c.EnvFile, t.Name, c.Env)
+	}
+	return t, nil
 }

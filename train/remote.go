@@ -36,12 +36,13 @@ func NewRemoteEnv(spec envs.BackendSpec, timeout time.Duration) (*RemoteEnv, err
 		ActionHigh: append([]float64(nil), spec.High...), MaxEpisodeSteps: n, TimeoutS: timeout.Seconds()}, nil
 }
 
-// openEnv opens the run's environment: the built-in task, or a connection
-// to the remote environment's server, whose spec must be the one the
-// config records (a fresh run's config records it here).
-func openEnv(c *OnlineConfig) (*envs.Env, error) {
+// openEnv opens the run's environment: task (the built-in task or the
+// task file, c.Task()), or for a remote environment (task nil) a
+// connection to its server, whose spec must be the one the config records
+// (a fresh run's config records it here).
+func openEnv(c *OnlineConfig, task *envs.Task) (*envs.Env, error) {
 	if !c.IsRemote() {
-		return envs.Make(c.Env)
+		return envs.MakeTask(task)
 	}
 	e, err := remote.Make(c.Env, c.Remote.timeout())
 	if err != nil {
@@ -67,32 +68,6 @@ func openEnv(c *OnlineConfig) (*envs.Env, error) {
 			r.ObsDim, r.ActDim, r.ActionLow, r.ActionHigh, r.MaxEpisodeSteps)
 	}
 	return e, nil
-}
-
-// learnedDone is a remote environment's termination rule for model
-// roll-outs, learned from the terminations in the real replay buffer
-// (FitTermination, refitted at every model round, so a resumed run
-// learns the same rule): with none seen yet, roll-outs never terminate.
-// It returns the rule and a note for the model round's message.
-func (o *Online) learnedDone() (func([]float32) bool, string, error) {
-	d, err := o.real.Dataset(0)
-	if err != nil {
-		return nil, "", err
-	}
-	terminals := 0
-	for _, t := range d.Terminal {
-		if t {
-			terminals++
-		}
-	}
-	if terminals == 0 {
-		return func([]float32) bool { return false }, "no terminations seen: roll-outs never terminate", nil
-	}
-	m, err := FitTermination(d)
-	if err != nil {
-		return nil, "", fmt.Errorf("train: learning the termination rule at step %d: %w", o.step, err)
-	}
-	return m.Done, fmt.Sprintf("termination learned from %d terminations (accuracy %.3f, recall %.2f)", terminals, m.Accuracy, m.Recall), nil
 }
 
 // envFailed handles a remote environment's failure at the current env

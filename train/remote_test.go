@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/internal/pyserver"
 )
@@ -274,5 +275,52 @@ func TestRemoteNoTerminationsSeen(t *testing.T) {
 	want := fmt.Sprintf("roll-out %d x H=3 -> %d transitions", cfg.RolloutBatch, 3*cfg.RolloutBatch)
 	if len(msgs) != 1 || !strings.Contains(msgs[0], want) || !strings.Contains(msgs[0], "no terminations seen: roll-outs never terminate") {
 		t.Fatalf("model rounds %q, want one with %q", msgs, want)
+	}
+}
+
+// TestRemoteTerminationChoice: a remote environment's roll-outs use the
+// learned rule by default (Termination "" or "learned"), none when asked,
+// and never the task's rule (it has none); a config naming both a remote
+// environment and a task file is refused.
+func TestRemoteTerminationChoice(t *testing.T) {
+	addr, _ := goServer(t, filepath.Join(t.TempDir(), "hopper.sock"), remote.Builtin("hopper"))
+	for term, want := range map[string]string{"": "learned", "learned": "learned", "none": "none", "task": "task"} {
+		c := OnlineConfig{Env: addr, Termination: term}
+		if got := c.RolloutTermination(); got != want {
+			t.Errorf("termination %q: %q, want %q", term, got, want)
+		}
+	}
+	cfg := tinyConfig("admpo")
+	cfg.Env, cfg.Termination = addr, "task"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "use learned or none") {
+		t.Fatalf("termination task for a remote env: %v", err)
+	}
+	cfg.Termination, cfg.EnvFile = "", "/abs/robot.yaml"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Fatalf("a remote env and a task file: %v", err)
+	}
+	cfg.EnvFile, cfg.Termination = "", "none"
+	o, err := newOnline(cfg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	o.obs = envs.Float32(o.env.Reset(0))
+	o.Cfg.WarmUp = 1 << 30 // random actions: the hopper falls often
+	for o.step < 300 {
+		if err := o.envStep(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallen := []float32{0.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if o.task.Done(fallen) {
+		t.Error("none: a fallen hopper terminates a roll-out")
+	}
+	o.Cfg.Termination = ""
+	if _, err := o.learnTermination(); err != nil {
+		t.Fatal(err)
+	}
+	if !o.task.Done(fallen) {
+		t.Error("learned from a buffer of falls: a fallen hopper does not terminate")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/benchmarks"
+	"github.com/admpo/admpo/infer"
 )
 
 func runBench(args []string) error {
@@ -76,6 +77,9 @@ func benchRollout(args []string) error {
 	}
 	if c.Dropout >= 1 {
 		return usageErr(fmt.Errorf("--dropout %v: a dropout probability must be below 1", c.Dropout))
+	}
+	if err := infer.CheckProvider(c.Provider); err != nil {
+		return usageErr(fmt.Errorf("--provider: %w", err))
 	}
 	t, err := benchmarks.Rollout(c)
 	if err != nil {

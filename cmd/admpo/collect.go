@@ -29,6 +29,52 @@ type policySource interface {
 	mediumReplay(size int, mediumReturn float64) (*datasets.Dataset, string, error)
 }
 
+// executable is os.Executable (a test replaces it).
+var executable = os.Executable
+
+// shippedDir is the directory of the shipped behaviour policies: the
+// --policies folder when given (it must exist), else the first
+// collect.ShippedDir holding a manifest of those under the working
+// directory and under the admpo binary's directory and the three above it
+// (bin/admpo of a checkout, or the checkout itself). The error says where
+// it looked.
+func shippedDir(flagValue string, given bool) (string, error) {
+	if given {
+		st, err := os.Stat(flagValue)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return "", fmt.Errorf("--policies %s: the folder does not exist", flagValue)
+		case err != nil:
+			return "", fmt.Errorf("--policies: %w", err)
+		case !st.IsDir():
+			return "", fmt.Errorf("--policies %s is not a folder", flagValue)
+		}
+		return flagValue, nil
+	}
+	cands := []string{collect.ShippedDir}
+	if exe, err := executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		for d, i := filepath.Dir(exe), 0; i < 4; d, i = filepath.Dir(d), i+1 {
+			cands = append(cands, filepath.Join(d, collect.ShippedDir))
+		}
+	}
+	var looked []string
+	for _, c := range cands {
+		abs, err := filepath.Abs(c)
+		if err != nil || slices.Contains(looked, abs) {
+			continue
+		}
+		looked = append(looked, abs)
+		if st, err := os.Stat(filepath.Join(c, collect.ManifestName)); err == nil && st.Mode().IsRegular() {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("no shipped behaviour policies found: looked for %s in %s (run admpo from the repository, or give --policies DIR)",
+		collect.ManifestName, strings.Join(looked, ", "))
+}
+
 // shippedSource reads the shipped behaviour policies of one task.
 type shippedSource struct {
 	dir, env string
@@ -124,7 +170,8 @@ func runCollect(args []string) error {
 		"one group per episode, data/metadata.json)")
 	seed := fs.Int64("seed", 0, "seed of the episodes' reset and action noise (and of a behaviour run)")
 	workers := fs.Int("workers", 0, "goroutines running episodes (0: one per CPU); the data do not depend on it")
-	policies := fs.String("policies", collect.ShippedDir, "directory of the shipped behaviour policies (manifest.json)")
+	policies := fs.String("policies", "", "directory of the shipped behaviour policies (manifest.json; default: "+collect.ShippedDir+"\n"+
+		"under the working directory, else of the repository the admpo binary lies in)")
 	policy := fs.String("policy", "", "run directory with the behaviour policy (a --train-dir, or an `admpo train online` run)")
 	trainDir := fs.String("train-dir", "", "behaviour SAC run directory to train or reuse (default OUTDIR/behaviour-ENV-SEED)")
 	trainSteps := fs.Int("train-steps", 100000, "env steps of the behaviour SAC run (a finished run that used its budget below --stop-return is extended to a larger value)")
@@ -192,11 +239,15 @@ func runCollect(args []string) error {
 				return err
 			}
 		} else {
-			m, err := collect.ReadManifest(*policies)
+			dir, err := shippedDir(*policies, fs.Changed("policies"))
 			if err != nil {
 				return err
 			}
-			src = shippedSource{dir: *policies, env: task.Name, m: m}
+			m, err := collect.ReadManifest(dir)
+			if err != nil {
+				return err
+			}
+			src = shippedSource{dir: dir, env: task.Name, m: m}
 		}
 		collectKind := func(k string, n int, seedOff int64) (*datasets.Dataset, error) {
 			b, desc, err := src.policyFor(k, *mediumReturn)

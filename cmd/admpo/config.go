@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -28,6 +27,9 @@ type configFile struct {
 	keys map[string]any
 }
 
+// maxConfigBytes bounds a --config file (a config.json is a few KiB).
+const maxConfigBytes = 16 << 20
+
 // readConfigFile reads a config file, JSON when its name ends in .json
 // (strictly: YAML would take a trailing comma) and YAML otherwise, whose
 // top-level keys must be keys of config.json, i.e. JSON keys of the struct
@@ -38,7 +40,7 @@ func readConfigFile(path string, want any) (*configFile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxConfigBytes)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--config: %w", err))
 	}
@@ -53,6 +55,9 @@ func readConfigFile(path string, want any) (*configFile, error) {
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--config %s: not valid JSON: %v", path, err))
 		}
+		if key := duplicateKey(b); key != "" {
+			return nil, usageErr(fmt.Errorf("--config %s: key %s appears twice (YAML files refuse this too)", path, key))
+		}
 	} else if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, usageErr(fmt.Errorf("--config %s: not valid YAML: %v", path, err))
 	}
@@ -62,6 +67,15 @@ func readConfigFile(path string, want any) (*configFile, error) {
 	top, ok := doc.(map[string]any)
 	if !ok {
 		return nil, usageErr(fmt.Errorf("--config %s: want a mapping of config keys to values, got %s", path, yamlKind(doc)))
+	}
+	for old, cur := range train.LegacyKeys { // e.g. an offline config.json from before 2026-11-27
+		if v, ok := top[old]; ok {
+			if _, both := top[cur]; both {
+				return nil, usageErr(fmt.Errorf("--config %s: keys %q and %q (its old name) are both given: keep %q", path, cur, old, cur))
+			}
+			top[cur] = v
+			delete(top, old)
+		}
 	}
 	known := jsonKeys(reflect.TypeOf(want).Elem())
 	var unknown []string
@@ -82,6 +96,72 @@ func readConfigFile(path string, want any) (*configFile, error) {
 		top[k] = nv
 	}
 	return &configFile{path: path, keys: top}, nil
+}
+
+// duplicateKey returns the first key that appears twice in one object of
+// the JSON document b (which decodes), quoted, with the keys and indices
+// leading to its object (e.g. "termination_model"."w"), or "" when every
+// object's keys differ. encoding/json would let the last value win.
+func duplicateKey(b []byte) string {
+	type level struct {
+		keys    map[string]bool // nil: an array
+		wantKey bool
+		n       int // an array's elements so far
+		path    string
+	}
+	var stack []*level
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var key string // the last key read, while its value is being read
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if k, ok := tok.(string); ok && top != nil && top.keys != nil && top.wantKey {
+			q := top.path + fmt.Sprintf("%q", k)
+			if top.keys[k] {
+				return q
+			}
+			top.keys[k], top.wantKey, key = true, false, q
+			continue
+		}
+		// tok is a value, or the end of a container.
+		var here string // the path of this value
+		if top != nil {
+			if top.keys != nil {
+				here = key
+			} else {
+				here = fmt.Sprintf("%s[%d]", strings.TrimSuffix(top.path, "."), top.n)
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			l := &level{path: here}
+			if here != "" {
+				l.path += "."
+			}
+			if tok == json.Delim('{') {
+				l.keys, l.wantKey = map[string]bool{}, true
+			}
+			stack = append(stack, l)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return ""
+			}
+			top = stack[len(stack)-1]
+		}
+		if top != nil { // a value of top ended
+			top.wantKey = top.keys != nil
+			top.n++
+		}
+	}
 }
 
 // jsonKeys is the set of JSON keys of struct type t's fields, those of its

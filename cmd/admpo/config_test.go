@@ -171,6 +171,9 @@ func TestConfigFileErrors(t *testing.T) {
 		{"bad-json.json", `{"env": "hopper",}`, "not valid JSON"},
 		{"two-values.json", `{"env": "hopper"} {}`, "not valid JSON"},
 		{"not-a-mapping.yml", "- env\n", "want a mapping"},
+		{"duplicate.json", `{"env": "hopper", "batch": 64, "batch": 128}`, `key "batch" appears twice`},
+		{"duplicate-nested.json", `{"rollout_schedule": {"a": 1, "b": 2, "a": 3, "from": 1, "to": 2}}`, `key "rollout_schedule"."a" appears twice`},
+		{"duplicate.yaml", "batch: 64\nbatch: 128\n", `"batch" already defined`},
 	} {
 		p := filepath.Join(tmp, c.name)
 		os.WriteFile(p, []byte(c.body), 0o644)

@@ -74,6 +74,12 @@ func runServe(args []string) error {
 	if *bundle == "" {
 		return fmt.Errorf("%w: serve needs --bundle", errUsage)
 	}
+	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
+		return fmt.Errorf("%w: serve: --runtime %q: want ort or go", errUsage, *rt)
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil {
+		return fmt.Errorf("%w: serve: --addr %q: want HOST:PORT (e.g. 127.0.0.1:8080, :8080): %v", errUsage, *addr, err)
+	}
 	opts := serve.Options{}
 	for _, g := range *public {
 		if g != "" && !slices.Contains(serve.PublicGroups, g) {
@@ -93,7 +99,7 @@ func runServe(args []string) error {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
 	}
 	if *cert != "" {
-		kp, err := tls.LoadX509KeyPair(*cert, *key)
+		kp, err := loadKeyPair(*cert, *key)
 		if err != nil {
 			return fmt.Errorf("%w: --tls-cert/--tls-key: %v", errUsage, err)
 		}
@@ -154,6 +160,20 @@ func runServe(args []string) error {
 	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain, SkipDrain: skip, TLS: tlsCfg})
 }
 
+// loadKeyPair is tls.LoadX509KeyPair reading both files with readRegular
+// (at most 1 MiB each), so that a FIFO is refused instead of blocking.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := readRegular(certFile, 1<<20)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := readRegular(keyFile, 1<<20)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
+
 // maxTokenBytes bounds a token file.
 const maxTokenBytes = 4096
 
@@ -161,16 +181,9 @@ const maxTokenBytes = 4096
 // maxTokenBytes whose content, trimmed of surrounding white space, is the
 // token (at least 16 characters, printable ASCII without spaces).
 func readToken(path string) (string, error) {
-	st, err := os.Stat(path)
+	b, err := readRegular(path, maxTokenBytes)
 	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxTokenBytes {
-		return "", fmt.Errorf("%s: want a regular file of at most %d bytes", path, maxTokenBytes)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: want a regular file of at most %d bytes", err, maxTokenBytes)
 	}
 	tok := strings.TrimSpace(string(b))
 	if len(tok) < 16 {

@@ -15,13 +15,14 @@ import (
 )
 
 func runEnvs(args []string) error {
-	help := "Usage: admpo envs list\n       admpo envs run --env NAME [--episodes N] [--seed S]\n" +
-		"       admpo envs serve --env NAME [--listen tcp://HOST:PORT]\n\n" +
+	help := "Usage: admpo envs list\n       admpo envs run --env NAME|ADDRESS|--env-file FILE [--episodes N] [--seed S]\n" +
+		"       admpo envs show --env NAME\n       admpo envs serve --env NAME|--env-file FILE [--listen tcp://HOST:PORT]\n\n" +
 		"list   prints every task with its observation/action sizes and control step dt.\n" +
 		"run    runs a uniform random policy and prints each episode's return and length, then steps/s.\n" +
-		"serve  serves a built-in task to remote clients (admpo train online --env tcp://HOST:PORT).\n"
-	return runGroup(args, help, "envs needs a sub-command: list, run or serve", "envs: unknown sub-command %q (list, run, serve)",
-		map[string]func([]string) error{"list": envsList, "run": envsRun, "serve": envsServe})
+		"show   prints a built-in task's task file (YAML), a start for your own (train online --env-file).\n" +
+		"serve  serves a built-in task or a task file to remote clients (admpo train online --env tcp://HOST:PORT).\n"
+	return runGroup(args, help, "envs needs a sub-command: list, run, show or serve", "envs: unknown sub-command %q (list, run, show, serve)",
+		map[string]func([]string) error{"list": envsList, "run": envsRun, "show": envsShow, "serve": envsServe})
 }
 
 func envsList(args []string) error {
@@ -47,6 +48,7 @@ func envsList(args []string) error {
 func envsRun(args []string) error {
 	fs := newFlags("envs run")
 	name := fs.String("env", "hopper", "task name (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or unix:///PATH")
+	file := fs.String("env-file", "", "task file to run instead of --env (see: admpo envs show)")
 	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
 	episodes := fs.Int("episodes", 3, "number of episodes")
 	seed := fs.Int64("seed", 0, "random seed for the initial states and the actions")
@@ -59,9 +61,32 @@ func envsRun(args []string) error {
 	if *episodes <= 0 {
 		return fmt.Errorf("%w: --episodes must be positive, got %d", errUsage, *episodes)
 	}
-	e, err := remote.Open(*name, *envTimeout)
-	if err != nil {
-		return err
+	if fs.Changed("env") && *file != "" {
+		return fmt.Errorf("%w: --env and --env-file cannot both be given", errUsage)
+	}
+	var e *envs.Env
+	switch {
+	case *file != "":
+		t, err := envs.LoadTaskFile(*file)
+		if err != nil {
+			return usageErr(err)
+		}
+		if e, err = envs.MakeTask(t); err != nil {
+			return err
+		}
+	case remote.IsAddress(*name):
+		var err error
+		if e, err = remote.Make(*name, *envTimeout); err != nil {
+			return err
+		}
+	default:
+		if _, err := lookupTask(*name); err != nil {
+			return err
+		}
+		var err error
+		if e, err = envs.Make(*name); err != nil {
+			return err
+		}
 	}
 	defer e.Close()
 	e.Seed(*seed)
@@ -86,17 +111,45 @@ func envsRun(args []string) error {
 	return nil
 }
 
+func envsShow(args []string) error {
+	fs := newFlags("envs show")
+	name := fs.String("env", "hopper", "built-in task whose task file to print (see: admpo envs list)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	b, err := envs.BuiltinTaskFile(*name)
+	if err != nil {
+		return usageErr(err)
+	}
+	_, err = os.Stdout.Write(b)
+	return err
+}
+
 func envsServe(args []string) error {
 	fs := newFlags("envs serve")
 	name := fs.String("env", "hopper", "built-in task to serve (see: admpo envs list)")
+	file := fs.String("env-file", "", "task file to serve instead of --env (see: admpo envs show)")
 	listen := fs.String("listen", "tcp://127.0.0.1:5555", "address to listen on: tcp://HOST:PORT (port 0: any free port) or unix:///PATH")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	t, err := lookupTask(*name)
+	if fs.Changed("env") && *file != "" {
+		return fmt.Errorf("%w: --env and --env-file cannot both be given", errUsage)
+	}
+	var t *envs.Task
+	var err error
+	if *file != "" {
+		if t, err = envs.LoadTaskFile(*file); err != nil {
+			return usageErr(err)
+		}
+	} else if t, err = lookupTask(*name); err != nil {
+		return err
+	}
+	e, err := envs.MakeTask(t) // an MJCF that does not load fails here, not in every connection
 	if err != nil {
 		return err
 	}
+	e.Close()
 	l, err := remote.Listen(*listen)
 	if err != nil {
 		return err
@@ -112,5 +165,5 @@ func envsServe(args []string) error {
 		<-c
 		l.Close()
 	}()
-	return remote.Serve(l, remote.Builtin(t.Name))
+	return remote.Serve(l, remote.Task(t))
 }

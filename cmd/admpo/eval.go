@@ -21,6 +21,7 @@ func runEval(args []string) error {
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go)")
 	task := fs.String("task", "", "task to play instead of the bundle's (same observation and action sizes): a built-in task\n"+
 		"or a remote environment's server, tcp://HOST:PORT or unix:///PATH (a bundle from a remote run plays its own by default)")
+	envFile := fs.String("env-file", "", "task file to play (default: the one a bundle trained on a task file records)")
 	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	asJSON := fs.Bool("json", false, "print the result as JSON (every episode's return and length)")
@@ -39,6 +40,9 @@ func runEval(args []string) error {
 	}
 	if (*bundle == "") == (*run == "") {
 		return fmt.Errorf("%w: eval needs one of --bundle and --run", errUsage)
+	}
+	if *task != "" && *envFile != "" {
+		return fmt.Errorf("%w: eval: --task and --env-file cannot both be given", errUsage)
 	}
 	if *rt != policies.RuntimeORT && *rt != policies.RuntimeGo {
 		return fmt.Errorf("%w: eval: --runtime %q: want ort or go", errUsage, *rt)
@@ -61,7 +65,7 @@ func runEval(args []string) error {
 		return err
 	}
 	defer p.Close()
-	cfg := evaluate.Config{Task: *task, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic, Timeout: *envTimeout}
+	cfg := evaluate.Config{Task: *task, TaskFile: *envFile, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic, Timeout: *envTimeout}
 	var rec *videoRecorder
 	if *video != "" {
 		rec = newVideoRecorder(*videoW, *videoH, *videoFPS)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -302,6 +303,11 @@ func expMSweep(args []string) error {
 	}
 	cfg.Dataset = *dataset
 	if err := ov.apply(mSweepFields(&cfg)); err != nil {
+		return err
+	}
+	big := cfg // the largest m sizes the ADM's batches
+	big.M = slices.Max(ms)
+	if err := checkResources(fs, big.MemoryParts(st.task.ObsDim, st.task.ActDim, st.data.N), big.Threads, big.BLASThreads); err != nil {
 		return err
 	}
 	fmt.Printf("m-sweep on %s: m in %v, seeds %v; every run: %d epochs x %d updates, H=%d, beta=%g, ADM %dx%d/%d, model fit <= %d epochs\n",

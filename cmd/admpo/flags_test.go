@@ -21,9 +21,9 @@ import (
 // invocations are every command (and sub-command) that parses flags.
 var invocations = [][]string{
 	{"train", "online"}, {"train", "offline"}, {"collect"}, {"promote"}, {"export"}, {"serve"}, {"doctor"},
-	{"envs", "list"}, {"envs", "run"}, {"envs", "serve"}, {"experiment", "compounding-error"}, {"experiment", "uncertainty"},
-	{"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"}, {"bench", "rollout"}, {"bench", "serve"},
-	{"eval"}, {"version"}, {"sweep"},
+	{"envs", "list"}, {"envs", "run"}, {"envs", "show"}, {"envs", "serve"}, {"experiment", "compounding-error"},
+	{"experiment", "uncertainty"}, {"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"},
+	{"bench", "rollout"}, {"bench", "serve"}, {"eval"}, {"version"}, {"sweep"},
 }
 
 // flagsOf returns the flag set that the command parses (seen through
@@ -177,7 +177,7 @@ func TestDryRunPrintsTheAuthorsConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(s), &oc); err != nil {
 		t.Fatalf("dry-run output is no config: %v\n%s", err, s)
 	}
-	if oc.Name != "hopper-medium" || oc.AutoAlpha || oc.InitAlpha != 0.05 || oc.Epochs != 5000 || oc.M != 5 || oc.Horizon != 10 ||
+	if oc.Name != "hopper-medium" || oc.AutoAlpha || oc.Alpha != 0.05 || oc.Epochs != 5000 || oc.M != 5 || oc.Horizon != 10 ||
 		oc.Penalty != 1 || oc.ActorLRSchedule != "cosine-epoch" || !oc.RolloutDropout {
 		t.Errorf("hopper-medium paper config: %+v", oc)
 	}

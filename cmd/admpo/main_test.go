@@ -108,7 +108,7 @@ func TestBinary(t *testing.T) {
 		if r := runBin(t, bin, nil, "envs", "run", "--episodes", "0"); r.code != 2 {
 			t.Errorf("--episodes 0: exit %d, %q", r.code, r.stderr)
 		}
-		if r := runBin(t, bin, nil, "envs", "run", "--env", "nope"); r.code != 1 || !strings.Contains(r.stderr, "unknown task") {
+		if r := runBin(t, bin, nil, "envs", "run", "--env", "nope"); r.code != 2 || !strings.Contains(r.stderr, "unknown task") { // a usage error, as everywhere
 			t.Errorf("unknown task: exit %d, %q", r.code, r.stderr)
 		}
 		if r := runBin(t, bin, nil, "envs", "run", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--episodes") {

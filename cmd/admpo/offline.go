@@ -33,15 +33,15 @@ func parseInts(s string) ([]int, error) {
 // built-in task (bring your own) train without evaluation, or evaluated in
 // --eval-env, with generic m, H and beta and a termination rule from the
 // data.
-func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (train.OfflineConfig, error) {
-	var cfg train.OfflineConfig
+func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (cfg train.OfflineConfig, rows int, err error) {
 	d, err := datasets.Read(path)
 	if err != nil {
-		return cfg, fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
+		return cfg, rows, fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
 	}
 	if err := d.Validate(d.ObsDim, d.ActDim); err != nil {
-		return cfg, fmt.Errorf("train offline: %s: %w", path, err)
+		return cfg, rows, fmt.Errorf("train offline: %s: %w", path, err)
 	}
+	rows = d.N
 	de, dk, _ := train.DatasetIdentity(path, d.Meta)
 	if env != "" {
 		de = env
@@ -53,22 +53,22 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 	generic := true // m, H, beta without a known data set
 	switch {
 	case evalEnv != "" && env != "":
-		return cfg, fmt.Errorf("%w: --env names the data's task, --eval-env a task for data that name none: give one", errUsage)
+		return cfg, rows, fmt.Errorf("%w: --env names the data's task, --eval-env a task for data that name none: give one", errUsage)
 	case evalEnv != "":
 		if task, err = lookupTask(evalEnv); err != nil {
-			return cfg, err
+			return cfg, rows, err
 		}
 	case de != "":
 		t, lerr := envs.Lookup(de)
 		switch {
 		case lerr != nil && env != "":
-			return cfg, usageErr(lerr)
+			return cfg, rows, usageErr(lerr)
 		case lerr == nil:
 			task, generic = t, dk == ""
 		}
 	}
 	if task != nil && (d.ObsDim != task.ObsDim || d.ActDim != task.ActDim) {
-		return cfg, fmt.Errorf("%w: %s holds %d observation and %d action values, the task %s has %d and %d",
+		return cfg, rows, fmt.Errorf("%w: %s holds %d observation and %d action values, the task %s has %d and %d",
 			errUsage, path, d.ObsDim, d.ActDim, task.Name, task.ObsDim, task.ActDim)
 	}
 	if generic {
@@ -82,7 +82,7 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 		cfg, err = train.OfflinePreset(preset, task.Name, dk, algo, task.ActDim)
 	}
 	if err != nil {
-		return cfg, usageErr(err)
+		return cfg, rows, usageErr(err)
 	}
 	if task != nil {
 		cfg.Env = task.Name
@@ -96,10 +96,10 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 		}
 	}
 	if !slices.Contains(train.Terminations, termination) || (termination == "task" && task == nil) {
-		return cfg, fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
+		return cfg, rows, fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
 	}
 	cfg.Dataset, cfg.Termination, cfg.ObsDim, cfg.ActDim = path, termination, d.ObsDim, d.ActDim
-	return cfg, nil
+	return cfg, rows, nil
 }
 
 // offlineFlags are train offline's flags.
@@ -189,7 +189,7 @@ func trainOffline(args []string) error {
 		if ds == "" {
 			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR, or a --config naming the dataset)", errUsage)
 		}
-		cfg, err := offlineConfig(ds, envName, kindName, *evalEnv, term, presetName, algoName)
+		cfg, rows, err := offlineConfig(ds, envName, kindName, *evalEnv, term, presetName, algoName)
 		if err != nil {
 			return err
 		}
@@ -202,6 +202,9 @@ func trainOffline(args []string) error {
 				cfg.Epochs = *epochs
 			}
 		}, ov, offlineFields(&cfg)); err != nil {
+			return err
+		}
+		if err := checkResources(fs, cfg.MemoryParts(cfg.ObsDim, cfg.ActDim, rows), cfg.Threads, cfg.BLASThreads); err != nil {
 			return err
 		}
 		if *dryRun {

@@ -155,7 +155,7 @@ func onlineFields(c *train.OnlineConfig) map[string]any {
 func offlineFields(c *train.OfflineConfig) map[string]any {
 	fields := map[string]any{
 		"steps-per-epoch": &c.StepsPerEpoch, "batch": &c.Batch, "real-ratio": &c.RealRatio,
-		"target-entropy": &c.TargetEntropy, "alpha": &c.InitAlpha, "auto-alpha": &c.AutoAlpha, "actor-lr": &c.ActorLR,
+		"target-entropy": &c.TargetEntropy, "alpha": &c.Alpha, "auto-alpha": &c.AutoAlpha, "actor-lr": &c.ActorLR,
 		"actor-lr-schedule": &c.ActorLRSchedule, "critic-lr": &c.CriticLR, "alpha-lr": &c.AlphaLR, "gamma": &c.Gamma,
 		"hidden": &c.Hidden, "rollout-every": &c.RolloutEvery, "rollout-batch": &c.RolloutBatch, "horizon": &c.Horizon,
 		"penalty": &c.Penalty, "model-retain": &c.ModelRetain,

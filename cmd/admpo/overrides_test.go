@@ -65,24 +65,26 @@ func overridesReachTheConfig[C any](t *testing.T, command string, base C, fields
 	}
 }
 
+// onlineWant maps train online's override flags to their config.json keys.
+var onlineWant = map[string]string{
+	"warmup": "warmup_steps", "updates-per-step": "updates_per_step", "batch": "batch",
+	"real-ratio": "real_ratio", "target-entropy": "target_entropy", "lr": "lr", "tau": "tau",
+	"hidden": "hidden", "model-every": "model_every", "rollout-batch": "rollout_batch",
+	"rollout-schedule": "rollout_schedule", "model-retain": "model_retain", "m": "m",
+	"adm-hidden": "adm_hidden", "adm-layers": "adm_layers", "adm-res-blocks": "adm_res_blocks",
+	"ensemble": "ensemble", "elites": "elites", "model-lr": "model_lr", "model-warm-start": "model_warm_start",
+	"model-max-epochs": "model_max_epochs", "model-patience": "model_patience",
+	"model-max-holdout": "model_max_holdout", "engine": "engine", "eval-every": "eval_every",
+	"eval-episodes": "eval_episodes", "checkpoint-every": "checkpoint_every", "threads": "threads",
+	"blas-threads": "blas_threads", "provider": "provider", "actor-every": "actor_every", "alpha": "alpha",
+	"auto-alpha": "auto_alpha", "model-epoch-passes": "model_epoch_passes", "model-improve": "model_improve",
+	"model-epoch-steps": "model_epoch_steps", "model-steps-per-row": "model_steps_per_row",
+	"rollout-dropout": "rollout_dropout",
+}
+
 // TestOnlineOverridesReachTheConfig: every train online override flag sets
 // exactly its own config key.
 func TestOnlineOverridesReachTheConfig(t *testing.T) {
-	want := map[string]string{ // flag -> config.json key
-		"warmup": "warmup_steps", "updates-per-step": "updates_per_step", "batch": "batch",
-		"real-ratio": "real_ratio", "target-entropy": "target_entropy", "lr": "lr", "tau": "tau",
-		"hidden": "hidden", "model-every": "model_every", "rollout-batch": "rollout_batch",
-		"rollout-schedule": "rollout_schedule", "model-retain": "model_retain", "m": "m",
-		"adm-hidden": "adm_hidden", "adm-layers": "adm_layers", "adm-res-blocks": "adm_res_blocks",
-		"ensemble": "ensemble", "elites": "elites", "model-lr": "model_lr", "model-warm-start": "model_warm_start",
-		"model-max-epochs": "model_max_epochs", "model-patience": "model_patience",
-		"model-max-holdout": "model_max_holdout", "engine": "engine", "eval-every": "eval_every",
-		"eval-episodes": "eval_episodes", "checkpoint-every": "checkpoint_every", "threads": "threads",
-		"blas-threads": "blas_threads", "provider": "provider", "actor-every": "actor_every", "alpha": "alpha",
-		"auto-alpha": "auto_alpha", "model-epoch-passes": "model_epoch_passes", "model-improve": "model_improve",
-		"model-epoch-steps": "model_epoch_steps", "model-steps-per-row": "model_steps_per_row",
-		"rollout-dropout": "rollout_dropout",
-	}
 	values := map[string]string{"real-ratio": "0.123", "target-entropy": "-7.5", "lr": "0.00077", "tau": "0.0123",
 		"model-lr": "0.00055", "hidden": "17,19", "rollout-schedule": "11->22:3->4", "engine": "incremental",
 		"provider": "cuda", "model-warm-start": "false", "auto-alpha": "false", "model-improve": "authors", "alpha": "0.37",
@@ -91,7 +93,7 @@ func TestOnlineOverridesReachTheConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overridesReachTheConfig(t, onlineCmd, base, onlineFields, train.OnlineConfig.JSON, want, values)
+	overridesReachTheConfig(t, onlineCmd, base, onlineFields, train.OnlineConfig.JSON, onlineWant, values)
 }
 
 // offlineWant maps train offline's override flags to their config.json keys.
@@ -104,7 +106,7 @@ var offlineWant = map[string]string{
 	"model-epoch-steps": "model_epoch_steps", "eval-episodes": "eval_episodes", "checkpoint-every": "checkpoint_every",
 	"threads": "threads", "blas-threads": "blas_threads",
 	"real-ratio": "real_ratio", "actor-lr": "actor_lr", "critic-lr": "critic_lr", "alpha-lr": "alpha_lr",
-	"alpha": "init_alpha", "target-entropy": "target_entropy", "penalty": "penalty", "model-lr": "model_lr",
+	"alpha": "alpha", "target-entropy": "target_entropy", "penalty": "penalty", "model-lr": "model_lr",
 	"gamma": "gamma", "hidden": "hidden", "engine": "engine", "actor-lr-schedule": "actor_lr_schedule",
 	"model-improve": "model_improve", "provider": "provider", "auto-alpha": "auto_alpha",
 	"rollout-dropout": "rollout_dropout",

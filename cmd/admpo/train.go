@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/train"
 )
@@ -25,6 +26,7 @@ func runTrain(args []string) error {
 // onlineFlags are train online's flags.
 type onlineFlags struct {
 	env, algo, preset, out, resume, configPath *string
+	envFile, termination                       *string
 	steps                                      *int
 	seed                                       *int64
 	dryRun, tb                                 *bool
@@ -39,8 +41,13 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f := &onlineFlags{}
 	f.env = fs.String("env", "hopper", "task (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or\n"+
 		"unix:///PATH (python3 -m admpo_env MODULE:FACTORY, admpo envs serve; docs/remote-envs.md)")
+	f.envFile = fs.String("env-file", "", "train on the task in this file instead of --env: "+envs.TaskFileHelp+
+		"\n(the run records the file's path and SHA-256 with its model's: --resume and export need it unchanged)")
 	f.envTimeout = fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer\n"+
 		"(recorded in config.json; the run checkpoints and stops when it passes)")
+	f.termination = fs.String("termination", "", "model roll-outs' termination rule: task (the task's rule on observations),\n"+
+		"none or learned (fitted on the terminals seen); default: task, or learned for a remote environment\n"+
+		"and for a task file whose rule reads values the observation leaves out")
 	f.algo = fs.String("algo", "admpo", "admpo, mbpo or sac")
 	f.preset = fs.String("preset", "quick", "paper, cpu or quick")
 	f.steps = fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
@@ -68,7 +75,24 @@ func trainOnline(args []string) error {
 	var o *train.Online
 	var err error
 	if *resume != "" {
-		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, (*train.Online).SetSteps); err != nil {
+		// A longer run grows the real replay buffer: check that it fits first.
+		setSteps := func(o *train.Online, n int) error {
+			c := o.Cfg
+			c.Steps = n
+			od, ad := 0, 0
+			if r := c.Remote; r != nil { // a remote environment's sizes as its server announced them
+				od, ad = r.ObsDim, r.ActDim
+			} else if task, err := c.Task(); err == nil { // a built-in task or the run's task file
+				od, ad = task.ObsDim, task.ActDim
+			}
+			if od > 0 {
+				if err := checkResources(fs, c.MemoryParts(od, ad), c.Threads, c.BLASThreads); err != nil {
+					return err
+				}
+			}
+			return o.SetSteps(n)
+		}
+		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, setSteps); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
@@ -77,22 +101,30 @@ func trainOnline(args []string) error {
 		if err != nil {
 			return err
 		}
-		var envName, algoName, presetName string
+		var envName, algoName, presetName, envFile, termination string
 		if err := cf.pickAll(fs, flagOrKey{&envName, "env", "env", *env}, flagOrKey{&algoName, "algo", "algo", *algo},
-			flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
+			flagOrKey{&presetName, "preset", "preset", *preset}, flagOrKey{&envFile, "env-file", "env_file", *f.envFile},
+			flagOrKey{&termination, "termination", "termination", *f.termination}); err != nil {
 			return err
 		}
-		taskName, actDim, rem, err := onlineEnv(envName, *envTimeout)
+		if fs.Changed("env") && fs.Changed("env-file") {
+			return usageErr(fmt.Errorf("--env and --env-file cannot both be given"))
+		}
+		if fs.Changed("env") {
+			envFile = "" // a config file's env_file gives way to --env
+		}
+		task, rem, err := onlineEnv(envName, envFile, &termination, *envTimeout)
 		if err != nil {
 			return err
 		}
-		cfg, err := train.Preset(presetName, taskName, algoName, actDim)
+		cfg, err := train.Preset(presetName, task.Preset, algoName, task.ActDim)
 		if err != nil {
 			return usageErr(err)
 		}
 		cfg.Seed = *seed
 		if err := layerConfig(cf, &cfg, (*plainOnline)(&cfg), func() {
-			cfg.Env, cfg.Algo, cfg.Preset = taskName, algoName, presetName
+			cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
+			cfg.EnvFile, cfg.EnvDigest, cfg.Termination = task.File, task.Digest, termination
 			if rem != nil {
 				cfg.Remote = rem
 			} else if fs.Changed("env-timeout") {
@@ -105,6 +137,9 @@ func trainOnline(args []string) error {
 				cfg.Steps = *steps
 			}
 		}, ov, onlineFields(&cfg)); err != nil {
+			return err
+		}
+		if err := checkResources(fs, cfg.MemoryParts(task.ObsDim, task.ActDim), cfg.Threads, cfg.BLASThreads); err != nil {
 			return err
 		}
 		if *dryRun {
@@ -121,29 +156,69 @@ func trainOnline(args []string) error {
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
 }
 
-// onlineEnv resolves train online's --env: a built-in task's name and
-// action size, or a remote environment's address and the action size its
-// server announces (a server that is down is an error naming it, before
-// anything is created), with the remote environment's record for
-// config.json (nil for a task).
-func onlineEnv(name string, timeout time.Duration) (string, int, *train.RemoteEnv, error) {
-	if remote.IsAddress(name) {
+// onlineEnv resolves the environment a new online run plays, given by
+// exactly one of: a task file (file), a remote environment's address
+// (name: tcp://HOST:PORT or unix:///PATH), or a built-in task (name). For a
+// remote environment it returns a task with the address as its name (and
+// preset base) and the sizes its server announces (a server that is down is
+// an error naming it, before anything is created), with the remote
+// environment's record for config.json (nil otherwise). It resolves the
+// roll-outs' termination rule *term: "" is the task's rule or, for a task
+// file without a rule on observations and for a remote environment (which
+// has none), learned; "task" is recorded as "" for a built-in task.
+func onlineEnv(name, file string, term *string, timeout time.Duration) (*envs.Task, *train.RemoteEnv, error) {
+	switch *term {
+	case "", "task", "none", "learned":
+	default:
+		return nil, nil, usageErr(fmt.Errorf("--termination %q: want task, none or learned", *term))
+	}
+	if file != "" && remote.IsAddress(name) {
+		return nil, nil, usageErr(fmt.Errorf("env %s and env file %s: give one, a remote environment or a task file", name, file))
+	}
+	if file == "" && remote.IsAddress(name) {
+		switch *term {
+		case "":
+			*term = "learned"
+		case "task":
+			return nil, nil, usageErr(fmt.Errorf("--env %s: a remote environment has no termination rule on observations for model roll-outs: use --termination learned or none", name))
+		}
 		c, err := remote.Dial(name, timeout)
 		if err != nil {
-			return "", 0, nil, err
+			return nil, nil, err
 		}
 		defer c.Close()
 		r, err := train.NewRemoteEnv(c.Spec, timeout)
 		if err != nil {
-			return "", 0, nil, err
+			return nil, nil, err
 		}
-		return name, c.Spec.ActDim, r, nil
+		return &envs.Task{Name: name, Preset: name, ObsDim: r.ObsDim, ActDim: r.ActDim}, r, nil
 	}
-	task, err := lookupTask(name)
+	if file == "" {
+		t, err := lookupTask(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if *term == "task" {
+			*term = ""
+		}
+		// A built-in task's Preset names no base: its own presets.
+		c := *t
+		c.Preset = t.Name
+		return &c, nil, nil
+	}
+	t, err := envs.LoadTaskFile(file)
 	if err != nil {
-		return "", 0, nil, err
+		return nil, nil, usageErr(err)
 	}
-	return task.Name, task.ActDim, nil, nil
+	switch {
+	case *term == "" && t.Done == nil:
+		*term = "learned"
+	case *term == "":
+		*term = "task"
+	case *term == "task" && t.Done == nil:
+		return nil, nil, usageErr(fmt.Errorf("--env-file %s: the termination rule reads values the observation leaves out, so model roll-outs cannot apply it: use --termination learned or none", file))
+	}
+	return t, nil, nil
 }
 
 // envRunName is an environment's part of a default run directory name: the

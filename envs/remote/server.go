@@ -186,12 +186,25 @@ func Builtin(name string) func() (Env, error) {
 	}
 }
 
-// builtin is a built-in task as an Env.
+// Task returns a factory of task t's envs (envs.MakeTask): a built-in
+// task or one read from a task file (envs.LoadTaskFile), to serve it with
+// Serve.
+func Task(t *envs.Task) func() (Env, error) {
+	return func() (Env, error) {
+		e, err := envs.MakeTask(t)
+		if err != nil {
+			return nil, err
+		}
+		return builtin{e}, nil
+	}
+}
+
+// builtin is a MuJoCo task (built-in or a task file's) as an Env.
 type builtin struct{ e *envs.Env }
 
 func (b builtin) Spec() Spec {
 	return Spec{Name: b.e.Task.Name, ObsDim: b.e.Task.ObsDim, ActDim: b.e.Task.ActDim,
-		Low: b.e.ActionLow(), High: b.e.ActionHigh(), MaxEpisodeSteps: envs.MaxEpisodeSteps}
+		Low: b.e.ActionLow(), High: b.e.ActionHigh(), MaxEpisodeSteps: b.e.MaxSteps()}
 }
 
 func (b builtin) Reset(seed *int64) ([]float64, error) {

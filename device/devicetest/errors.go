@@ -1,0 +1,124 @@
+package devicetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/admpo/admpo/device"
+)
+
+// alien is a Buffer of no Device.
+type alien struct{}
+
+func (alien) Len() int          { return 1 << 20 }
+func (alien) Type() device.Type { return device.Float32 }
+
+func testErrors(t *testing.T, d device.Device) {
+	h := h{t, d}
+	x := h.alloc(device.Float32, 10)
+	y := h.alloc(device.Float32, 10)
+	idx := h.alloc(device.Int32, 4)
+	freed := h.alloc(device.Float32, 10)
+	h.free(freed)
+	cases := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"unknown kernel", d.Launch("no_such_kernel", 10, x), device.ErrUnknown},
+		{"too few args", d.Launch("fill", 10, x), device.ErrArgs},
+		{"too many args", d.Launch("fill", 10, x, float32(1), float32(2)), device.ErrArgs},
+		{"float64 for float32", d.Launch("fill", 10, x, 1.5), device.ErrArgs},
+		{"int for float32", d.Launch("scale", 10, x, 2), device.ErrArgs},
+		{"float for buffer", d.Launch("fill", 10, float32(1), float32(1)), device.ErrArgs},
+		{"nil buffer", d.Launch("fill", 10, nil, float32(1)), device.ErrArgs},
+		{"int32 buffer for float32", d.Launch("fill", 4, idx, float32(1)), device.ErrType},
+		{"float32 buffer for int32", d.Launch("gather_rows", 4, x, y, y, 1, 10), device.ErrType},
+		{"int out of int32", d.Launch("bias_add", 10, x, y, 1<<40), device.ErrRange},
+		{"buffer too short", d.Launch("fill", 11, x, float32(1)), device.ErrRange},
+		{"second buffer too short", d.Launch("axpy", 10, float32(1), x, h.alloc(device.Float32, 9)), device.ErrRange},
+		{"n not rows of cols", d.Launch("bias_add", 10, x, y, 3), device.ErrArgs},
+		{"bias too short", d.Launch("bias_add", 10, x, h.alloc(device.Float32, 4), 5), device.ErrRange},
+		{"gather index buffer short", d.Launch("gather_rows", 10, x, y, idx, 2, 5), device.ErrRange},
+		{"gather source short", d.Launch("gather_rows", 4, x, y, idx, 1, 11), device.ErrRange},
+		{"col_sum input short", d.Launch("col_sum", 5, x, y, 3), device.ErrRange},
+		{"negative n", d.Launch("fill", -1, x, float32(1)), device.ErrRange},
+		{"freed buffer launch", d.Launch("fill", 10, freed, float32(1)), device.ErrFreed},
+		{"freed buffer upload", d.Upload(freed, make([]float32, 1)), device.ErrFreed},
+		{"freed buffer download", d.Download(make([]float32, 1), freed), device.ErrFreed},
+		{"double free", d.Free(freed), device.ErrFreed},
+		{"foreign buffer", d.Launch("fill", 10, alien{}, float32(1)), device.ErrForeign},
+		{"foreign free", d.Free(alien{}), device.ErrForeign},
+		{"upload too long", d.Upload(x, make([]float32, 11)), device.ErrRange},
+		{"download too long", d.Download(make([]float32, 11), x), device.ErrRange},
+		{"upload int32 into float32", d.UploadInt32(x, make([]int32, 1)), device.ErrType},
+		{"download float32 from int32", d.Download(make([]float32, 1), idx), device.ErrType},
+		{"alloc negative", allocErr(d, device.Float32, -1), device.ErrRange},
+		{"alloc bad type", allocErr(d, device.Type(9), 1), device.ErrType},
+		{"gemm lda", d.Gemm(false, false, 3, 3, 3, 1, x, 2, y, 3, 0, h.alloc(device.Float32, 9), 3), device.ErrInvalidShape},
+		{"gemm A short", d.Gemm(false, false, 4, 2, 3, 1, x, 4, y, 3, 0, h.alloc(device.Float32, 8), 4), device.ErrRange},
+		{"gemm C short", d.Gemm(false, false, 3, 3, 3, 1, x, 3, y, 3, 0, h.alloc(device.Float32, 8), 3), device.ErrRange},
+		{"gemm transposed B short", d.Gemm(false, true, 2, 4, 3, 1, x, 2, y, 4, 0, h.alloc(device.Float32, 8), 2), device.ErrRange},
+		{"gemm alias", d.Gemm(false, false, 3, 3, 3, 1, x, 3, y, 3, 0, x, 3), device.ErrArgs},
+		{"gemm int32", d.Gemm(false, false, 2, 2, 1, 1, idx, 2, y, 1, 0, x, 2), device.ErrType},
+		{"gemm negative", d.Gemm(false, false, -1, 2, 1, 1, x, 2, y, 1, 0, h.alloc(device.Float32, 8), 2), device.ErrInvalidShape},
+		{"gemm freed", d.Gemm(false, false, 1, 1, 1, 1, freed, 1, y, 1, 0, x, 1), device.ErrFreed},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("%s: error %v, want %v", c.name, c.err, c.want)
+		}
+	}
+	// Nothing above may have run: x is still zero.
+	got := h.down(x)
+	for i, v := range got {
+		if v != 0 {
+			t.Fatalf("x[%d] = %v after failed launches, want 0", i, v)
+		}
+	}
+	// n = 0 launches every kernel's nothing.
+	if err := d.Launch("fill", 0, x, float32(1)); err != nil {
+		t.Errorf("fill over 0: %v", err)
+	}
+}
+
+func allocErr(d device.Device, t device.Type, n int) error {
+	b, err := d.Alloc(t, n)
+	if err == nil {
+		_ = d.Free(b)
+	}
+	return err
+}
+
+// TestClose checks that a closed device refuses work. It closes d.
+func TestClose(t *testing.T, d device.Device) {
+	x, err := d.Alloc(device.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for name, err := range map[string]error{
+		"alloc":  allocErr(d, device.Float32, 1),
+		"launch": d.Launch("fill", 4, x, float32(1)),
+		"upload": d.Upload(x, make([]float32, 4)),
+		"sync":   d.Sync(),
+		"close":  d.Close(),
+	} {
+		if !errors.Is(err, device.ErrClosed) {
+			t.Errorf("%s after close: %v, want ErrClosed", name, err)
+		}
+	}
+}
+
+// Run runs the whole suite on d (it leaves d open).
+func Run(t *testing.T, d device.Device, o Options) {
+	t.Run("kernels", func(t *testing.T) { testKernels(t, d, o) })
+	t.Run("gemm", func(t *testing.T) { testGemm(t, d, o) })
+	t.Run("copies", func(t *testing.T) { testCopies(t, d) })
+	t.Run("errors", func(t *testing.T) { testErrors(t, d) })
+	if err := d.Sync(); err != nil {
+		t.Fatalf("sync after the suite: %v", err)
+	}
+}

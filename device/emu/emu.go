@@ -1,0 +1,234 @@
+package emu
+
+// #cgo LDFLAGS: -lopenblas
+// // OpenBLAS's cblas_sgemm, declared here rather than through cblas.h,
+// // which Debian picks among BLAS alternatives (OpenBLAS's spells its
+// // integers blasint, 32-bit in Debian's build). The enums are ints.
+// enum { admpo_col_major = 102, admpo_no_trans = 111, admpo_trans = 112 };
+// void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+//                  const float *b, int ldb, float beta, float *c, int ldc);
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/kernels"
+)
+
+// sourceHash ties this package's build to the kernel sources: the cgo
+// include above is outside this directory, which Go's build cache does not
+// watch, but a change in the embedded sources changes package kernels and
+// so rebuilds this one.
+var sourceHash = kernels.SourceHash()
+
+// Device is the host emulation of a GPU. The zero value is not usable; call
+// New.
+type Device struct {
+	live   map[*buffer]struct{}
+	closed bool
+}
+
+type buffer struct {
+	t     device.Type
+	n     int
+	f     []float32
+	i     []int32
+	owner *Device
+}
+
+func (b *buffer) Len() int          { return b.n }
+func (b *buffer) Type() device.Type { return b.t }
+func (b *buffer) freed() bool       { return b.f == nil && b.i == nil }
+func (b *buffer) fptr() *C.float {
+	if len(b.f) == 0 {
+		return nil
+	}
+	return (*C.float)(&b.f[0])
+}
+func (b *buffer) iptr() *C.int {
+	if len(b.i) == 0 {
+		return nil
+	}
+	return (*C.int)(&b.i[0])
+}
+
+// New returns an emulated device.
+func New() *Device { return &Device{live: map[*buffer]struct{}{}} }
+
+// Name returns "emu".
+func (d *Device) Name() string { return "emu" }
+
+// Alloc returns a zeroed buffer of n elements of type t.
+func (d *Device) Alloc(t device.Type, n int) (device.Buffer, error) {
+	if d.closed {
+		return nil, fmt.Errorf("emu: alloc: %w", device.ErrClosed)
+	}
+	if err := device.CheckAlloc(t, n); err != nil {
+		return nil, fmt.Errorf("emu: %w", err)
+	}
+	// One spare element keeps the slice non-nil for n = 0, so a freed
+	// buffer (nil slices) is told apart from an empty one.
+	b := &buffer{t: t, n: n, owner: d}
+	if t == device.Float32 {
+		b.f = make([]float32, n, n+1)
+	} else {
+		b.i = make([]int32, n, n+1)
+	}
+	d.live[b] = struct{}{}
+	return b, nil
+}
+
+// own returns b as this device's live buffer.
+func (d *Device) own(op string, b device.Buffer) (*buffer, error) {
+	if d.closed {
+		return nil, fmt.Errorf("emu: %s: %w", op, device.ErrClosed)
+	}
+	eb, ok := b.(*buffer)
+	if !ok || eb == nil || eb.owner != d {
+		return nil, fmt.Errorf("emu: %s: %w (%T)", op, device.ErrForeign, b)
+	}
+	if eb.freed() {
+		return nil, fmt.Errorf("emu: %s: %w", op, device.ErrFreed)
+	}
+	return eb, nil
+}
+
+// Free releases b.
+func (d *Device) Free(b device.Buffer) error {
+	eb, err := d.own("free", b)
+	if err != nil {
+		return err
+	}
+	eb.f, eb.i = nil, nil
+	delete(d.live, eb)
+	return nil
+}
+
+// Upload copies src into the start of dst.
+func (d *Device) Upload(dst device.Buffer, src []float32) error {
+	b, err := d.own("upload", dst)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckCopy("upload", b, device.Float32, len(src)); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	copy(b.f, src)
+	return nil
+}
+
+// UploadInt32 copies src into the start of dst.
+func (d *Device) UploadInt32(dst device.Buffer, src []int32) error {
+	b, err := d.own("upload", dst)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckCopy("upload", b, device.Int32, len(src)); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	copy(b.i, src)
+	return nil
+}
+
+// Download copies the start of src into dst.
+func (d *Device) Download(dst []float32, src device.Buffer) error {
+	b, err := d.own("download", src)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckCopy("download", b, device.Float32, len(dst)); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	copy(dst, b.f)
+	return nil
+}
+
+// DownloadInt32 copies the start of src into dst.
+func (d *Device) DownloadInt32(dst []int32, src device.Buffer) error {
+	b, err := d.own("download", src)
+	if err != nil {
+		return err
+	}
+	if err := device.CheckCopy("download", b, device.Int32, len(dst)); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	copy(dst, b.i)
+	return nil
+}
+
+// Launch runs kernel name over n elements now.
+func (d *Device) Launch(name string, n int, args ...any) error {
+	for i, a := range args {
+		if b, ok := a.(device.Buffer); ok {
+			if _, err := d.own("launch", b); err != nil {
+				return fmt.Errorf("%w (kernel %s, argument %d)", err, name, i)
+			}
+		}
+	}
+	_, a, err := device.CheckLaunch(name, n, args...)
+	if err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	run, ok := table[name]
+	if !ok {
+		return fmt.Errorf("emu: launch %q: %w (no emulation)", name, device.ErrUnknown)
+	}
+	if n > 0 {
+		run(C.int(n), a)
+	}
+	return nil
+}
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C (column-major) now.
+func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda int,
+	b device.Buffer, ldb int, beta float32, c device.Buffer, ldc int) error {
+	var bufs [3]*buffer
+	for i, x := range []device.Buffer{a, b, c} {
+		eb, err := d.own("gemm", x)
+		if err != nil {
+			return err
+		}
+		bufs[i] = eb
+	}
+	if err := device.CheckGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	ta, tb := C.int(C.admpo_no_trans), C.int(C.admpo_no_trans)
+	if transA {
+		ta = C.admpo_trans
+	}
+	if transB {
+		tb = C.admpo_trans
+	}
+	// A and B may be empty when k = 0; cblas then only scales C.
+	C.cblas_sgemm(C.admpo_col_major, ta, tb, C.int(m), C.int(n), C.int(k), C.float(alpha),
+		bufs[0].fptr(), C.int(lda), bufs[1].fptr(), C.int(ldb), C.float(beta), bufs[2].fptr(), C.int(ldc))
+	return nil
+}
+
+// Sync returns nil: emulated work runs when it is queued.
+func (d *Device) Sync() error {
+	if d.closed {
+		return fmt.Errorf("emu: sync: %w", device.ErrClosed)
+	}
+	return nil
+}
+
+// Close frees every buffer. Closing twice is an error.
+func (d *Device) Close() error {
+	if d.closed {
+		return fmt.Errorf("emu: close: %w", device.ErrClosed)
+	}
+	for b := range d.live {
+		b.f, b.i = nil, nil
+	}
+	d.live = nil
+	d.closed = true
+	return nil
+}
+
+var _ device.Device = (*Device)(nil)

@@ -1,0 +1,58 @@
+package emu
+
+// The kernels are static C functions of this file's preamble (emu.h makes
+// KERNEL static), so only this file calls them.
+
+// #cgo CFLAGS: -O2 -std=gnu99 -I${SRCDIR}/../kernels
+// #cgo LDFLAGS: -lm
+// #include "all.cu"
+import "C"
+
+// Argument accessors for the table below; CheckLaunch has already checked
+// every kind and size.
+func fb(a any) *C.float { return a.(*buffer).fptr() }
+func ib(a any) *C.int   { return a.(*buffer).iptr() }
+func in(a any) C.int    { return C.int(a.(int32)) }
+func fl(a any) C.float  { return C.float(a.(float32)) }
+
+// table runs each kernel of device.Kernels over n > 0 elements.
+var table = map[string]func(n C.int, a []any){
+	"fill":   func(n C.int, a []any) { C.fill(n, fb(a[0]), fl(a[1])) },
+	"scale":  func(n C.int, a []any) { C.scale(n, fb(a[0]), fl(a[1])) },
+	"axpy":   func(n C.int, a []any) { C.axpy(n, fl(a[0]), fb(a[1]), fb(a[2])) },
+	"polyak": func(n C.int, a []any) { C.polyak(n, fb(a[0]), fb(a[1]), fl(a[2])) },
+	"gather_rows": func(n C.int, a []any) {
+		C.gather_rows(n, fb(a[0]), fb(a[1]), ib(a[2]), in(a[3]), in(a[4]))
+	},
+	"bias_add":  func(n C.int, a []any) { C.bias_add(n, fb(a[0]), fb(a[1]), in(a[2])) },
+	"bias_relu": func(n C.int, a []any) { C.bias_relu(n, fb(a[0]), fb(a[1]), in(a[2])) },
+	"relu_grad": func(n C.int, a []any) { C.relu_grad(n, fb(a[0]), fb(a[1])) },
+	"col_sum":   func(n C.int, a []any) { C.col_sum(n, fb(a[0]), fb(a[1]), in(a[2])) },
+	"mse_grad":  func(n C.int, a []any) { C.mse_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fl(a[3])) },
+	"sq_err":    func(n C.int, a []any) { C.sq_err(n, fb(a[0]), fb(a[1]), fb(a[2])) },
+	"adam": func(n C.int, a []any) {
+		C.adam(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fl(a[4]), fl(a[5]), fl(a[6]), fl(a[7]),
+			fl(a[8]), fl(a[9]), fl(a[10]), fl(a[11]))
+	},
+	"sac_head": func(n C.int, a []any) {
+		C.sac_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
+			in(a[8]), fl(a[9]), fl(a[10]), fl(a[11]))
+	},
+	"sac_head_grad": func(n C.int, a []any) {
+		C.sac_head_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]),
+			in(a[7]), fl(a[8]), fl(a[9]), fl(a[10]))
+	},
+	"sac_target": func(n C.int, a []any) {
+		C.sac_target(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fl(a[7]))
+	},
+	"sac_actor_loss": func(n C.int, a []any) {
+		C.sac_actor_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fl(a[7]))
+	},
+	"sac_alpha_grad": func(n C.int, a []any) {
+		C.sac_alpha_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), in(a[4]), fl(a[5]))
+	},
+	"concat_cols": func(n C.int, a []any) { C.concat_cols(n, fb(a[0]), fb(a[1]), fb(a[2]), in(a[3]), in(a[4])) },
+	"take_cols": func(n C.int, a []any) {
+		C.take_cols(n, fb(a[0]), fb(a[1]), in(a[2]), in(a[3]), in(a[4]), in(a[5]))
+	},
+}

@@ -1,0 +1,296 @@
+package device
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Kind is the kind of a kernel parameter.
+type Kind uint8
+
+// Parameter kinds. Launch takes a Buffer for FloatBuf and IntBuf, an int32
+// or int for Int, and a float32 for Float.
+const (
+	FloatBuf Kind = iota + 1
+	IntBuf
+	Int
+	Float
+)
+
+func (k Kind) String() string {
+	switch k {
+	case FloatBuf:
+		return "float32 buffer"
+	case IntBuf:
+		return "int32 buffer"
+	case Int:
+		return "int32"
+	case Float:
+		return "float32"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Param is one kernel parameter after n.
+type Param struct {
+	Name string
+	Kind Kind
+}
+
+// Kernel describes a kernel of device/kernels.
+type Kernel struct {
+	Name   string
+	Params []Param
+	// check reports a size mismatch of valid-kinded arguments.
+	check func(n int, a args) error
+}
+
+// args are a launch's arguments after their kinds were checked: buffers,
+// int32 and float32 values.
+type args struct {
+	v []any
+	p []Param
+}
+
+func (a args) int(i int) int { return int(a.v[i].(int32)) }
+func (a args) len(i int) int { return a.v[i].(Buffer).Len() }
+
+var kernels = map[string]Kernel{}
+
+func def(name string, check func(n int, a args) error, params ...Param) {
+	kernels[name] = Kernel{Name: name, Params: params, check: check}
+}
+
+func fb(name string) Param { return Param{name, FloatBuf} }
+func ib(name string) Param { return Param{name, IntBuf} }
+func in(name string) Param { return Param{name, Int} }
+func fl(name string) Param { return Param{name, Float} }
+
+// need returns a check that buffer parameters bufs each hold at least n
+// elements.
+func need(bufs ...int) func(n int, a args) error {
+	return func(n int, a args) error {
+		for _, i := range bufs {
+			if a.len(i) < n {
+				return fmt.Errorf("%s has %d elements, needs %d: %w", a.p[i].Name, a.len(i), n, ErrRange)
+			}
+		}
+		return nil
+	}
+}
+
+// rowsOf checks a row-major [n/cols, cols] launch with cols at argument ci.
+func rowsOf(n int, a args, ci int) error {
+	cols := a.int(ci)
+	if cols < 1 || n%cols != 0 {
+		return fmt.Errorf("n=%d is not a multiple of cols=%d: %w", n, cols, ErrArgs)
+	}
+	return nil
+}
+
+func init() {
+	def("fill", need(0), fb("x"), fl("v"))
+	def("scale", need(0), fb("x"), fl("a"))
+	def("axpy", need(1, 2), fl("a"), fb("x"), fb("y"))
+	def("polyak", need(0, 1), fb("dst"), fb("src"), fl("tau"))
+	def("gather_rows", func(n int, a args) error {
+		if err := rowsOf(n, a, 3); err != nil {
+			return err
+		}
+		cols, srcRows := a.int(3), a.int(4)
+		if srcRows < 0 {
+			return fmt.Errorf("src_rows=%d: %w", srcRows, ErrArgs)
+		}
+		if err := need(0)(n, a); err != nil {
+			return err
+		}
+		if err := need(2)(n/cols, a); err != nil {
+			return err
+		}
+		return need(1)(srcRows*cols, a)
+	}, fb("dst"), fb("src"), ib("idx"), in("cols"), in("src_rows"))
+	def("bias_add", func(n int, a args) error {
+		if err := rowsOf(n, a, 2); err != nil {
+			return err
+		}
+		if err := need(0)(n, a); err != nil {
+			return err
+		}
+		return need(1)(a.int(2), a)
+	}, fb("y"), fb("b"), in("cols"))
+	kernels["bias_relu"] = Kernel{Name: "bias_relu", Params: kernels["bias_add"].Params, check: kernels["bias_add"].check}
+	def("relu_grad", need(0, 1), fb("dy"), fb("y"))
+	def("col_sum", func(n int, a args) error {
+		rows := a.int(2)
+		if rows < 0 || rows > MaxLen/max(n, 1) {
+			return fmt.Errorf("rows=%d: %w", rows, ErrRange)
+		}
+		if err := need(0)(rows*n, a); err != nil {
+			return err
+		}
+		return need(1)(n, a)
+	}, fb("x"), fb("out"), in("rows"))
+	def("mse_grad", need(0, 1, 2), fb("pred"), fb("target"), fb("grad"), fl("scale"))
+	def("sq_err", need(0, 1, 2), fb("pred"), fb("target"), fb("out"))
+	def("adam", need(0, 1, 2, 3), fb("p"), fb("g"), fb("m"), fb("v"),
+		fl("b1"), fl("c1"), fl("b2"), fl("c2"), fl("step"), fl("bc2_sqrt"), fl("eps"), fl("wd"))
+	// SAC (sac.cu): per-row kernels over n rows of ad action columns.
+	def("sac_head", func(n int, a args) error {
+		ad := a.int(8)
+		if ad < 1 || ad > MaxLen/2/max(n, 1) {
+			return fmt.Errorf("ad=%d: %w", ad, ErrArgs)
+		}
+		if err := need(0)(n*2*ad, a); err != nil {
+			return err
+		}
+		if err := need(1, 4, 6, 7)(n*ad, a); err != nil {
+			return err
+		}
+		if err := need(2, 3)(ad, a); err != nil {
+			return err
+		}
+		return need(5)(n, a)
+	}, fb("out"), fb("eps"), fb("scale"), fb("bias"), fb("action"), fb("logp"), fb("xs"), fb("ths"),
+		in("ad"), fl("ls_half"), fl("ls_off"), fl("logp_const"))
+	def("sac_head_grad", func(n int, a args) error {
+		ad := a.int(7)
+		if ad < 1 || ad > MaxLen/2/max(n, 1) {
+			return fmt.Errorf("ad=%d: %w", ad, ErrArgs)
+		}
+		if err := need(0, 1, 3, 4)(n*ad, a); err != nil {
+			return err
+		}
+		if err := need(2)(ad, a); err != nil {
+			return err
+		}
+		if err := need(5)(1, a); err != nil {
+			return err
+		}
+		return need(6)(n*2*ad, a)
+	}, fb("dact"), fb("eps"), fb("scale"), fb("xs"), fb("ths"), fb("log_alpha"), fb("dout"),
+		in("ad"), fl("ls_half"), fl("ls_off"), fl("inv_batch"))
+	def("sac_target", func(n int, a args) error {
+		if err := need(0, 1, 2, 3, 4, 5)(n, a); err != nil {
+			return err
+		}
+		return need(6)(1, a)
+	}, fb("y"), fb("rew"), fb("term"), fb("q1"), fb("q2"), fb("logp"), fb("log_alpha"), fl("gamma"))
+	def("sac_actor_loss", func(n int, a args) error {
+		if err := need(0, 1, 2, 4, 5, 6)(n, a); err != nil {
+			return err
+		}
+		return need(3)(1, a)
+	}, fb("q1"), fb("q2"), fb("logp"), fb("log_alpha"), fb("dq1"), fb("dq2"), fb("row_loss"), fl("inv_batch"))
+	def("sac_alpha_grad", func(n int, a args) error {
+		if n > 1 {
+			return fmt.Errorf("n=%d, want 1: %w", n, ErrArgs)
+		}
+		if a.int(4) < 1 {
+			return fmt.Errorf("count=%d: %w", a.int(4), ErrArgs)
+		}
+		return need(0, 1, 2, 3)(n, a)
+	}, fb("grad"), fb("loss"), fb("logp_sum"), fb("log_alpha"), in("count"), fl("target_entropy"))
+	def("concat_cols", func(n int, a args) error {
+		ca, cb := a.int(3), a.int(4)
+		if ca < 0 || cb < 0 || ca+cb < 1 || n%(ca+cb) != 0 {
+			return fmt.Errorf("n=%d, ca=%d, cb=%d: %w", n, ca, cb, ErrArgs)
+		}
+		rows := n / (ca + cb)
+		if err := need(0)(n, a); err != nil {
+			return err
+		}
+		if err := need(1)(rows*ca, a); err != nil {
+			return err
+		}
+		return need(2)(rows*cb, a)
+	}, fb("dst"), fb("a"), fb("b"), in("ca"), in("cb"))
+	def("take_cols", func(n int, a args) error {
+		w, scols, off := a.int(2), a.int(3), a.int(4)
+		if w < 1 || off < 0 || off+w > scols || n%w != 0 {
+			return fmt.Errorf("n=%d, w=%d, scols=%d, off=%d: %w", n, w, scols, off, ErrArgs)
+		}
+		if err := need(0)(n, a); err != nil {
+			return err
+		}
+		return need(1)(n/w*scols, a)
+	}, fb("dst"), fb("src"), in("w"), in("scols"), in("off"), in("acc"))
+}
+
+// Kernels returns every kernel, sorted by name.
+func Kernels() []Kernel {
+	ks := make([]Kernel, 0, len(kernels))
+	for _, k := range kernels {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+	return ks
+}
+
+// CheckLaunch checks a launch of kernel name over n elements and returns
+// the kernel and its arguments with every int converted to int32. Buffers
+// are checked for type and length only: the caller checks that they are
+// its own and not freed.
+func CheckLaunch(name string, n int, in ...any) (Kernel, []any, error) {
+	k, ok := kernels[name]
+	if !ok {
+		return Kernel{}, nil, fmt.Errorf("device: launch %q: %w", name, ErrUnknown)
+	}
+	if n < 0 || n > MaxLen {
+		return k, nil, fmt.Errorf("device: launch %s: n=%d: %w (0..%d)", name, n, ErrRange, MaxLen)
+	}
+	if len(in) != len(k.Params) {
+		return k, nil, fmt.Errorf("device: launch %s: %d arguments, want %d (%s): %w", name, len(in), len(k.Params), k.signature(), ErrArgs)
+	}
+	a := args{v: make([]any, len(in)), p: k.Params}
+	for i, p := range k.Params {
+		v := in[i]
+		bad := func() error {
+			return fmt.Errorf("device: launch %s: argument %d (%s) is %T, want %v: %w", name, i, p.Name, v, p.Kind, ErrArgs)
+		}
+		switch p.Kind {
+		case FloatBuf, IntBuf:
+			b, ok := v.(Buffer)
+			if !ok || b == nil {
+				return k, nil, bad()
+			}
+			want := Float32
+			if p.Kind == IntBuf {
+				want = Int32
+			}
+			if b.Type() != want {
+				return k, nil, fmt.Errorf("device: launch %s: argument %d (%s): %w: buffer holds %v, want %v", name, i, p.Name, ErrType, b.Type(), want)
+			}
+			a.v[i] = b
+		case Int:
+			switch x := v.(type) {
+			case int32:
+				a.v[i] = x
+			case int:
+				if x < -1<<31 || x >= 1<<31 {
+					return k, nil, fmt.Errorf("device: launch %s: argument %d (%s) = %d: %w", name, i, p.Name, x, ErrRange)
+				}
+				a.v[i] = int32(x)
+			default:
+				return k, nil, bad()
+			}
+		case Float:
+			x, ok := v.(float32)
+			if !ok {
+				return k, nil, bad()
+			}
+			a.v[i] = x
+		}
+	}
+	if err := k.check(n, a); err != nil {
+		return k, nil, fmt.Errorf("device: launch %s over %d: %w", name, n, err)
+	}
+	return k, a.v, nil
+}
+
+func (k Kernel) signature() string {
+	s := "n"
+	for _, p := range k.Params {
+		s += ", " + p.Name + " " + p.Kind.String()
+	}
+	return s
+}

@@ -1,0 +1,21 @@
+// Adam with PyTorch's semantics (torch.optim.Adam, amsgrad off), the same
+// arithmetic as models.Adam.StepGrads. The host forms the step's constants
+// in float64 and rounds them once: c1 = 1-β1, c2 = 1-β2,
+// step = lr/(1-β1^t), bc2_sqrt = sqrt(1-β2^t).
+#include "kernel.h"
+
+// adam: one step over n parameters p with gradients g and moments m, v.
+KERNEL adam(int n, float *__restrict__ p, const float *__restrict__ g, float *__restrict__ m, float *__restrict__ v,
+            float b1, float c1, float b2, float c2, float step, float bc2_sqrt, float eps, float wd) {
+	GRID_STRIDE(i, n) {
+		float gi = g[i];
+		if (wd != 0.0f) {
+			gi += wd * p[i];
+		}
+		float mi = b1 * m[i] + c1 * gi;
+		float vi = b2 * v[i] + c2 * gi * gi;
+		m[i] = mi;
+		v[i] = vi;
+		p[i] -= step * mi / (sqrtf(vi) / bc2_sqrt + eps);
+	}
+}

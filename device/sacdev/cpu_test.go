@@ -1,0 +1,31 @@
+package sacdev_test
+
+import (
+	"testing"
+
+	"github.com/admpo/admpo/device/emu"
+	"github.com/admpo/admpo/device/sacdev/sacdevtest"
+)
+
+// TestUpdateMatchesCPU: on emu, three updates (actor every update and
+// every second one) agree with sac.Agent within 1e-5, with no outliers.
+func TestUpdateMatchesCPU(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	sacdevtest.Compare(t, d, sacdevtest.Options{Tol: 1e-5})
+}
+
+// TestUpdateReorderedWithinGPUTolerance: with every matrix product summed
+// in float64 (sacdevtest.Reordered: other rounding, as cuBLAS's), two
+// updates still agree with sac.Agent within the GPU test's tolerance (1e-4,
+// no outliers needed; the largest difference is about 7e-6, also over five
+// updates), so device/cuda's TestSAC checks the update, not the summation
+// order.
+func TestUpdateReorderedWithinGPUTolerance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("float64 products in Go: a few seconds")
+	}
+	d := emu.New()
+	defer d.Close()
+	sacdevtest.Compare(t, sacdevtest.Reordered(d), sacdevtest.Options{Tol: 1e-4, ActorEvery: []int{1}, Updates: 2})
+}
