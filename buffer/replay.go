@@ -60,6 +60,16 @@ func (r *Replay) Add(obs, act []float32, rew float32, nextObs []float32, termina
 	return nil
 }
 
+// EndEpisode marks the newest transition as an episode's end (a time-limit
+// cut, unless it is already an end): the next one added starts a new
+// episode. A run whose environment cannot be restored (a remote one) calls
+// it on resume. Nothing happens in an empty buffer.
+func (r *Replay) EndEpisode() {
+	if r.n > 0 {
+		r.end[r.slot(r.n-1)] = true
+	}
+}
+
 // Transition is one stored transition; its slices alias the buffer.
 type Transition struct {
 	Obs, Act, NextObs []float32

@@ -12,5 +12,7 @@
 // Above the simulator it holds the one way admpo plays a task: an Actor
 // chooses actions, Play runs one episode and Evaluate runs a series of them
 // (training evaluations, data collection, `admpo eval`, `admpo envs run`);
-// Env.SetFromObs restores the simulator from an observation.
+// Env.SetFromObs restores the simulator from an observation. An Env can
+// also play a Backend in place of the simulator (NewBackendEnv): a remote
+// environment, package envs/remote.
 package envs

@@ -40,6 +40,10 @@ type Env struct {
 	low, high []float64
 	steps     int
 	needReset bool
+
+	// back, when set, plays the episodes in place of the simulator (sim
+	// is nil): a remote environment (see NewBackendEnv).
+	back *backendState
 }
 
 // Make loads the built-in task called name. Call Reset before the first Step.
@@ -94,6 +98,10 @@ func (t *Task) loadModel() (*sim, error) {
 
 // Close frees the simulator. The Env must not be used afterwards.
 func (e *Env) Close() {
+	if e.back != nil {
+		e.back.close()
+		return
+	}
 	if e.sim != nil {
 		e.sim.close()
 		e.sim = nil
@@ -101,7 +109,13 @@ func (e *Env) Close() {
 }
 
 // Dt is the duration of one env step: timestep x frame skip.
-func (e *Env) Dt() float64 { return e.sim.timestep * float64(e.Task.FrameSkip) }
+// A backend env has none (0).
+func (e *Env) Dt() float64 {
+	if e.sim == nil {
+		return 0
+	}
+	return e.sim.timestep * float64(e.Task.FrameSkip)
+}
 
 // ActionLow returns the lower action bounds (a copy).
 func (e *Env) ActionLow() []float64 { return append([]float64(nil), e.low...) }
@@ -113,7 +127,13 @@ func (e *Env) ActionHigh() []float64 { return append([]float64(nil), e.high...) 
 func (e *Env) Steps() int { return e.steps }
 
 // Seed reseeds the env's random source (used by Reset for the initial-state noise).
-func (e *Env) Seed(seed int64) { e.rng.Seed(seed) }
+func (e *Env) Seed(seed int64) {
+	if e.back != nil {
+		e.back.seed = &seed
+		return
+	}
+	e.rng.Seed(seed)
+}
 
 // Reset reseeds the env with seed and starts an episode.
 func (e *Env) Reset(seed int64) []float64 {
@@ -124,7 +144,13 @@ func (e *Env) Reset(seed int64) []float64 {
 // ResetNext starts a new episode drawing its noise from the env's random
 // source, without reseeding: successive episodes differ but the sequence is
 // reproducible from the last Seed.
+//
+// It returns nil when the env is closed or its backend fails (Err tells
+// why).
 func (e *Env) ResetNext() []float64 {
+	if e.back != nil {
+		return e.backReset()
+	}
 	if e.sim == nil {
 		return nil
 	}
@@ -137,17 +163,33 @@ func (e *Env) ResetNext() []float64 {
 }
 
 // Observation returns the current observation (a fresh slice).
+// For a backend env: the last observation it returned.
 func (e *Env) Observation() []float64 {
+	if e.back != nil {
+		return append([]float64(nil), e.back.obs...)
+	}
 	obs := make([]float64, e.Task.ObsDim)
 	e.Task.observe(e.sim, obs)
 	return obs
 }
 
 // QPos returns a copy of the generalised positions.
-func (e *Env) QPos() []float64 { return append([]float64(nil), e.sim.qpos...) }
+// (nil without a simulator).
+func (e *Env) QPos() []float64 {
+	if e.sim == nil {
+		return nil
+	}
+	return append([]float64(nil), e.sim.qpos...)
+}
 
-// QVel returns a copy of the generalised velocities.
-func (e *Env) QVel() []float64 { return append([]float64(nil), e.sim.qvel...) }
+// QVel returns a copy of the generalised velocities (nil without a
+// simulator).
+func (e *Env) QVel() []float64 {
+	if e.sim == nil {
+		return nil
+	}
+	return append([]float64(nil), e.sim.qvel...)
+}
 
 // SetState sets qpos and qvel (full, including the x position the
 // observation leaves out) and recomputes derived quantities. The episode's
@@ -181,8 +223,13 @@ type Snapshot struct {
 	RNG        []byte
 }
 
-// Snapshot captures the env's state for a checkpoint.
+// Snapshot captures the env's state for a checkpoint. A backend env's
+// state lives in its server: its snapshot holds only the counters, and
+// Restore refuses it (a run re-seeds such an env instead).
 func (e *Env) Snapshot() (Snapshot, error) {
+	if e.back != nil {
+		return Snapshot{Steps: e.steps, NeedReset: e.needReset}, nil
+	}
 	if e.sim == nil {
 		return Snapshot{}, errClosed
 	}
@@ -196,6 +243,9 @@ func (e *Env) Snapshot() (Snapshot, error) {
 
 // Restore puts the env back into a Snapshot's state.
 func (e *Env) Restore(s Snapshot) error {
+	if e.sim == nil {
+		return errClosed
+	}
 	if len(s.QAccWarm) != len(e.sim.qaccWarm) || len(s.Ctrl) != len(e.sim.ctrl) {
 		return fmt.Errorf("envs: %s restore: snapshot has %d warm-start and %d ctrl values, want %d and %d",
 			e.Task.Name, len(s.QAccWarm), len(s.Ctrl), len(e.sim.qaccWarm), len(e.sim.ctrl))
@@ -213,12 +263,21 @@ func (e *Env) Restore(s Snapshot) error {
 }
 
 // Healthy reports whether the current state satisfies the task's health rule.
-func (e *Env) Healthy() bool { return e.Task.isHealthy(e.sim.qpos, e.sim.qvel) }
+// A backend env's state is unknown here: false.
+func (e *Env) Healthy() bool {
+	if e.sim == nil || e.Task.isHealthy == nil {
+		return false
+	}
+	return e.Task.isHealthy(e.sim.qpos, e.sim.qvel)
+}
 
 // Step applies action (clipped to the action bounds) for FrameSkip physics
 // steps. It fails on a wrong action length, NaN or Inf in the action, or a
 // step after the episode ended.
 func (e *Env) Step(action []float64) (Step, error) {
+	if e.back != nil {
+		return e.backStep(action)
+	}
 	if e.sim == nil {
 		return Step{}, errClosed
 	}

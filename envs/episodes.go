@@ -117,7 +117,7 @@ func Evaluate(e *Env, a Actor, cfg EvalConfig) (*Returns, error) {
 			obs = e.ResetNext()
 		}
 		if obs == nil {
-			return nil, errClosed
+			return nil, fmt.Errorf("envs: %s episode %d: %w", e.Task.Name, ep, e.Err())
 		}
 		var h Hooks
 		if cfg.OnStep != nil {

@@ -196,6 +196,9 @@ func (e *Env) NewRenderer(w, h int) (*Renderer, error) {
 	if w < 16 || h < 16 || w > 4096 || h > 4096 {
 		return nil, fmt.Errorf("envs: frame size %dx%d: want 16 to 4096 pixels a side", w, h)
 	}
+	if e.back != nil {
+		return nil, fmt.Errorf("envs: render: %s is a remote environment: admpo renders only its built-in tasks", e.Task.Name)
+	}
 	if e.sim == nil || e.sim.m == nil {
 		return nil, errors.New("envs: render: the env is closed")
 	}

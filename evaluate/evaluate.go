@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"time"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/policies"
 )
@@ -31,6 +33,9 @@ type Config struct {
 	// episode's index and the task's env (e.g. to render it); an error
 	// stops the evaluation.
 	OnStep func(episode int, e *envs.Env) error
+	// Timeout bounds a remote environment's connection and answers (0:
+	// remote.DefaultTimeout).
+	Timeout time.Duration
 }
 
 // Result is an evaluation's outcome.
@@ -58,7 +63,9 @@ type Score struct {
 	Std  float64 `json:"std"`
 }
 
-// Run plays cfg.Episodes episodes of p in its task (or cfg.Task).
+// Run plays cfg.Episodes episodes of p in its task (or cfg.Task, or
+// cfg.TaskFile): a built-in task, a task file, or a remote environment's
+// address (tcp://HOST:PORT, unix:///PATH), whose server must be running.
 func Run(p *policies.Policy, cfg Config) (*Result, error) {
 	if cfg.Episodes <= 0 {
 		return nil, fmt.Errorf("evaluate: %d episodes (want > 0)", cfg.Episodes)
@@ -120,7 +127,8 @@ func (a *policyActor) Act(obs []float32, _ *rand.Rand, act []float64) error {
 }
 
 // makeEnv makes the env Run plays: cfg's task file or task, else the
-// bundle's (a task file when its manifest records one).
+// bundle's (a task file when its manifest records one); a task that is a
+// remote environment's address connects to its server.
 func makeEnv(p *policies.Policy, cfg Config) (*envs.Env, error) {
 	prov := p.Manifest().Provenance
 	file, digest := cfg.TaskFile, ""
@@ -148,6 +156,13 @@ func makeEnv(p *policies.Policy, cfg Config) (*envs.Env, error) {
 	}
 	if task == "" {
 		return nil, errors.New("evaluate: the bundle names no task: give one")
+	}
+	if remote.IsAddress(task) {
+		e, err := remote.Make(task, cfg.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		return e, nil
 	}
 	e, err := envs.Make(task)
 	if err != nil {

@@ -33,6 +33,9 @@ type onlineState struct {
 	LastSAC    sac.Stats
 	Env        envs.Snapshot
 	HasModel   bool
+	// EvalDue: the evaluation at Step failed (a remote env's server went
+	// away) and is redone first on resume.
+	EvalDue bool `json:",omitempty"`
 }
 
 func nanPtr(v float64) *float64 {
@@ -85,7 +88,8 @@ func (o *Online) Checkpoint() error {
 	}
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
-		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil}
+		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil,
+		EvalDue: o.evalDue}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.Save(f, "real") })
 }
 
@@ -175,20 +179,44 @@ func (o *Online) restore(f *ckpt.File) error {
 	if err := readState(f, &st); err != nil {
 		return err
 	}
-	if len(st.Obs) != o.task.ObsDim {
+	remote := o.Cfg.IsRemote()
+	if len(st.Obs) != o.task.ObsDim && !remote {
 		return fmt.Errorf("state has a %d-value observation, task %s has %d", len(st.Obs), o.task.Name, o.task.ObsDim)
 	}
 	o.step, o.obs, o.epReturn, o.lastReturn = st.Step, st.Obs, st.EpReturn, fromPtr(st.LastReturn)
 	o.lastEval, o.evals, o.rolloutLen, o.wallBefore = fromPtr(st.LastEval), st.Evals, st.RolloutLen, st.Wall
 	o.time, o.fitAt = st.Time, st.FitAt
-	o.lastFit, o.lastSAC = fitFromJSON(st.LastFit), st.LastSAC
-	if err := o.env.Restore(st.Env); err != nil {
-		return err
+	o.lastFit, o.lastSAC, o.evalDue = fitFromJSON(st.LastFit), st.LastSAC, st.EvalDue
+	if !remote {
+		if err := o.env.Restore(st.Env); err != nil {
+			return err
+		}
 	}
-	return o.restoreNets(f, st.HasModel, func() (err error) {
+	if err := o.restoreNets(f, st.HasModel, func() (err error) {
 		o.real, err = buffer.Load(f, "real")
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	if remote {
+		return o.reseedRemote()
+	}
+	return nil
+}
+
+// reseedRemote starts a resumed run's remote environment afresh: its
+// server's state cannot be restored, so the episode in progress at the
+// checkpoint ends there (its last stored transition is marked as a time
+// limit cut) and a new one starts, reset with resumeSeed.
+func (o *Online) reseedRemote() error {
+	o.real.EndEpisode()
+	o.epReturn = 0
+	obs := o.env.Reset(o.Cfg.resumeSeed(o.step))
+	if obs == nil {
+		return o.env.Err()
+	}
+	o.obs = envs.Float32(obs)
+	return nil
 }
 
 // rngSources are the random sources of a run, saved in checkpoints.

@@ -75,7 +75,10 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 		task, preset, seed = c.Env, c.Preset, c.Seed
 		prov["env_steps"] = strconv.Itoa(run.Step)
 		histories = run.Real
-		if c.EnvFile != "" {
+		switch {
+		case c.Remote != nil: // the bounds the server announced (it need not be running)
+			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
+		case c.EnvFile != "":
 			t, err := c.Task()
 			if err != nil {
 				return nil, nil, fmt.Errorf("train: export: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -40,7 +41,8 @@ type Online struct {
 	loop // the model buffer stays nil for sac
 
 	env        *envs.Env // the training episodes
-	obs        []float32
+	obs        []float32 // nil: a remote env's next episode is yet to start (see envStep)
+	evalDue    bool      // the evaluation at this step failed (a remote env's server went away): redo it first
 	epReturn   float64
 	lastReturn float64
 	rolloutLen int
@@ -52,17 +54,28 @@ func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := prepareRunDir(dir); err != nil {
-		return nil, err
+	if rundir.Dir(dir).HasRun() {
+		return nil, prepareRunDir(dir) // its error
 	}
+	// The environment first: a remote one that is down leaves no run
+	// directory behind.
 	o, err := newOnline(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := startRun(o, dir, cfg.JSON()); err != nil {
+	obs := o.env.Reset(cfg.Seed)
+	if obs == nil {
+		o.Close()
+		return nil, fmt.Errorf("train: the first reset: %w", o.env.Err())
+	}
+	o.obs = envs.Float32(obs)
+	if err := prepareRunDir(dir); err != nil {
+		o.Close()
 		return nil, err
 	}
-	o.obs = envs.Float32(o.env.Reset(cfg.Seed))
+	if err := startRun(o, dir, o.Cfg.JSON()); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -70,24 +83,31 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
 	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN()}
-	task, err := cfg.Task()
-	if err != nil {
+	var task *envs.Task // the built-in task or task file (nil for a remote env)
+	var err error
+	if !cfg.IsRemote() {
+		if task, err = cfg.Task(); err != nil {
+			return nil, err
+		}
+	}
+	if o.env, err = openEnv(&o.Cfg, task); err != nil {
 		return nil, err
 	}
-	if o.env, err = envs.MakeTask(task); err != nil {
-		return nil, err
-	}
-	if o.eval, err = envs.MakeTask(task); err != nil {
+	if o.eval, err = openEnv(&o.Cfg, task); err != nil {
 		o.env.Close()
 		return nil, err
 	}
+	cfg = o.Cfg
 	// Roll-outs' termination rule (learned: set before every roll-out).
-	rt := *task
-	switch cfg.Termination {
-	case "", "task":
+	rt := *o.env.Task
+	switch cfg.RolloutTermination() {
+	case "task":
 		if rt.Done == nil {
 			o.Close()
-			return nil, fmt.Errorf("train: task %s has no termination rule on observations (its rule reads values the observation leaves out): use termination learned or none", task.Name)
+			if cfg.IsRemote() {
+				return nil, fmt.Errorf("train: the remote environment %s has no termination rule on observations: use termination learned or none", cfg.Env)
+			}
+			return nil, fmt.Errorf("train: task %s has no termination rule on observations (its rule reads values the observation leaves out): use termination learned or none", rt.Name)
 		}
 	case "none", "learned":
 		rt.Done = func([]float32) bool { return false }
@@ -135,6 +155,13 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 	o.started = time.Now()
 	c := o.Cfg
 	total := c.TotalSteps()
+	if o.evalDue { // the evaluation a remote env's failure cut short
+		msg, err := o.endOfStep(total)
+		if err != nil {
+			return err
+		}
+		o.report(total, o.lastEval, o.rolloutLen, msg)
+	}
 	for o.step < stop {
 		if err := stopIfCancelled(ctx, o.Checkpoint); err != nil {
 			return err
@@ -147,7 +174,7 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 			}
 		}
 		if err := o.envStep(); err != nil {
-			return err
+			return o.envFailed(err)
 		}
 		if o.step > c.WarmUp {
 			if err := timed(&o.time.Update, func() error {
@@ -161,32 +188,60 @@ func (o *Online) RunTo(ctx context.Context, stop int) error {
 				return err
 			}
 		}
-		if o.step%c.EvalEvery == 0 || o.step == total {
-			var m, s float64
-			if err := timed(&o.time.Eval, func() (err error) {
-				m, s, err = o.evaluate()
-				return err
-			}); err != nil {
-				return err
-			}
-			msg = fmt.Sprintf("step %d: eval return %.1f ± %.1f", o.step, m, s)
-			if err := o.log(m, s); err != nil {
-				return err
-			}
+		m, err := o.endOfStep(total)
+		if err != nil {
+			return err
 		}
-		if o.step%c.CheckpointEvery == 0 || o.step == total {
-			if err := o.Checkpoint(); err != nil {
-				return err
-			}
+		if m != "" {
+			msg = m
 		}
 		o.report(total, o.lastEval, o.rolloutLen, msg)
 	}
 	return nil
 }
 
+// endOfStep evaluates and writes the checkpoint when the current step is
+// due them, and returns the evaluation's message ("" without one).
+func (o *Online) endOfStep(total int) (msg string, err error) {
+	c := o.Cfg
+	if o.evalDue || o.step%c.EvalEvery == 0 || o.step == total {
+		var m, s float64
+		if err := timed(&o.time.Eval, func() (err error) {
+			m, s, err = o.evaluate()
+			return err
+		}); err != nil {
+			if c.IsRemote() {
+				o.evalDue = true
+				return "", o.envFailed(err)
+			}
+			return "", err
+		}
+		o.evalDue = false
+		msg = fmt.Sprintf("step %d: eval return %.1f ± %.1f", o.step, m, s)
+		if err := o.log(m, s); err != nil {
+			return "", err
+		}
+	}
+	if o.step%c.CheckpointEvery == 0 || o.step == total {
+		if err := o.Checkpoint(); err != nil {
+			return "", err
+		}
+	}
+	return msg, nil
+}
+
 // envStep takes one real step: uniform random during warm-up, else the
-// stochastic policy.
+// stochastic policy. A remote env starts its next episode here rather than
+// at the end of the last one, so that a failed request leaves the run
+// state as it was (a step it may redo after a resume).
 func (o *Online) envStep() error {
+	if o.obs == nil {
+		obs := o.env.ResetNext()
+		if obs == nil {
+			return o.env.Err()
+		}
+		o.obs = envs.Float32(obs)
+	}
 	var actor envs.Actor = sacActor{s: o.sac}
 	if o.step < o.Cfg.WarmUp {
 		actor = envs.UniformActor{Low: o.env.ActionLow(), High: o.env.ActionHigh()}
@@ -207,7 +262,11 @@ func (o *Online) envStep() error {
 	o.step++
 	if st.Terminated || st.Truncated {
 		o.lastReturn, o.epReturn = o.epReturn, 0
-		next = envs.Float32(o.env.ResetNext())
+		if o.Cfg.IsRemote() {
+			next = nil
+		} else {
+			next = envs.Float32(o.env.ResetNext())
+		}
 	}
 	o.obs = next
 	return nil
@@ -240,7 +299,7 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		return "", err
 	}
 	termMsg := ""
-	if o.Cfg.Termination == "learned" {
+	if o.Cfg.RolloutTermination() == "learned" {
 		if termMsg, err = o.learnTermination(); err != nil {
 			return "", err
 		}
@@ -260,9 +319,11 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 }
 
 // learnTermination fits the roll-outs' termination rule on the real
-// transitions so far (FitTermination); without a terminal among them the
-// roll-outs never terminate. The fit is deterministic, so a resumed run
-// refits the same rule from its restored buffer.
+// transitions so far (FitTermination), before every roll-out of a run with
+// termination learned (a task file's or a remote environment's); without a
+// terminal among them the roll-outs never terminate. The fit is a function
+// of the buffer, so a resumed run refits the same rule from its restored
+// buffer. It returns a note for the model round's message.
 func (o *Online) learnTermination() (string, error) {
 	terminals := 0
 	var d *datasets.Dataset
@@ -279,14 +340,14 @@ func (o *Online) learnTermination() (string, error) {
 	}
 	if terminals == 0 {
 		o.task.Done = func([]float32) bool { return false }
-		return "; learned termination: no terminal seen, roll-outs never terminate", nil
+		return "; no terminations seen: roll-outs never terminate", nil
 	}
 	m, err := FitTermination(d)
 	if err != nil {
 		return "", fmt.Errorf("train: termination fit at step %d: %w", o.step, err)
 	}
 	o.task.Done = m.Done
-	return fmt.Sprintf("; learned termination on %d terminals (recall %.2f)", terminals, m.Recall), nil
+	return fmt.Sprintf("; termination learned from %d terminations (accuracy %.3f, recall %.2f)", terminals, m.Accuracy, m.Recall), nil
 }
 
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -31,10 +32,11 @@ type OnlineConfig struct {
 	// or an export refuses a file that changed since.
 	EnvFile   string `json:"env_file,omitempty"`
 	EnvDigest string `json:"env_file_sha256,omitempty"`
-	// Termination is model roll-outs' termination rule: "" or "task" (the
-	// task's rule on observations), "none", or "learned" (fitted on the
-	// real transitions' terminals before every roll-out; none seen:
-	// roll-outs never terminate).
+	// Termination is model roll-outs' termination rule: "task" (the task's
+	// rule on observations), "none", or "learned" (fitted on the real
+	// transitions' terminals before every roll-out; none seen: roll-outs
+	// never terminate); "" is "task", or "learned" for a remote environment
+	// (RolloutTermination).
 	Termination string `json:"termination,omitempty"`
 	Algo        string `json:"algo"` // "admpo", "mbpo" or "sac"
 	Preset      string `json:"preset"`
@@ -79,6 +81,41 @@ type OnlineConfig struct {
 
 	EvalEvery int `json:"eval_every"` // env steps between evaluations
 	RuntimeSettings
+
+	// Remote is a remote environment's record (Env is then its address,
+	// tcp://HOST:PORT or unix:///PATH); nil for the built-in tasks.
+	Remote *RemoteEnv `json:"remote,omitempty"`
+}
+
+// RemoteEnv records a remote environment in config.json: its sizes, action
+// bounds and episode limit as its server announced them when the run
+// started (a resumed run checks that the server still serves the same),
+// and how long to wait for an answer.
+type RemoteEnv struct {
+	ObsDim          int       `json:"obs_dim"`
+	ActDim          int       `json:"act_dim"`
+	ActionLow       []float64 `json:"action_low"`
+	ActionHigh      []float64 `json:"action_high"`
+	MaxEpisodeSteps int       `json:"max_episode_steps"`
+	// TimeoutS is how many seconds to wait for a connection or an answer
+	// (--env-timeout; 0: remote.DefaultTimeout).
+	TimeoutS float64 `json:"timeout_s"`
+}
+
+// IsRemote reports whether the run plays a remote environment.
+func (c OnlineConfig) IsRemote() bool { return remote.IsAddress(c.Env) }
+
+// RolloutTermination is the roll-outs' termination rule in effect: the
+// config's Termination, or when it is "" the task's rule ("task") or, for a
+// remote environment (which has none), "learned".
+func (c OnlineConfig) RolloutTermination() string {
+	switch {
+	case c.Termination != "":
+		return c.Termination
+	case c.IsRemote():
+		return "learned"
+	}
+	return "task"
 }
 
 // legacyOnline is the meaning of the keys a version 1 config.json lacks.
@@ -240,6 +277,12 @@ var paperOnline = map[string]struct {
 // CPU cores in minutes).
 func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	p, ok := paperOnline[env]
+	if !ok && remote.IsAddress(env) {
+		// A remote environment: hopper's values, with SAC's usual target
+		// entropy of -1 per action value.
+		p, ok = paperOnline["hopper"], true
+		p.entropy = -float64(actDim)
+	}
 	if !ok {
 		return OnlineConfig{}, fmt.Errorf("train: no online preset for task %q", env)
 	}
@@ -337,6 +380,14 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
 	}
 	c.ModelSettings.validate(&p, c.Algo, "mbpo")
+	if c.IsRemote() {
+		p.check(c.EnvFile == "", "env %s is a remote environment's address and env file %s a task file: give one", c.Env, c.EnvFile)
+		p.check(c.Termination != "task", "termination task for the remote environment %s, which has no rule on observations: use learned or none", c.Env)
+	}
+	if r := c.Remote; r != nil {
+		p.check(c.IsRemote(), "remote settings for env %q, which is not an address (tcp://HOST:PORT or unix:///PATH)", c.Env)
+		p.check(r.TimeoutS >= 0 && !math.IsInf(r.TimeoutS, 0), "env timeout %vs must be finite and >= 0", r.TimeoutS)
+	}
 	return p.err("config")
 }
 

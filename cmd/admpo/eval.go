@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/train"
@@ -18,8 +19,10 @@ func runEval(args []string) error {
 	episodes := fs.Int("episodes", 10, "episodes to play")
 	seed := fs.Int64("seed", 0, "seed of the first episode's reset")
 	rt := fs.String("runtime", "ort", "ort (ONNX Runtime) or go (pure Go)")
-	task := fs.String("task", "", "task to play instead of the bundle's (same observation and action sizes)")
+	task := fs.String("task", "", "task to play instead of the bundle's (same observation and action sizes): a built-in task\n"+
+		"or a remote environment's server, tcp://HOST:PORT or unix:///PATH (a bundle from a remote run plays its own by default)")
 	envFile := fs.String("env-file", "", "task file to play (default: the one a bundle trained on a task file records)")
+	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	asJSON := fs.Bool("json", false, "print the result as JSON (every episode's return and length)")
 	video := fs.String("video", "", "write the first episode as an animated GIF to this file, rendered offscreen by MuJoCo\n"+
@@ -31,6 +34,7 @@ func runEval(args []string) error {
 	bound(fs, span{Lo: 16, Hi: 4096}, "video-width", "video-height")
 	bound(fs, span{Lo: 0, Hi: 1000, Open: true}, "video-fps")
 	bound(fs, nonNeg, "seed")
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func runEval(args []string) error {
 		return err
 	}
 	defer p.Close()
-	cfg := evaluate.Config{Task: *task, TaskFile: *envFile, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic}
+	cfg := evaluate.Config{Task: *task, TaskFile: *envFile, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic, Timeout: *envTimeout}
 	var rec *videoRecorder
 	if *video != "" {
 		rec = newVideoRecorder(*videoW, *videoH, *videoFPS)

@@ -21,9 +21,9 @@ import (
 // invocations are every command (and sub-command) that parses flags.
 var invocations = [][]string{
 	{"train", "online"}, {"train", "offline"}, {"collect"}, {"promote"}, {"export"}, {"serve"}, {"doctor"},
-	{"envs", "list"}, {"envs", "run"}, {"envs", "show"}, {"experiment", "compounding-error"}, {"experiment", "uncertainty"},
-	{"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"}, {"bench", "rollout"}, {"bench", "serve"},
-	{"eval"}, {"version"}, {"sweep"},
+	{"envs", "list"}, {"envs", "run"}, {"envs", "show"}, {"envs", "serve"}, {"experiment", "compounding-error"},
+	{"experiment", "uncertainty"}, {"experiment", "m-sweep"}, {"pipeline"}, {"plot"}, {"bench", "train"},
+	{"bench", "rollout"}, {"bench", "serve"}, {"eval"}, {"version"}, {"sweep"},
 }
 
 // flagsOf returns the flag set that the command parses (seen through

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -11,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/train"
 )
 
@@ -27,6 +30,7 @@ type onlineFlags struct {
 	steps                                      *int
 	seed                                       *int64
 	dryRun, tb                                 *bool
+	envTimeout                                 *time.Duration
 	ov                                         *overrides
 }
 
@@ -35,12 +39,15 @@ type onlineFlags struct {
 func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	fs := newFlags("train online")
 	f := &onlineFlags{}
-	f.env = fs.String("env", "hopper", "task (see: admpo envs list)")
+	f.env = fs.String("env", "hopper", "task (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or\n"+
+		"unix:///PATH (python3 -m admpo_env MODULE:FACTORY, admpo envs serve; docs/remote-envs.md)")
 	f.envFile = fs.String("env-file", "", "train on the task in this file instead of --env: "+envs.TaskFileHelp+
 		"\n(the run records the file's path and SHA-256 with its model's: --resume and export need it unchanged)")
+	f.envTimeout = fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer\n"+
+		"(recorded in config.json; the run checkpoints and stops when it passes)")
 	f.termination = fs.String("termination", "", "model roll-outs' termination rule: task (the task's rule on observations),\n"+
-		"none or learned (fitted on the terminals seen); default: task, or learned for a task file whose\n"+
-		"rule reads values the observation leaves out")
+		"none or learned (fitted on the terminals seen); default: task, or learned for a remote environment\n"+
+		"and for a task file whose rule reads values the observation leaves out")
 	f.algo = fs.String("algo", "admpo", "admpo, mbpo or sac")
 	f.preset = fs.String("preset", "quick", "paper, cpu or quick")
 	f.steps = fs.Int("steps", 0, "learning env steps after the warm-up (total env steps = --warmup + --steps;\n"+
@@ -54,13 +61,14 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.ov = addOverrides(fs, onlineFields(&train.OnlineConfig{}))
 	bound(fs, atLeast1, "steps")
 	bound(fs, anyNum, "seed")
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
 	return fs, f
 }
 
 func trainOnline(args []string) error {
 	fs, f := newOnlineFlags()
 	env, algo, preset, steps, seed, out, resume := f.env, f.algo, f.preset, f.steps, f.seed, f.out, f.resume
-	dryRun, tb, configPath, ov := f.dryRun, f.tb, f.configPath, f.ov
+	dryRun, tb, configPath, ov, envTimeout := f.dryRun, f.tb, f.configPath, f.ov, f.envTimeout
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -71,8 +79,14 @@ func trainOnline(args []string) error {
 		setSteps := func(o *train.Online, n int) error {
 			c := o.Cfg
 			c.Steps = n
-			if task, err := envs.Lookup(c.Env); err == nil {
-				if err := checkResources(fs, c.MemoryParts(task.ObsDim, task.ActDim), c.Threads, c.BLASThreads); err != nil {
+			od, ad := 0, 0
+			if r := c.Remote; r != nil { // a remote environment's sizes as its server announced them
+				od, ad = r.ObsDim, r.ActDim
+			} else if task, err := c.Task(); err == nil { // a built-in task or the run's task file
+				od, ad = task.ObsDim, task.ActDim
+			}
+			if od > 0 {
+				if err := checkResources(fs, c.MemoryParts(od, ad), c.Threads, c.BLASThreads); err != nil {
 					return err
 				}
 			}
@@ -99,7 +113,7 @@ func trainOnline(args []string) error {
 		if fs.Changed("env") {
 			envFile = "" // a config file's env_file gives way to --env
 		}
-		task, err := onlineTask(envName, envFile, &termination)
+		task, rem, err := onlineEnv(envName, envFile, &termination, *envTimeout)
 		if err != nil {
 			return err
 		}
@@ -111,6 +125,11 @@ func trainOnline(args []string) error {
 		if err := layerConfig(cf, &cfg, (*plainOnline)(&cfg), func() {
 			cfg.Env, cfg.Algo, cfg.Preset = task.Name, algoName, presetName
 			cfg.EnvFile, cfg.EnvDigest, cfg.Termination = task.File, task.Digest, termination
+			if rem != nil {
+				cfg.Remote = rem
+			} else if fs.Changed("env-timeout") {
+				cfg.Remote = &train.RemoteEnv{} // refused by Validate: not a remote env
+			}
 			if fs.Changed("seed") {
 				cfg.Seed = *seed
 			}
@@ -127,7 +146,7 @@ func trainOnline(args []string) error {
 			_, err := os.Stdout.Write(cfg.JSON())
 			return err
 		}
-		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", cfg.Env, cfg.Algo, cfg.Seed))
+		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", envRunName(cfg.Env), cfg.Algo, cfg.Seed))
 		if o, err = train.NewOnline(cfg, dir); err != nil {
 			return err
 		}
@@ -137,20 +156,47 @@ func trainOnline(args []string) error {
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
 }
 
-// onlineTask returns the task a new online run plays: the task file file,
-// else the built-in task name. It resolves the roll-outs' termination rule
-// *term: "" is the task's rule or, for a task file without a rule on
-// observations, learned; "task" is recorded as "" for a built-in task.
-func onlineTask(name, file string, term *string) (*envs.Task, error) {
+// onlineEnv resolves the environment a new online run plays, given by
+// exactly one of: a task file (file), a remote environment's address
+// (name: tcp://HOST:PORT or unix:///PATH), or a built-in task (name). For a
+// remote environment it returns a task with the address as its name (and
+// preset base) and the sizes its server announces (a server that is down is
+// an error naming it, before anything is created), with the remote
+// environment's record for config.json (nil otherwise). It resolves the
+// roll-outs' termination rule *term: "" is the task's rule or, for a task
+// file without a rule on observations and for a remote environment (which
+// has none), learned; "task" is recorded as "" for a built-in task.
+func onlineEnv(name, file string, term *string, timeout time.Duration) (*envs.Task, *train.RemoteEnv, error) {
 	switch *term {
 	case "", "task", "none", "learned":
 	default:
-		return nil, usageErr(fmt.Errorf("--termination %q: want task, none or learned", *term))
+		return nil, nil, usageErr(fmt.Errorf("--termination %q: want task, none or learned", *term))
+	}
+	if file != "" && remote.IsAddress(name) {
+		return nil, nil, usageErr(fmt.Errorf("env %s and env file %s: give one, a remote environment or a task file", name, file))
+	}
+	if file == "" && remote.IsAddress(name) {
+		switch *term {
+		case "":
+			*term = "learned"
+		case "task":
+			return nil, nil, usageErr(fmt.Errorf("--env %s: a remote environment has no termination rule on observations for model roll-outs: use --termination learned or none", name))
+		}
+		c, err := remote.Dial(name, timeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer c.Close()
+		r, err := train.NewRemoteEnv(c.Spec, timeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &envs.Task{Name: name, Preset: name, ObsDim: r.ObsDim, ActDim: r.ActDim}, r, nil
 	}
 	if file == "" {
 		t, err := lookupTask(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if *term == "task" {
 			*term = ""
@@ -158,11 +204,11 @@ func onlineTask(name, file string, term *string) (*envs.Task, error) {
 		// A built-in task's Preset names no base: its own presets.
 		c := *t
 		c.Preset = t.Name
-		return &c, nil
+		return &c, nil, nil
 	}
 	t, err := envs.LoadTaskFile(file)
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, nil, usageErr(err)
 	}
 	switch {
 	case *term == "" && t.Done == nil:
@@ -170,9 +216,22 @@ func onlineTask(name, file string, term *string) (*envs.Task, error) {
 	case *term == "":
 		*term = "task"
 	case *term == "task" && t.Done == nil:
-		return nil, usageErr(fmt.Errorf("--env-file %s: the termination rule reads values the observation leaves out, so model roll-outs cannot apply it: use --termination learned or none", file))
+		return nil, nil, usageErr(fmt.Errorf("--env-file %s: the termination rule reads values the observation leaves out, so model roll-outs cannot apply it: use --termination learned or none", file))
 	}
-	return t, nil
+	return t, nil, nil
+}
+
+// envRunName is an environment's part of a default run directory name: the
+// task, or remote-HOST-PORT / remote-SOCKET for a remote environment.
+func envRunName(env string) string {
+	network, addr, err := remote.ParseAddress(env)
+	if err != nil {
+		return env
+	}
+	if network == "unix" {
+		addr = strings.TrimSuffix(filepath.Base(addr), filepath.Ext(addr))
+	}
+	return "remote-" + strings.NewReplacer(":", "-", "/", "-", "[", "", "]", "").Replace(addr)
 }
 
 // statusPrinter shows a progress bar on a terminal and periodic log lines
