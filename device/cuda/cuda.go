@@ -280,16 +280,9 @@ func (d *Device) DownloadInt32(dst []int32, src device.Buffer) error {
 
 // Launch queues kernel name over n elements on the stream.
 func (d *Device) Launch(name string, n int, args ...any) error {
-	for i, a := range args {
-		if b, ok := a.(device.Buffer); ok {
-			if _, err := d.own("launch", b); err != nil {
-				return fmt.Errorf("%w (kernel %s, argument %d)", err, name, i)
-			}
-		}
-	}
-	_, a, err := device.CheckLaunch(name, n, args...)
+	a, err := device.CheckLaunchOn("cuda", d.own, name, n, args...)
 	if err != nil {
-		return fmt.Errorf("cuda: %w", err)
+		return err
 	}
 	fn, ok := d.fns[name]
 	if !ok {
@@ -335,16 +328,9 @@ func (d *Device) Launch(name string, n int, args ...any) error {
 // through cublasSgemm.
 func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda int,
 	b device.Buffer, ldb int, beta float32, c device.Buffer, ldc int) error {
-	var bufs [3]*buffer
-	for i, x := range []device.Buffer{a, b, c} {
-		cb, err := d.own("gemm", x)
-		if err != nil {
-			return err
-		}
-		bufs[i] = cb
-	}
-	if err := device.CheckGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
-		return fmt.Errorf("cuda: %w", err)
+	bufs, err := device.CheckGemmOn("cuda", d.own, transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if err != nil {
+		return err
 	}
 	if m == 0 || n == 0 {
 		return nil

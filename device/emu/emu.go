@@ -159,16 +159,9 @@ func (d *Device) DownloadInt32(dst []int32, src device.Buffer) error {
 
 // Launch runs kernel name over n elements now.
 func (d *Device) Launch(name string, n int, args ...any) error {
-	for i, a := range args {
-		if b, ok := a.(device.Buffer); ok {
-			if _, err := d.own("launch", b); err != nil {
-				return fmt.Errorf("%w (kernel %s, argument %d)", err, name, i)
-			}
-		}
-	}
-	_, a, err := device.CheckLaunch(name, n, args...)
+	a, err := device.CheckLaunchOn("emu", d.own, name, n, args...)
 	if err != nil {
-		return fmt.Errorf("emu: %w", err)
+		return err
 	}
 	run, ok := table[name]
 	if !ok {
@@ -183,16 +176,9 @@ func (d *Device) Launch(name string, n int, args ...any) error {
 // Gemm computes C = alpha·op(A)·op(B) + beta·C (column-major) now.
 func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda int,
 	b device.Buffer, ldb int, beta float32, c device.Buffer, ldc int) error {
-	var bufs [3]*buffer
-	for i, x := range []device.Buffer{a, b, c} {
-		eb, err := d.own("gemm", x)
-		if err != nil {
-			return err
-		}
-		bufs[i] = eb
-	}
-	if err := device.CheckGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
-		return fmt.Errorf("emu: %w", err)
+	bufs, err := device.CheckGemmOn("emu", d.own, transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if err != nil {
+		return err
 	}
 	if m == 0 || n == 0 {
 		return nil
