@@ -3,7 +3,7 @@ package infer
 import (
 	"fmt"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"github.com/admpo/admpo/internal/protofield"
 )
 
 // cudaRunsGraph refuses, with the CUDA provider, a graph with a Slice whose
@@ -32,36 +32,36 @@ func cudaRunsGraph(opts Options, model []byte) error {
 // GraphProto node = 1, initializer = 5; NodeProto input = 1, output = 2,
 // op_type = 4; TensorProto name = 8.)
 func dataDependentSlice(model []byte) (string, error) {
-	graph, err := protoFields(model, 7)
+	graph, err := protofield.Bytes(model, 7)
 	if err != nil || len(graph) != 1 {
 		return "", fmt.Errorf("no graph: %v", err)
 	}
-	inits, err := protoFields(graph[0], 5)
+	inits, err := protofield.Bytes(graph[0], 5)
 	if err != nil {
 		return "", err
 	}
 	constant := map[string]bool{}
 	for _, t := range inits {
-		name, err := protoFields(t, 8)
+		name, err := protofield.Bytes(t, 8)
 		if err != nil || len(name) != 1 {
 			return "", fmt.Errorf("an initializer without a name: %v", err)
 		}
 		constant[string(name[0])] = true
 	}
-	nodes, err := protoFields(graph[0], 1)
+	nodes, err := protofield.Bytes(graph[0], 1)
 	if err != nil {
 		return "", err
 	}
 	for _, n := range nodes {
-		op, err := protoFields(n, 4)
+		op, err := protofield.Bytes(n, 4)
 		if err != nil || len(op) != 1 {
 			return "", fmt.Errorf("a node without op_type: %v", err)
 		}
-		ins, err := protoFields(n, 1)
+		ins, err := protofield.Bytes(n, 1)
 		if err != nil {
 			return "", err
 		}
-		outs, err := protoFields(n, 2)
+		outs, err := protofield.Bytes(n, 2)
 		if err != nil || len(outs) == 0 {
 			return "", fmt.Errorf("a %s node without outputs: %v", op[0], err)
 		}
@@ -77,31 +77,4 @@ func dataDependentSlice(model []byte) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// protoFields returns the payloads of the length-delimited fields num of b.
-func protoFields(b []byte, num protowire.Number) ([][]byte, error) {
-	var out [][]byte
-	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, protowire.ParseError(l)
-		}
-		b = b[l:]
-		if n == num && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return nil, protowire.ParseError(m)
-			}
-			out = append(out, v)
-			b = b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(n, typ, b)
-		if m < 0 {
-			return nil, protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/admpo/admpo/internal/npz"
+	"github.com/admpo/admpo/internal/protofield"
 )
 
 // TestCUDAGraphFile runs one ONNX file on the CPU and on a test provider
@@ -451,17 +452,17 @@ func hasOp(ops []string, list string) string {
 // opTypes lists the op type of every node of a serialized ModelProto's main
 // graph (field 7; GraphProto node = 1; NodeProto op_type = 4).
 func opTypes(model []byte) ([]string, error) {
-	graph, err := protoFields(model, 7)
+	graph, err := protofield.Bytes(model, 7)
 	if err != nil || len(graph) == 0 {
 		return nil, fmt.Errorf("reading the model's graph: %v", err)
 	}
-	nodes, err := protoFields(graph[0], 1)
+	nodes, err := protofield.Bytes(graph[0], 1)
 	if err != nil {
 		return nil, fmt.Errorf("reading the graph's nodes: %w", err)
 	}
 	ops := make([]string, 0, len(nodes))
 	for _, n := range nodes {
-		t, err := protoFields(n, 4)
+		t, err := protofield.Bytes(n, 4)
 		if err != nil || len(t) == 0 {
 			return nil, fmt.Errorf("a node without op_type: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/admpo/admpo/internal/protofield"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -137,11 +138,11 @@ type protoNode struct {
 // readGraph decodes a ModelProto's main graph (field 7): its nodes (1) and
 // its initializers' raw data by name (5; TensorProto name 8, raw_data 9).
 func readGraph(model []byte) ([]protoNode, map[string][]byte, error) {
-	g, err := protoFields(model, 7)
+	g, err := protofield.Bytes(model, 7)
 	if err != nil || len(g) != 1 {
 		return nil, nil, fmt.Errorf("reading the graph: %v", err)
 	}
-	raw, err := protoFields(g[0], 1)
+	raw, err := protofield.Bytes(g[0], 1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,7 +153,7 @@ func readGraph(model []byte) ([]protoNode, map[string][]byte, error) {
 			num protowire.Number
 			dst *[]string
 		}{{1, &n.inputs}, {2, &n.outputs}} {
-			vs, err := protoFields(r, f.num)
+			vs, err := protofield.Bytes(r, f.num)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -160,24 +161,24 @@ func readGraph(model []byte) ([]protoNode, map[string][]byte, error) {
 				*f.dst = append(*f.dst, string(v))
 			}
 		}
-		op, err := protoFields(r, 4)
+		op, err := protofield.Bytes(r, 4)
 		if err != nil || len(op) != 1 {
 			return nil, nil, fmt.Errorf("a node without op_type: %v", err)
 		}
 		n.op = string(op[0])
 		nodes = append(nodes, n)
 	}
-	ts, err := protoFields(g[0], 5)
+	ts, err := protofield.Bytes(g[0], 5)
 	if err != nil {
 		return nil, nil, err
 	}
 	inits := map[string][]byte{}
 	for _, tb := range ts {
-		name, err := protoFields(tb, 8)
+		name, err := protofield.Bytes(tb, 8)
 		if err != nil || len(name) != 1 {
 			return nil, nil, fmt.Errorf("an initializer without a name: %v", err)
 		}
-		data, err := protoFields(tb, 9)
+		data, err := protofield.Bytes(tb, 9)
 		if err != nil || len(data) > 1 {
 			return nil, nil, fmt.Errorf("initializer %s: raw_data: %v", name[0], err)
 		}
@@ -187,31 +188,4 @@ func readGraph(model []byte) ([]protoNode, map[string][]byte, error) {
 		}
 	}
 	return nodes, inits, nil
-}
-
-// protoFields returns the payloads of the length-delimited fields num of b.
-func protoFields(b []byte, num protowire.Number) ([][]byte, error) {
-	var out [][]byte
-	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, protowire.ParseError(l)
-		}
-		b = b[l:]
-		if n == num && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return nil, protowire.ParseError(m)
-			}
-			out = append(out, v)
-			b = b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(n, typ, b)
-		if m < 0 {
-			return nil, protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return out, nil
 }
