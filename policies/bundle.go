@@ -5,14 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/regfile"
 	"github.com/admpo/admpo/onnx/schema"
 )
 
@@ -234,7 +233,7 @@ func ReadBundle(path string) (*Bundle, error) {
 	if filepath.Base(path) == ManifestFile {
 		dir = filepath.Dir(path)
 	}
-	mj, err := readLimited(filepath.Join(dir, ManifestFile), maxManifestBytes)
+	mj, err := regfile.Read(filepath.Join(dir, ManifestFile), maxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("policies: bundle %s: %w", dir, err)
 	}
@@ -252,7 +251,7 @@ func ReadBundle(path string) (*Bundle, error) {
 			}
 			continue
 		}
-		data, err := readLimited(p, maxFileBytes)
+		data, err := regfile.Read(p, maxFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("policies: bundle %s: %w", dir, err)
 		}
@@ -280,35 +279,4 @@ func ReadBundle(path string) (*Bundle, error) {
 		return nil, fmt.Errorf("policies: bundle %s: %w", dir, err)
 	}
 	return b, nil
-}
-
-// readLimited reads a regular file of at most limit bytes. The file is
-// opened without blocking and checked (type and size, on the opened file)
-// before anything is read, so a FIFO, a device such as /dev/zero or an
-// oversized file is refused at once instead of hanging or being read into
-// memory.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (mode %v)", path, st.Mode())
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", path, st.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return data, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/admpo/admpo/internal/regfile"
 	"github.com/admpo/admpo/train"
 )
 
@@ -40,7 +41,7 @@ func readConfigFile(path string, want any) (*configFile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := readRegular(path, maxConfigBytes)
+	b, err := regfile.Read(path, maxConfigBytes)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("--config: %w", err))
 	}

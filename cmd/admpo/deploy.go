@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/admpo/admpo/internal/regfile"
 	"github.com/admpo/admpo/policies"
 	"github.com/admpo/admpo/serve"
 	"github.com/admpo/admpo/train"
@@ -160,14 +161,14 @@ func runServe(args []string) error {
 	return serve.ServeWith(ctx, ln, h, serve.ServeOptions{DrainDelay: *drain, SkipDrain: skip, TLS: tlsCfg})
 }
 
-// loadKeyPair is tls.LoadX509KeyPair reading both files with readRegular
+// loadKeyPair is tls.LoadX509KeyPair reading both files with regfile.Read
 // (at most 1 MiB each), so that a FIFO is refused instead of blocking.
 func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
-	certPEM, err := readRegular(certFile, 1<<20)
+	certPEM, err := regfile.Read(certFile, 1<<20)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	keyPEM, err := readRegular(keyFile, 1<<20)
+	keyPEM, err := regfile.Read(keyFile, 1<<20)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -181,7 +182,7 @@ const maxTokenBytes = 4096
 // maxTokenBytes whose content, trimmed of surrounding white space, is the
 // token (at least 16 characters, printable ASCII without spaces).
 func readToken(path string) (string, error) {
-	b, err := readRegular(path, maxTokenBytes)
+	b, err := regfile.Read(path, maxTokenBytes)
 	if err != nil {
 		return "", fmt.Errorf("%w: want a regular file of at most %d bytes", err, maxTokenBytes)
 	}

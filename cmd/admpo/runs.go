@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,36 +20,6 @@ import (
 
 // usageErr marks err as a usage problem (exit code 2), keeping its message.
 func usageErr(err error) error { return fmt.Errorf("%w: %v", errUsage, err) }
-
-// readRegular reads the regular file path of at most limit bytes. It opens
-// without blocking and checks the opened file before reading, so a FIFO or
-// a device given where a file belongs is refused at once instead of
-// hanging or being read without end.
-func readRegular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (mode %v)", path, st.Mode())
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d", path, st.Size(), limit)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s grew beyond %d bytes while being read", path, limit)
-	}
-	return b, nil
-}
 
 // lookupTask returns the task that a command line names (an unknown one is
 // a usage error).
