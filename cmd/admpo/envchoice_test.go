@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
-	"github.com/admpo/admpo/train"
 )
 
 // TestEnvChoiceIsExclusive: a run plays one of a built-in task, a task file
@@ -71,19 +69,10 @@ func TestTaskFileServedRemotely(t *testing.T) {
 	go func() { done <- remote.Serve(l, remote.Task(task)) }()
 	defer func() { l.Close(); <-done }()
 	out := filepath.Join(tmp, "run")
-	if err := trainOnline([]string{"--env", addr, "--out", out, "--steps", "60", "--warmup", "60", "--model-every", "50",
-		"--rollout-batch", "50", "--eval-every", "120", "--eval-episodes", "1", "--checkpoint-every", "120", "--hidden", "16,16",
-		"--adm-hidden", "16", "--model-max-epochs", "2", "--updates-per-step", "1", "--batch", "16"}); err != nil {
+	if err := trainOnline(append([]string{"--env", addr, "--out", out}, smallOnline...)); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg train.OnlineConfig
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg, _ := onlineConfig(t, out)
 	r := cfg.Remote
 	if cfg.Env != addr || cfg.EnvFile != "" || cfg.Termination != "learned" || r == nil || r.ObsDim != task.ObsDim ||
 		r.ActDim != task.ActDim || r.MaxEpisodeSteps != task.EpisodeLimit() {

@@ -32,16 +32,15 @@ func copyHopperLong(t *testing.T, dir string) string {
 // example trains a few steps and records the file; a bad task file (unknown
 // key, missing joint, MJCF that does not load) or a bad --termination is a
 // usage error (exit 2) naming the problem, and leaves no run directory.
-func TestTrainOnlineEnvFile(t *testing.T) {
-	tmp := t.TempDir()
-	path := copyHopperLong(t, tmp)
-	small := []string{"--steps", "60", "--warmup", "60", "--model-every", "50", "--rollout-batch", "50", "--eval-every", "120",
-		"--eval-episodes", "1", "--checkpoint-every", "120", "--hidden", "16,16", "--adm-hidden", "16", "--model-max-epochs", "2",
-		"--updates-per-step", "1", "--batch", "16"}
-	out := filepath.Join(tmp, "run")
-	if err := trainOnline(append([]string{"--env-file", path, "--out", out}, small...)); err != nil {
-		t.Fatal(err)
-	}
+// smallOnline are the train-online flags of a run of a few seconds.
+var smallOnline = []string{"--steps", "60", "--warmup", "60", "--model-every", "50", "--rollout-batch", "50", "--eval-every", "120",
+	"--eval-episodes", "1", "--checkpoint-every", "120", "--hidden", "16,16", "--adm-hidden", "16", "--model-max-epochs", "2",
+	"--updates-per-step", "1", "--batch", "16"}
+
+// onlineConfig reads config.json of the online run in out: parsed and as
+// written.
+func onlineConfig(t *testing.T, out string) (train.OnlineConfig, []byte) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, "config.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +49,17 @@ func TestTrainOnlineEnvFile(t *testing.T) {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
+	return cfg, b
+}
+
+func TestTrainOnlineEnvFile(t *testing.T) {
+	tmp := t.TempDir()
+	path := copyHopperLong(t, tmp)
+	out := filepath.Join(tmp, "run")
+	if err := trainOnline(append([]string{"--env-file", path, "--out", out}, smallOnline...)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, b := onlineConfig(t, out)
 	task, err := envs.LoadTaskFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +114,7 @@ func TestTrainOnlineEnvFile(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "hopper_long.xml"), []byte(c.xml), 0o644)
 		}
 		run := filepath.Join(dir, "run")
-		err := trainOnline(append([]string{"--env-file", p, "--out", run}, append(c.args, small...)...))
+		err := trainOnline(append([]string{"--env-file", p, "--out", run}, append(c.args, smallOnline...)...))
 		if err == nil || !errors.Is(err, errUsage) || exitCode(err) != 2 {
 			t.Fatalf("%s: error %v (exit %d), want a usage error", c.name, err, exitCode(err))
 		}
