@@ -126,3 +126,42 @@ func f64(x []float32) []float64 {
 }
 
 func sizeName(n int) string { return fmt.Sprintf("n=%d", n) }
+
+// CloseTo fails where |got - want| > tol·max|want| (want is the CPU's
+// result), but for a fraction outliers of the values within
+// abs + tol·max|want|; it returns the largest difference over max|want|.
+// Device tests comparing with the CPU path (nn, sacdevtest) share it.
+func CloseTo(t testing.TB, what string, got, want []float32, tol, outliers, abs float64) float64 {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	scale := 0.0
+	for _, w := range want {
+		scale = max(scale, math.Abs(float64(w)))
+	}
+	scale = max(scale, 1e-30)
+	over, bad, worst := 0, 0, 0.0
+	for i := range want {
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		worst = max(worst, d/scale)
+		if d <= tol*scale {
+			continue
+		}
+		over++
+		if outliers > 0 && d <= abs+tol*scale {
+			continue
+		}
+		if bad++; bad <= 3 {
+			t.Errorf("%s[%d] = %.9g, CPU %.9g (diff %.3g, scale %.3g)", what, i, got[i], want[i], d, scale)
+		}
+	}
+	if bad > 3 {
+		t.Errorf("%s: %d of %d values differ", what, bad, len(want))
+	}
+	if float64(over) > outliers*float64(len(want)) {
+		t.Errorf("%s: %d of %d values differ by more than %.3g of the largest (allowed: %.3g of them)",
+			what, over, len(want), tol, outliers)
+	}
+	return worst
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/device/nn"
 	"github.com/admpo/admpo/models"
@@ -81,7 +82,7 @@ func TestCriticStepMatchesCPU(t *testing.T) {
 		if err := d.Download(q, pred); err != nil {
 			t.Fatal(err)
 		}
-		closeTo(t, "Q1", q, q1, tol)
+		devicetest.CloseTo(t, "Q1", q, q1, tol, 0, 0)
 		if err := net.Step(xb, yb); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +104,7 @@ func TestCriticStepMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			closeTo(t, cg.Params[i].Name()+" gradient", grads[i], g.Data().([]float32), tol)
+			devicetest.CloseTo(t, cg.Params[i].Name()+" gradient", grads[i], g.Data().([]float32), tol, 0, 0)
 		}
 		// models.Adam from the same weights, moments and step count with
 		// the device's gradients.
@@ -140,26 +141,6 @@ func download(t *testing.T, net *nn.MLP, bufs []device.Buffer) [][]float32 {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// closeTo fails where |got - want| > tol·max|want|.
-func closeTo(t *testing.T, what string, got, want []float32, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	scale := 0.0
-	for _, w := range want {
-		scale = max(scale, math.Abs(float64(w)))
-	}
-	bad := 0
-	for i := range want {
-		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol*scale) {
-			if bad++; bad <= 5 {
-				t.Errorf("%s[%d] = %.9g, CPU %.9g (diff %.3g, scale %.3g)", what, i, got[i], want[i], d, scale)
-			}
-		}
-	}
 }
 
 // ulps fails where got and want are more than n float32 steps apart.

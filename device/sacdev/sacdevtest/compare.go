@@ -8,6 +8,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/sacdev"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/sac"
@@ -71,44 +72,6 @@ func randomBatch(rng *rand.Rand) *buffer.Batch {
 	return b
 }
 
-// closeTo fails where |got - want| > tol·max|want|, but for a fraction
-// outliers of the values within abs + tol·max|want|; it returns the largest
-// difference over max|want|.
-func closeTo(t *testing.T, what string, got, want []float32, tol, outliers, abs float64) float64 {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	scale := 0.0
-	for _, w := range want {
-		scale = max(scale, math.Abs(float64(w)))
-	}
-	scale = max(scale, 1e-30)
-	over, bad, worst := 0, 0, 0.0
-	for i := range want {
-		d := math.Abs(float64(got[i]) - float64(want[i]))
-		worst = max(worst, d/scale)
-		if d <= tol*scale {
-			continue
-		}
-		over++
-		if outliers > 0 && d <= abs+tol*scale {
-			continue
-		}
-		if bad++; bad <= 3 {
-			t.Errorf("%s[%d] = %.9g, CPU %.9g (diff %.3g, scale %.3g)", what, i, got[i], want[i], d, scale)
-		}
-	}
-	if bad > 3 {
-		t.Errorf("%s: %d of %d values differ", what, bad, len(want))
-	}
-	if float64(over) > outliers*float64(len(want)) {
-		t.Errorf("%s: %d of %d values differ by more than %.3g of the largest (allowed: %.3g of them)",
-			what, over, len(want), tol, outliers)
-	}
-	return worst
-}
-
 func relClose(t *testing.T, what string, got, want, tol float64) {
 	t.Helper()
 	if !(math.Abs(got-want) <= tol*math.Abs(want)) {
@@ -125,7 +88,7 @@ func compareWeights(t *testing.T, when string, got, want sacdev.Weights, tol, ou
 	for i, pair := range [][2][][]float32{{got.Actor, want.Actor}, {got.Critic1, want.Critic1},
 		{got.Critic2, want.Critic2}, {got.Target1, want.Target1}, {got.Target2, want.Target2}} {
 		for j := range pair[1] {
-			w := closeTo(t, fmt.Sprintf("%s %s tensor %d", when, names[i], j), pair[0][j], pair[1][j], tol, outliers, abs)
+			w := devicetest.CloseTo(t, fmt.Sprintf("%s %s tensor %d", when, names[i], j), pair[0][j], pair[1][j], tol, outliers, abs)
 			worst = max(worst, w)
 		}
 	}
