@@ -107,6 +107,9 @@ func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(
 	if err := l.saveRNGs(f); err != nil {
 		return err
 	}
+	if err := l.sac.Sync(); err != nil {
+		return fmt.Errorf("train: checkpoint: %w", err)
+	}
 	l.sac.Save(f)
 	if extra != nil {
 		if err := extra(f); err != nil {
