@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/sac"
 )
@@ -15,6 +16,9 @@ import (
 // captures the run.
 func syncedCapture(t *testing.T, o *Online) runState {
 	t.Helper()
+	if (o.dev != nil) != (o.Cfg.Device == "emu") {
+		t.Fatalf("device %q: device learner %v", o.Cfg.Device, o.dev != nil)
+	}
 	if err := o.sac.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,4 +232,66 @@ func TestDeviceCheckpointsInterchange(t *testing.T) {
 	}
 	updateBoth(t, 3, 2, cpu2, dev)
 	sameSACSections(t, "emu checkpoint resumed on cpu", agentCkpt(t, cpu2), agentCkpt(t, dev), 1e-4)
+}
+
+// offSynced runs cfg offline to its end (or, with resume, killed after the
+// update-200 checkpoint and resumed) and captures it after copying the
+// device's state back.
+func offSynced(t *testing.T, cfg OfflineConfig, resume bool) offState {
+	t.Helper()
+	var o *Offline
+	if resume {
+		o, _ = resumedToEnd(t, NewOffline, ResumeOffline, cfg, 250, 200)
+	} else {
+		var err error
+		if o, err = NewOffline(cfg, t.TempDir()+"/straight"); err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		if err := o.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wantDev := cfg.Device == "emu" && cfg.Algo != "bc"; (o.dev != nil) != wantDev {
+		t.Fatalf("device %q, algo %s: device learner %v, want %v", cfg.Device, cfg.Algo, o.dev != nil, wantDev)
+	}
+	if err := o.sac.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return offCapture(o)
+}
+
+// TestDeviceEmuOffline: an offline MOPO run (model fits on the CPU,
+// roll-outs of the exported actor, the cosine actor learning rate) with
+// its SAC updates on emu ends within rounding of the CPU run (see
+// TestDeviceEmuRunMatchesCPU for the tolerance), and resumed after a kill
+// equals the uninterrupted emu run bit for bit; a BC run with device emu
+// trains on the CPU as before.
+func TestDeviceEmuOffline(t *testing.T) {
+	ortskip.IfMissing(t)
+	data := Fixtures.RandomHopperFile(t, 600)
+	cfg := Fixtures.TinyOfflineConfig(t, "mopo", "medium-replay", data)
+	cfg.ActorLRSchedule = "cosine"
+	want := offSynced(t, cfg, false)
+	cfg.Device = "emu"
+	got := offSynced(t, cfg, false)
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+		t.Fatalf("counters: emu %+v, cpu %+v", got.counters(), want.counters())
+	}
+	const tol = 1e-4
+	for _, x := range []struct {
+		what      string
+		got, want []float32
+	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+		{"model buffer", got.model, want.model}} {
+		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+			t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
+		}
+	}
+	offSameRun(t, offSynced(t, cfg, true), got)
+
+	bc := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
+	wantBC := offSynced(t, bc, false)
+	bc.Device = "emu"
+	offSameRun(t, offSynced(t, bc, false), wantBC)
 }
