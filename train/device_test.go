@@ -3,6 +3,9 @@ package train
 import (
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
@@ -294,4 +297,47 @@ func TestDeviceEmuOffline(t *testing.T) {
 	wantBC := offSynced(t, bc, false)
 	bc.Device = "emu"
 	offSameRun(t, offSynced(t, bc, false), wantBC)
+}
+
+// TestDeviceResumeOnAnotherDevice: an emu run killed after its step-300
+// checkpoint and resumed on the CPU (and a CPU run resumed on emu) ends
+// within rounding of the uninterrupted run, with config.json naming the
+// new device.
+func TestDeviceResumeOnAnotherDevice(t *testing.T) {
+	for _, c := range []struct{ from, to string }{{"emu", "cpu"}, {"cpu", "emu"}} {
+		t.Run(c.from+"-to-"+c.to, func(t *testing.T) {
+			cfg := tinyConfig("sac")
+			cfg.Device = c.from
+			want := straightSynced(t, cfg)
+			dir := t.TempDir() + "/b"
+			killed(t, NewOnline, cfg, dir, 450)
+			o := resumed(t, func(d string) (*Online, error) { return ResumeOnlineOn(d, c.to) }, dir)
+			if o.Step() != 300 || o.Cfg.Device != c.to || (o.dev != nil) != (c.to == "emu") {
+				t.Fatalf("resumed at step %d on device %q (learner %v)", o.Step(), o.Cfg.Device, o.dev != nil)
+			}
+			if err := o.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			got := syncedCapture(t, o)
+			if got.updates != want.updates || got.adamT != want.adamT || got.step != want.step {
+				t.Fatalf("counters: %+v, uninterrupted %+v", pick(got), pick(want))
+			}
+			for _, x := range []struct {
+				what      string
+				got, want []float32
+			}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+				{"real buffer", got.real, want.real}} {
+				if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= 1e-4) {
+					t.Errorf("%s: differ by %.3g of the largest value", x.what, d)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `"device": "`+c.to+`"`) {
+				t.Errorf("config.json does not name device %s:\n%s", c.to, b)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +53,43 @@ func TestDeviceValidatedUpFront(t *testing.T) {
 			return trainOnline([]string{"--device", "cuda", "--steps", "1", "--warmup", "1", "--out", out})
 		})
 		wantUsage(t, "online cuda", err, out, "device cuda", "admpo_cuda")
+	}
+}
+
+// TestResumeOnAnotherDevice: --device may come with --resume: an emu run
+// goes on on the CPU (config.json then names cpu); an unknown device is a
+// usage error that leaves the run as it was.
+func TestResumeOnAnotherDevice(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	run := []string{"--algo", "sac", "--preset", "quick", "--steps", "20", "--warmup", "20", "--hidden", "8,8",
+		"--batch", "8", "--updates-per-step", "1", "--eval-every", "20", "--eval-episodes", "1", "--checkpoint-every", "20",
+		"--device", "emu", "--out", dir}
+	if _, err := captureStdout(t, func() error { return trainOnline(run) }); err != nil {
+		t.Fatal(err)
+	}
+	device := func() string {
+		b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c train.OnlineConfig
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.Device
+	}
+	if d := device(); d != "emu" {
+		t.Fatalf("config.json names device %q, want emu", d)
+	}
+	_, err := captureStdout(t, func() error { return trainOnline([]string{"--resume", dir, "--steps", "30", "--device", "bogus"}) })
+	wantUsage(t, "--resume --device bogus", err, "", "--device", "unknown device")
+	if d := device(); d != "emu" {
+		t.Fatalf("after a refused resume config.json names device %q", d)
+	}
+	if _, err := captureStdout(t, func() error { return trainOnline([]string{"--resume", dir, "--steps", "30", "--device", "cpu"}) }); err != nil {
+		t.Fatal(err)
+	}
+	if d := device(); d != "cpu" {
+		t.Errorf("after --resume --device cpu config.json names device %q", d)
 	}
 }
