@@ -93,3 +93,20 @@ func TestResumeOnAnotherDevice(t *testing.T) {
 		t.Errorf("after --resume --device cpu config.json names device %q", d)
 	}
 }
+
+// TestBenchTrainDevice: bench train --device emu adds the device's rows
+// beside the CPU's; an unknown device is a usage error.
+func TestBenchTrainDevice(t *testing.T) {
+	out, err := captureStdout(t, func() error {
+		return runBench([]string{"train", "--no-torch", "--iters", "1", "--device", "emu", "--json"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SAC update total", "SAC update total on emu", "SAC update on emu as a run does it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench train --device emu prints no %q row:\n%s", want, out)
+		}
+	}
+	wantUsage(t, "bench train --device bogus", runBench([]string{"train", "--device", "bogus"}), "", "--device", "unknown device")
+}
