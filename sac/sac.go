@@ -71,6 +71,10 @@ type Stats struct {
 //
 // The actor step uses the critics just updated; α is the value from before
 // the update in all three losses.
+//
+// With a Learner (SetLearner) the updates run there: the exported fields
+// are then current only after Sync (the actor also after Act, ActBatch or
+// HostActor).
 type Agent struct {
 	Cfg              Config
 	Actor            *models.Actor
