@@ -71,7 +71,8 @@ func loadAdam(f *ckpt.File, prefix string, a *models.Adam) error {
 // Save stores the networks, target critics, entropy coefficient, optimisers
 // and update count in sections sac/actor/<layer>/{w,b}, sac/critic1, sac/critic2,
 // sac/target1, sac/target2, sac/log_alpha, sac/opt/{actor,critic,alpha} and
-// sac/updates. The noise source is not stored.
+// sac/updates. The noise source is not stored. With a learner, Sync must
+// come first.
 func (s *Agent) Save(f *ckpt.File) {
 	putMLP(f, "sac/actor", &s.Actor.Net)
 	putMLP(f, "sac/critic1", &s.Critic1.Net)
@@ -86,8 +87,21 @@ func (s *Agent) Save(f *ckpt.File) {
 }
 
 // Load restores what Save stored into the agent's existing weights,
-// checking every size.
+// checking every size, and pushes them to the learner, if one is set.
 func (s *Agent) Load(f *ckpt.File) error {
+	if err := s.load(f); err != nil {
+		return err
+	}
+	if s.learner != nil {
+		s.actorStale, s.stateStale = false, false
+		if err := s.learner.Push(s.state()); err != nil {
+			return fmt.Errorf("sac: load: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Agent) load(f *ckpt.File) error {
 	for _, x := range []struct {
 		p string
 		m *models.MLP

@@ -71,6 +71,10 @@ type Stats struct {
 //
 // The actor step uses the critics just updated; α is the value from before
 // the update in all three losses.
+//
+// With a Learner (SetLearner) the updates run there: the exported fields
+// are then current only after Sync (the actor also after Act, ActBatch or
+// HostActor).
 type Agent struct {
 	Cfg              Config
 	Actor            *models.Actor
@@ -90,6 +94,12 @@ type Agent struct {
 	batchActG *models.ActorSampleGraph // batch BatchSize, for ActBatch
 	y         []float32
 	alphaGrad [][]float32
+
+	// learner, when set, runs the updates (SetLearner); actorStale and
+	// stateStale say that it changed the actor, or anything, since the
+	// host's last copy.
+	learner                Learner
+	actorStale, stateStale bool
 }
 
 // New builds a SAC agent for observations of obsDim values and actions in
@@ -167,6 +177,9 @@ func (s *Agent) Update(b *buffer.Batch) (Stats, error) {
 	epsNext, eps := s.targetG.Eps.Data, s.actorG.Eps.Data
 	fillNormal(epsNext, s.rng)
 	fillNormal(eps, s.rng)
+	if s.learner != nil {
+		return s.learnerUpdate(b, epsNext, eps)
+	}
 	return s.update(b)
 }
 
@@ -304,6 +317,9 @@ func polyak(dst, src []float32, tau float32) {
 // Act returns an action for one observation: the mean action when
 // deterministic, else a sample drawn with rng.
 func (s *Agent) Act(obs []float32, deterministic bool, rng *rand.Rand) ([]float32, error) {
+	if err := s.syncActor(); err != nil {
+		return nil, err
+	}
 	if err := s.actG.Obs.Set(obs); err != nil {
 		return nil, fmt.Errorf("sac: act: %w", err)
 	}
@@ -322,6 +338,9 @@ func (s *Agent) Act(obs []float32, deterministic bool, rng *rand.Rand) ([]float3
 // ActBatch writes actions for n observations (obs [n·ObsDim]) into dst
 // [n·ActDim], in chunks of BatchSize; it is meant for model roll-outs.
 func (s *Agent) ActBatch(obs []float32, n int, deterministic bool, rng *rand.Rand, dst []float32) error {
+	if err := s.syncActor(); err != nil {
+		return err
+	}
 	od, ad, bs := s.Actor.ObsDim, s.Actor.ActDim, s.Cfg.BatchSize
 	if len(obs) != n*od || len(dst) != n*ad {
 		return fmt.Errorf("sac: act batch: %d obs values and %d action slots for %d rows", len(obs), len(dst), n)

@@ -107,6 +107,9 @@ func (l *loop) writeCheckpoint(dir string, config []byte, state any, extra func(
 	if err := l.saveRNGs(f); err != nil {
 		return err
 	}
+	if err := l.sac.Sync(); err != nil {
+		return fmt.Errorf("train: checkpoint: %w", err)
+	}
 	l.sac.Save(f)
 	if extra != nil {
 		if err := extra(f); err != nil {
@@ -165,6 +168,28 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 		}
 	}
 	return l.loadRNGs(f)
+}
+
+// ResumeOnlineOn is ResumeOnline with the run's SAC updates moved to
+// device (cpu, emu or cuda; "" keeps the run's): checkpoints have one
+// format on every device. The run's config (config.json, and its next
+// checkpoints) records the new device.
+func ResumeOnlineOn(dir, device string) (*Online, error) {
+	if device == "" {
+		return ResumeOnline(dir)
+	}
+	o, err := reopen(dir, rundir.Online, func(c OnlineConfig, d string) (*Online, error) {
+		c.Device = device
+		return newOnline(c, d)
+	}, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(rundir.Dir(dir).Config(), o.Cfg.JSON(), 0o644); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("train: resuming %s on device %s: %w", dir, device, err)
+	}
+	return o, nil
 }
 
 // ResumeOnline reopens the run in dir at its last checkpoint: buffers,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
@@ -94,6 +95,10 @@ type RuntimeSettings struct {
 	Threads         int    `json:"threads"`      // ONNX Runtime intra-op threads (0: default)
 	BLASThreads     int    `json:"blas_threads"` // OpenBLAS threads for training (0: leave as is)
 	Provider        string `json:"provider"`     // ONNX Runtime provider: cpu or cuda
+	// Device runs SAC's updates: cpu (package sac), emu or cuda (the device
+	// learner, package sacdev); "" is cpu. BC and the model fits stay on
+	// the CPU.
+	Device string `json:"device,omitempty"`
 }
 
 // validate checks the evaluation and checkpoint intervals and the
@@ -102,6 +107,9 @@ func (r RuntimeSettings) validate(p *problems) {
 	p.check(r.EvalEpisodes > 0, "eval episodes %d must be positive", r.EvalEpisodes)
 	p.check(r.CheckpointEvery > 0, "checkpoint every %d must be positive", r.CheckpointEvery)
 	p.check(infer.CheckProvider(r.Provider) == nil, "provider %q must be cpu or cuda", r.Provider)
+	if err := CheckDevice(r.Device); err != nil {
+		p.check(false, "%s", strings.TrimPrefix(err.Error(), "train: "))
+	}
 }
 
 // inferOptions are the ONNX Runtime options of the run's roll-outs.

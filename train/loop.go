@@ -28,6 +28,7 @@ type loop struct {
 	task  *envs.Task
 	eval  *envs.Env // deterministic evaluation episodes
 	sac   *sac.Agent
+	dev   *devLearner // runs sac's updates on a device; nil on the CPU
 	real  *buffer.Replay
 	model *buffer.Replay // nil before the first roll-out and without a model
 	dyn   dynamics.Model
@@ -394,6 +395,8 @@ func (l *loop) close() {
 	if l.sac != nil {
 		l.sac.Close()
 	}
+	_ = l.dev.Close()
+	l.dev = nil
 	if l.eval != nil {
 		l.eval.Close()
 	}

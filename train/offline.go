@@ -201,11 +201,14 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 		o.Close()
 		return nil, err
 	}
-	if cfg.Algo == "bc" {
+	if cfg.Algo == "bc" { // BC trains the host actor: no device learner
 		if o.bc, err = sac.NewBC(o.sac.Actor, cfg.Batch, cfg.ActorLR); err != nil {
 			o.Close()
 			return nil, err
 		}
+	} else if o.dev, err = newDevLearner(cfg.Device, o.sac); err != nil {
+		o.Close()
+		return nil, err
 	}
 	dc := cfg.dynamicsConfig()
 	dc.OnEpoch = o.fitEpoch
@@ -587,7 +590,11 @@ func (o *Offline) tbScalars(r Record, scoreMean, retMean, retStd, q float64) sca
 
 // ActorONNX exports the current actor as an ONNX file.
 func (o *Offline) ActorONNX() ([]byte, error) {
-	return onnx.ExportActor(o.sac.Actor, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo + "-offline",
+	a, err := o.sac.HostActor()
+	if err != nil {
+		return nil, err
+	}
+	return onnx.ExportActor(a, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo + "-offline",
 		"dataset": o.Cfg.Name, "update": strconv.Itoa(o.step)})
 }
 

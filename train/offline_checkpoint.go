@@ -53,6 +53,26 @@ func (o *Offline) Checkpoint() error {
 	})
 }
 
+// ResumeOfflineOn is ResumeOffline with the run's SAC updates moved to
+// device (see ResumeOnlineOn).
+func ResumeOfflineOn(dir, device string) (*Offline, error) {
+	if device == "" {
+		return ResumeOffline(dir)
+	}
+	o, err := reopen(dir, rundir.Offline, func(c OfflineConfig, d string) (*Offline, error) {
+		c.Device = device
+		return newOffline(c, d)
+	}, func(o *Offline, f *ckpt.File) error { return resumeRun(o, dir, f) })
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(rundir.Dir(dir).Config(), o.Cfg.JSON(), 0o644); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("train: resuming %s on device %s: %w", dir, device, err)
+	}
+	return o, nil
+}
+
 // ResumeOffline reopens the offline run in dir at its last checkpoint, so it
 // continues as if never stopped. The data set file must still hold the
 // same data.

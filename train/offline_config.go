@@ -233,7 +233,7 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 		TargetEntropy: -float64(actDim), RolloutEvery: 1000, RolloutBatch: 50000, ModelRetain: 5,
 		ModelSettings: ModelSettings{ADMHidden: 200, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
 			ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: 1, ModelImprove: "scaled", ModelMaxHold: 1000, Engine: "incremental"},
-		RuntimeSettings: RuntimeSettings{EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}}
+		RuntimeSettings: RuntimeSettings{EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", Device: "cpu", BLASThreads: 1}}
 	if kind == "medium-replay" || kind == "medium-expert" {
 		c.RealRatio = 0.5
 	}

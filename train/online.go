@@ -118,6 +118,10 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if o.sac, err = sac.New(od, o.env.ActionLow(), o.env.ActionHigh(), sc); err != nil {
 		return nil, err
 	}
+	if o.dev, err = newDevLearner(cfg.Device, o.sac); err != nil {
+		o.Close()
+		return nil, err
+	}
 	if o.real, err = buffer.New(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
 		return nil, err
 	}
@@ -372,7 +376,11 @@ func (o *Online) log(evalMean, evalStd float64) error {
 
 // ActorONNX exports the current actor as an ONNX file.
 func (o *Online) ActorONNX() ([]byte, error) {
-	return onnx.ExportActor(o.sac.Actor, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo,
+	a, err := o.sac.HostActor()
+	if err != nil {
+		return nil, err
+	}
+	return onnx.ExportActor(a, map[string]string{"task": o.Cfg.Env, "algo": o.Cfg.Algo,
 		"env_step": strconv.Itoa(o.step)})
 }
 

@@ -295,7 +295,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 		ModelSettings: ModelSettings{M: p.m, ADMHidden: p.hidden, ADMLayers: 3, ADMResBlocks: 4, Ensemble: 7, Elites: 5,
 			ModelLR: 3e-4, ModelPatience: 25, ModelEpochPasses: p.m, ModelImprove: "scaled", ModelMaxHold: 500, Engine: "direct"},
 		EvalEvery:       1000,
-		RuntimeSettings: RuntimeSettings{EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", BLASThreads: 1}}
+		RuntimeSettings: RuntimeSettings{EvalEpisodes: 10, CheckpointEvery: 5000, Provider: "cpu", Device: "cpu", BLASThreads: 1}}
 	if algo != "admpo" {
 		c.ModelEpochPasses = 1
 	}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/admpo/admpo/benchmarks"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/train"
 )
 
 func runBench(args []string) error {
@@ -35,6 +37,8 @@ func benchTrain(args []string) error {
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch baseline")
 	threads := fs.Int("torch-threads", 2, "PyTorch threads")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	dev := fs.String("device", "cpu", "also time the SAC update on this device learner, beside the CPU's: emu (the kernels\n"+
+		"emulated on the host) or cuda (the GPU; a binary built with the admpo_cuda tag); cpu: the CPU rows only")
 	bound(fs, atLeast1, "iters", "torch-threads")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -42,9 +46,22 @@ func benchTrain(args []string) error {
 	if *iters <= 0 {
 		return fmt.Errorf("%w: --iters must be positive", errUsage)
 	}
+	if err := train.CheckDevice(*dev); err != nil {
+		return usageErr(fmt.Errorf("--device: %w", err))
+	}
 	t, err := benchmarks.Train(*iters, !*noTorch, *threads)
 	if err != nil {
 		return err
+	}
+	if d := strings.ToLower(*dev); d != "" && d != "cpu" {
+		dt, err := train.BenchDeviceUpdate(d, *iters)
+		if err != nil {
+			return err
+		}
+		t.Header["device"] = dt.Name
+		t.Rows = append(t.Rows,
+			[]any{fmt.Sprintf("SAC update total on %s (batch on the device)", d), dt.Update, nil, nil},
+			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update, losses back)", d), dt.RunPath, nil, nil})
 	}
 	return printTable(t, *asJSON)
 }

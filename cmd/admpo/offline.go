@@ -128,7 +128,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.epochs = fs.Int("epochs", 0, "epochs (default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
-	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --epochs, --tensorboard and\n--device may be given with it; --device moves its SAC updates to that device)")
 	f.diagnose = fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
 	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
 	f.diagEpisodes = fs.Int("diagnose-episodes", 20, "with --diagnose: episodes of the policy in the task from each kind of start state\n"+
@@ -160,7 +160,7 @@ func trainOffline(args []string) error {
 	var o *train.Offline
 	var err error
 	if *resume != "" {
-		if o, err = resumeRun(fs, *resume, "epochs", *epochs, train.ResumeOffline, (*train.Offline).SetEpochs); err != nil {
+		if o, err = resumeRun(fs, *resume, "epochs", *epochs, train.ResumeOfflineOn, (*train.Offline).SetEpochs); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at update %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())

@@ -115,6 +115,9 @@ var overrideTable = []overrideFlag{
 	{name: "threads", kind: intFlag, s: nonNeg, help: "ONNX Runtime threads for roll-outs (0: its default)"},
 	{name: "blas-threads", kind: intFlag, s: nonNeg, help: "OpenBLAS threads for training (0: leave OpenBLAS's choice; presets: 1)"},
 	{name: "provider", kind: stringFlag, help: "ONNX Runtime provider for roll-outs: cpu or cuda"},
+	{name: "device", kind: stringFlag, help: "where SAC's gradient updates run: cpu (default), emu (the device learner emulated on the\n" +
+		"host, for checks) or cuda (the GPU; a binary built with the admpo_cuda tag); BC and the model\n" +
+		"fits stay on the CPU"},
 }
 
 // fieldTypeOk tells whether p is a pointer to the config field type that
@@ -182,7 +185,7 @@ func modelFields(m *train.ModelSettings) map[string]any {
 func runtimeFields(r *train.RuntimeSettings) map[string]any {
 	return map[string]any{
 		"eval-episodes": &r.EvalEpisodes, "checkpoint-every": &r.CheckpointEvery, "threads": &r.Threads,
-		"blas-threads": &r.BLASThreads, "provider": &r.Provider,
+		"blas-threads": &r.BLASThreads, "provider": &r.Provider, "device": &r.Device,
 	}
 }
 

@@ -76,7 +76,7 @@ var onlineWant = map[string]string{
 	"model-max-epochs": "model_max_epochs", "model-patience": "model_patience",
 	"model-max-holdout": "model_max_holdout", "engine": "engine", "eval-every": "eval_every",
 	"eval-episodes": "eval_episodes", "checkpoint-every": "checkpoint_every", "threads": "threads",
-	"blas-threads": "blas_threads", "provider": "provider", "actor-every": "actor_every", "alpha": "alpha",
+	"blas-threads": "blas_threads", "provider": "provider", "device": "device", "actor-every": "actor_every", "alpha": "alpha",
 	"auto-alpha": "auto_alpha", "model-epoch-passes": "model_epoch_passes", "model-improve": "model_improve",
 	"model-epoch-steps": "model_epoch_steps", "model-steps-per-row": "model_steps_per_row",
 	"rollout-dropout": "rollout_dropout",
@@ -87,7 +87,7 @@ var onlineWant = map[string]string{
 func TestOnlineOverridesReachTheConfig(t *testing.T) {
 	values := map[string]string{"real-ratio": "0.123", "target-entropy": "-7.5", "lr": "0.00077", "tau": "0.0123",
 		"model-lr": "0.00055", "hidden": "17,19", "rollout-schedule": "11->22:3->4", "engine": "incremental",
-		"provider": "cuda", "model-warm-start": "false", "auto-alpha": "false", "model-improve": "authors", "alpha": "0.37",
+		"provider": "cuda", "device": "emu", "model-warm-start": "false", "auto-alpha": "false", "model-improve": "authors", "alpha": "0.37",
 		"model-steps-per-row": "0.37", "rollout-dropout": "true"}
 	base, err := train.Preset("quick", "hopper", "admpo", 3)
 	if err != nil {
@@ -108,7 +108,7 @@ var offlineWant = map[string]string{
 	"real-ratio": "real_ratio", "actor-lr": "actor_lr", "critic-lr": "critic_lr", "alpha-lr": "alpha_lr",
 	"alpha": "alpha", "target-entropy": "target_entropy", "penalty": "penalty", "model-lr": "model_lr",
 	"gamma": "gamma", "hidden": "hidden", "engine": "engine", "actor-lr-schedule": "actor_lr_schedule",
-	"model-improve": "model_improve", "provider": "provider", "auto-alpha": "auto_alpha",
+	"model-improve": "model_improve", "provider": "provider", "device": "device", "auto-alpha": "auto_alpha",
 	"rollout-dropout": "rollout_dropout",
 }
 
@@ -116,7 +116,7 @@ var offlineWant = map[string]string{
 var offlineValues = map[string]string{"real-ratio": "0.123", "actor-lr": "0.00077", "critic-lr": "0.00066",
 	"alpha-lr": "0.00044", "alpha": "0.37", "target-entropy": "-7.5", "penalty": "0.77", "model-lr": "0.00055",
 	"gamma": "0.77", "hidden": "17,19", "engine": "direct", "actor-lr-schedule": "constant", "model-improve": "authors",
-	"provider": "cuda", "auto-alpha": "false", "rollout-dropout": "true"}
+	"provider": "cuda", "device": "emu", "auto-alpha": "false", "rollout-dropout": "true"}
 
 // TestOfflineOverridesReachTheConfig: every train offline override flag
 // sets exactly its own config key.

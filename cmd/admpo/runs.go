@@ -118,16 +118,24 @@ func addTensorBoardFlag(fs *pflag.FlagSet, unit string) *bool {
 		"checkpoint; --tensorboard=false writes none. View with: tensorboard --logdir runs")
 }
 
-// resumeRun opens the stopped run in dir (only --LENGTHFLAG and
-// --tensorboard may come with --resume) and, when --LENGTHFLAG was given,
-// sets the run's new length with setLength.
+// resumeRun opens the stopped run in dir with open (only --LENGTHFLAG,
+// --tensorboard and --device may come with --resume; open gets --device's
+// value, "" when not given, and moves the run's SAC updates there) and,
+// when --LENGTHFLAG was given, sets the run's new length with setLength.
 func resumeRun[R interface{ Close() }](fs *pflag.FlagSet, dir, lengthFlag string, length int,
-	open func(string) (R, error), setLength func(R, int) error) (R, error) {
+	open func(dir, device string) (R, error), setLength func(R, int) error) (R, error) {
 	var zero R
-	if err := onlyWithResume(fs, lengthFlag, "tensorboard"); err != nil {
+	if err := onlyWithResume(fs, lengthFlag, "tensorboard", "device"); err != nil {
 		return zero, err
 	}
-	r, err := open(dir)
+	dev := ""
+	if fs.Changed("device") {
+		dev = fs.Lookup("device").Value.String()
+		if err := train.CheckDevice(dev); err != nil {
+			return zero, usageErr(fmt.Errorf("--device: %w", err))
+		}
+	}
+	r, err := open(dir, dev)
 	if err != nil {
 		return zero, err
 	}

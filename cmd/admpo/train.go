@@ -54,7 +54,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 		"default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
-	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps may be given with it)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard\nand --device may be given with it; --device moves its SAC updates to that device: checkpoints\nare alike on every device)")
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)
@@ -92,7 +92,7 @@ func trainOnline(args []string) error {
 			}
 			return o.SetSteps(n)
 		}
-		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnline, setSteps); err != nil {
+		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnlineOn, setSteps); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())

@@ -460,3 +460,99 @@ func (l *Learner) Close() error {
 	l.all = nil
 	return errors.Join(errs...)
 }
+
+// Optim is the learner's optimiser state on the host: the Adam moments of
+// the actor and of the critics (critic 1's tensors, then critic 2's, as
+// package sac's one critic optimiser orders them) and of log α, the three
+// step counts and the update count (which ActorEvery counts).
+type Optim struct {
+	ActorM, ActorV, CriticM, CriticV [][]float32
+	AlphaM, AlphaV                   float32
+	ActorT, CriticT, AlphaT, Updates int
+}
+
+// optimBufs pairs the moment buffers with o's slices.
+func (l *Learner) optimBufs(o *Optim) []struct {
+	name string
+	bufs []device.Buffer
+	vals *[][]float32
+} {
+	c1, c2 := l.critics[0], l.critics[1]
+	return []struct {
+		name string
+		bufs []device.Buffer
+		vals *[][]float32
+	}{{"actor m", l.actor.m, &o.ActorM}, {"actor v", l.actor.v, &o.ActorV},
+		{"critic m", append(append([]device.Buffer(nil), c1.m...), c2.m...), &o.CriticM},
+		{"critic v", append(append([]device.Buffer(nil), c1.v...), c2.v...), &o.CriticV}}
+}
+
+// Optim downloads the optimiser state; it waits for the device.
+func (l *Learner) Optim() (Optim, error) {
+	o := Optim{ActorT: l.actorT, CriticT: l.criticT, AlphaT: l.alphaT, Updates: l.updates}
+	for _, x := range l.optimBufs(&o) {
+		for _, b := range x.bufs {
+			v := make([]float32, b.Len())
+			if err := l.d.Download(v, b); err != nil {
+				return o, fmt.Errorf("sacdev: optimiser state: %s: %w", x.name, err)
+			}
+			*x.vals = append(*x.vals, v)
+		}
+	}
+	var m, v [1]float32
+	if err := l.d.Download(m[:], l.alphaM); err != nil {
+		return o, fmt.Errorf("sacdev: optimiser state: alpha m: %w", err)
+	}
+	if err := l.d.Download(v[:], l.alphaV); err != nil {
+		return o, fmt.Errorf("sacdev: optimiser state: alpha v: %w", err)
+	}
+	o.AlphaM, o.AlphaV = m[0], v[0]
+	return o, nil
+}
+
+// SetOptim uploads an optimiser state (e.g. a checkpoint's), checking
+// every size.
+func (l *Learner) SetOptim(o Optim) error {
+	if o.ActorT < 0 || o.CriticT < 0 || o.AlphaT < 0 || o.Updates < 0 {
+		return fmt.Errorf("sacdev: set optimiser state: negative counts %d, %d, %d, %d", o.ActorT, o.CriticT, o.AlphaT, o.Updates)
+	}
+	for _, x := range l.optimBufs(&o) {
+		if len(*x.vals) != len(x.bufs) {
+			return fmt.Errorf("sacdev: set optimiser state: %s has %d tensors, want %d", x.name, len(*x.vals), len(x.bufs))
+		}
+		for i, b := range x.bufs {
+			if len((*x.vals)[i]) != b.Len() {
+				return fmt.Errorf("sacdev: set optimiser state: %s tensor %d has %d values, want %d", x.name, i, len((*x.vals)[i]), b.Len())
+			}
+			if err := l.d.Upload(b, (*x.vals)[i]); err != nil {
+				return fmt.Errorf("sacdev: set optimiser state: %s: %w", x.name, err)
+			}
+		}
+	}
+	if err := l.d.Upload(l.alphaM, []float32{o.AlphaM}); err != nil {
+		return fmt.Errorf("sacdev: set optimiser state: alpha m: %w", err)
+	}
+	if err := l.d.Upload(l.alphaV, []float32{o.AlphaV}); err != nil {
+		return fmt.Errorf("sacdev: set optimiser state: alpha v: %w", err)
+	}
+	l.actorT, l.criticT, l.alphaT, l.updates = o.ActorT, o.CriticT, o.AlphaT, o.Updates
+	return nil
+}
+
+// ActorWeights downloads the actor's weights into dst (W0, B0, W1, ...,
+// each of its tensor's size); it waits for the device.
+func (l *Learner) ActorWeights(dst [][]float32) error {
+	ps := l.actor.params
+	if len(dst) != len(ps) {
+		return fmt.Errorf("sacdev: actor weights: %d tensors, want %d", len(dst), len(ps))
+	}
+	for i, p := range ps {
+		if len(dst[i]) != p.Len() {
+			return fmt.Errorf("sacdev: actor weights: tensor %d has %d values, want %d", i, len(dst[i]), p.Len())
+		}
+		if err := l.d.Download(dst[i], p); err != nil {
+			return fmt.Errorf("sacdev: actor weights: %w", err)
+		}
+	}
+	return nil
+}

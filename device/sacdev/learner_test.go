@@ -76,3 +76,73 @@ func BenchmarkSampleUpdate(b *testing.B) {
 	defer d.Close()
 	sacdevtest.BenchSampleUpdate(b, d)
 }
+
+// TestOptimRoundTrip: the optimiser state read after updates sets back
+// exactly, and SetOptim refuses wrong sizes and negative counts.
+func TestOptimRoundTrip(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	cfg := okConfig()
+	cfg.Batch, cfg.ActorEvery = 2, 1
+	l, err := sacdev.New(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// Small non-zero weights: the actor maps 3 inputs to 2·ActDim, the
+	// critics 3+2 to 1, through one hidden layer of 4.
+	tensors := func(in, out int) [][]float32 {
+		var ps [][]float32
+		for _, n := range []int{in * 4, 4, 4 * out, out} {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(i%5-2) * 0.1
+			}
+			ps = append(ps, v)
+		}
+		return ps
+	}
+	if err := l.SetWeights(sacdev.Weights{Actor: tensors(3, 4), Critic1: tensors(5, 1), Critic2: tensors(5, 1),
+		Target1: tensors(5, 1), Target2: tensors(5, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	b := sacdev.Batch{Obs: []float32{1, 2, 3, -1, 0, 1}, Act: []float32{0.1, -0.2, 0.3, 0}, Rew: []float32{1, -1},
+		Terminal: []float32{0, 1}, NextObs: []float32{0, 1, 2, 3, 2, 1}, EpsNext: []float32{0.5, -1, 0, 1},
+		Eps: []float32{1, 0.2, -0.3, 0}}
+	for range 3 {
+		if err := l.Upload(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Update(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := l.Optim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Updates != 3 || o.ActorT != 3 || o.CriticT != 3 || o.AlphaT != 3 || len(o.CriticM) != 8 || o.AlphaV == 0 {
+		t.Fatalf("optimiser state %+v", o)
+	}
+	o2 := o
+	o2.Updates, o2.AlphaM = 7, 0.25
+	if err := l.SetOptim(o2); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Optim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Updates != 7 || l.Updates() != 7 || got.AlphaM != 0.25 || got.CriticV[7][0] != o.CriticV[7][0] {
+		t.Fatalf("after SetOptim: %+v", got)
+	}
+	o2.CriticM = o2.CriticM[:7]
+	if err := l.SetOptim(o2); err == nil {
+		t.Error("SetOptim took 7 critic moment tensors")
+	}
+	o2 = o
+	o2.ActorT = -1
+	if err := l.SetOptim(o2); err == nil {
+		t.Error("SetOptim took a negative step count")
+	}
+}

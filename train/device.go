@@ -1,0 +1,160 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/emu"
+	"github.com/admpo/admpo/device/sacdev"
+	"github.com/admpo/admpo/sac"
+)
+
+// Devices lists the values of the device setting: cpu (package sac's
+// updates on the host), emu (the device learner on the host emulation of
+// the kernels) and cuda (on the GPU; admpo_cuda builds only).
+var Devices = []string{"cpu", "emu", "cuda"}
+
+// CheckDevice returns an error unless name is a device setting this binary
+// can run ("" is cpu); cuda needs a binary built with the admpo_cuda tag.
+func CheckDevice(name string) error {
+	switch strings.ToLower(name) {
+	case "", "cpu", "emu":
+		return nil
+	case "cuda":
+		if !CUDABuilt {
+			return fmt.Errorf("train: device cuda needs a binary built with the admpo_cuda tag (go build -tags admpo_cuda)")
+		}
+		return nil
+	}
+	return fmt.Errorf("train: unknown device %q (cpu, emu or cuda)", name)
+}
+
+// openDevice opens the named device, nil for cpu.
+func openDevice(name string) (device.Device, error) {
+	if err := CheckDevice(name); err != nil {
+		return nil, err
+	}
+	switch strings.ToLower(name) {
+	case "emu":
+		return emu.New(), nil
+	case "cuda":
+		return openCUDA()
+	}
+	return nil, nil
+}
+
+// devLearner runs a sac.Agent's updates on a sacdev.Learner.
+type devLearner struct {
+	d device.Device
+	l *sacdev.Learner
+}
+
+// newDevLearner opens the named device and a learner sized for s, and
+// makes it run s's updates; nil for cpu.
+func newDevLearner(name string, s *sac.Agent) (*devLearner, error) {
+	d, err := openDevice(name)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	c, a := s.Cfg, s.Actor
+	l, err := sacdev.New(d, sacdev.Config{ObsDim: a.ObsDim, ActDim: a.ActDim, Hidden: c.Hidden, Batch: c.BatchSize,
+		Gamma: c.Gamma, Tau: c.Tau, ActorLR: c.ActorLR, CriticLR: c.CriticLR, AlphaLR: c.AlphaLR,
+		AutoAlpha: c.AutoAlpha, TargetEntropy: c.TargetEntropy, ActorEvery: c.ActorEvery,
+		LogStdMin: a.LogStdMin, LogStdMax: a.LogStdMax, Scale: a.Scale, Bias: a.Bias})
+	if err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("train: device %s: %w", name, err)
+	}
+	dl := &devLearner{d: d, l: l}
+	if err := s.SetLearner(dl); err != nil {
+		_ = dl.Close()
+		return nil, fmt.Errorf("train: device %s: %w", name, err)
+	}
+	return dl, nil
+}
+
+// Close frees the learner and closes the device; nil does nothing.
+func (dl *devLearner) Close() error {
+	if dl == nil {
+		return nil
+	}
+	err := dl.l.Close()
+	if cerr := dl.d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Update uploads b and the noise and runs one update.
+func (dl *devLearner) Update(b *buffer.Batch, epsNext, eps []float32, actorLR float64) (sac.Stats, error) {
+	dl.l.SetActorLR(actorLR)
+	if err := dl.l.Upload(sacdev.Batch{Obs: b.Obs, Act: b.Act, Rew: b.Rew, Terminal: b.Terminal,
+		NextObs: b.NextObs, EpsNext: epsNext, Eps: eps}); err != nil {
+		return sac.Stats{}, err
+	}
+	if err := dl.l.Update(); err != nil {
+		return sac.Stats{}, err
+	}
+	st, err := dl.l.Stats()
+	if err != nil {
+		return sac.Stats{}, err
+	}
+	return sac.Stats{CriticLoss: st.CriticLoss, ActorLoss: st.ActorLoss, AlphaLoss: st.AlphaLoss, Alpha: st.Alpha,
+		Q1: st.Q1, Q2: st.Q2, LogPi: st.LogPi, ActorUpdated: st.ActorUpdated}, nil
+}
+
+// PullActor downloads the actor's weights.
+func (dl *devLearner) PullActor(dst [][]float32) error { return dl.l.ActorWeights(dst) }
+
+// Pull downloads the whole state into st's slices.
+func (dl *devLearner) Pull(st *sac.State) error {
+	w, err := dl.l.Weights()
+	if err != nil {
+		return err
+	}
+	o, err := dl.l.Optim()
+	if err != nil {
+		return err
+	}
+	for _, x := range []struct{ dst, src [][]float32 }{{st.Actor, w.Actor}, {st.Critic1, w.Critic1},
+		{st.Critic2, w.Critic2}, {st.Target1, w.Target1}, {st.Target2, w.Target2},
+		{st.ActorOpt.M, o.ActorM}, {st.ActorOpt.V, o.ActorV}, {st.CriticOpt.M, o.CriticM}, {st.CriticOpt.V, o.CriticV},
+		{st.AlphaOpt.M, [][]float32{{o.AlphaM}}}, {st.AlphaOpt.V, [][]float32{{o.AlphaV}}}} {
+		if err := copyTensors(x.dst, x.src); err != nil {
+			return fmt.Errorf("train: device state: %w", err)
+		}
+	}
+	st.LogAlpha[0] = w.LogAlpha
+	st.ActorOpt.T, st.CriticOpt.T, st.AlphaOpt.T, st.Updates = o.ActorT, o.CriticT, o.AlphaT, o.Updates
+	return nil
+}
+
+// Push uploads st.
+func (dl *devLearner) Push(st *sac.State) error {
+	if err := dl.l.SetWeights(sacdev.Weights{Actor: st.Actor, Critic1: st.Critic1, Critic2: st.Critic2,
+		Target1: st.Target1, Target2: st.Target2, LogAlpha: st.LogAlpha[0]}); err != nil {
+		return err
+	}
+	if len(st.AlphaOpt.M) != 1 || len(st.AlphaOpt.M[0]) != 1 || len(st.AlphaOpt.V) != 1 || len(st.AlphaOpt.V[0]) != 1 {
+		return fmt.Errorf("train: device state: alpha optimiser holds %d tensors, want 1 of 1 value", len(st.AlphaOpt.M))
+	}
+	return dl.l.SetOptim(sacdev.Optim{ActorM: st.ActorOpt.M, ActorV: st.ActorOpt.V, CriticM: st.CriticOpt.M,
+		CriticV: st.CriticOpt.V, AlphaM: st.AlphaOpt.M[0][0], AlphaV: st.AlphaOpt.V[0][0],
+		ActorT: st.ActorOpt.T, CriticT: st.CriticOpt.T, AlphaT: st.AlphaOpt.T, Updates: st.Updates})
+}
+
+// copyTensors copies src into dst, tensor by tensor, checking sizes.
+func copyTensors(dst, src [][]float32) error {
+	if len(dst) != len(src) {
+		return fmt.Errorf("%d tensors, want %d", len(src), len(dst))
+	}
+	for i := range dst {
+		if len(dst[i]) != len(src[i]) {
+			return fmt.Errorf("tensor %d has %d values, want %d", i, len(src[i]), len(dst[i]))
+		}
+		copy(dst[i], src[i])
+	}
+	return nil
+}

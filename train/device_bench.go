@@ -1,0 +1,88 @@
+package train
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"time"
+
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/sac"
+)
+
+// DeviceTiming is BenchDeviceUpdate's medians in milliseconds per SAC
+// update on a device.
+type DeviceTiming struct {
+	Device string
+	Name   string // the device's own name (the GPU's)
+	// Update is the learner's update alone on the batch already on the
+	// device, waited for (device.Sync).
+	Update float64
+	// RunPath is an update as a run does it through sac.Agent: the noise
+	// drawn on the host, batch and noise uploaded, the update, its losses
+	// read back.
+	RunPath float64
+}
+
+// BenchDeviceUpdate times SAC updates on the named device (emu or cuda) at
+// the sizes of sac.BenchUpdate (obs 11, act 3, 256x256, batch 256): iters
+// timed updates of each kind after a few warm-up ones.
+func BenchDeviceUpdate(device string, iters int) (DeviceTiming, error) {
+	tm := DeviceTiming{Device: device}
+	if iters <= 0 {
+		return tm, fmt.Errorf("train: bench: iters %d must be positive", iters)
+	}
+	const obsDim, actDim = 11, 3
+	cfg := sac.DefaultConfig(actDim)
+	s, err := sac.New(obsDim, []float64{-1, -1, -1}, []float64{1, 1, 1}, cfg)
+	if err != nil {
+		return tm, err
+	}
+	defer s.Close()
+	dl, err := newDevLearner(device, s)
+	if err != nil {
+		return tm, err
+	}
+	if dl == nil {
+		return tm, fmt.Errorf("train: bench: device %q is not a device learner (emu or cuda)", device)
+	}
+	defer dl.Close()
+	tm.Name = dl.d.Name()
+	rng := rand.New(rand.NewSource(7))
+	s.SetRand(rand.New(rand.NewSource(8)))
+	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
+	for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew} {
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+	}
+	for i := range b.Act {
+		b.Act[i] = float32(2*rng.Float64() - 1)
+	}
+	median := func(f func() error) (float64, error) {
+		var ts []float64
+		for i := -3; i < iters; i++ {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			if i >= 0 {
+				ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
+			}
+		}
+		slices.Sort(ts)
+		return ts[len(ts)/2], nil
+	}
+	if tm.RunPath, err = median(func() error { _, err := s.Update(b); return err }); err != nil {
+		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+	}
+	if tm.Update, err = median(func() error {
+		if err := dl.l.Update(); err != nil {
+			return err
+		}
+		return dl.d.Sync()
+	}); err != nil {
+		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+	}
+	return tm, nil
+}

@@ -1,0 +1,343 @@
+package train
+
+import (
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/ckpt"
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/sac"
+)
+
+// syncedCapture copies a device learner's state back to the host and
+// captures the run.
+func syncedCapture(t *testing.T, o *Online) runState {
+	t.Helper()
+	if (o.dev != nil) != (o.Cfg.Device == "emu") {
+		t.Fatalf("device %q: device learner %v", o.Cfg.Device, o.dev != nil)
+	}
+	if err := o.sac.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return capture(o)
+}
+
+func straightSynced(t *testing.T, cfg OnlineConfig) runState {
+	t.Helper()
+	a, err := NewOnline(cfg, t.TempDir()+"/straight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return syncedCapture(t, a)
+}
+
+// maxRelDiff is max|got-want| over max|want|.
+func maxRelDiff(got, want []float32) float64 {
+	scale, worst := 1e-30, 0.0
+	for _, w := range want {
+		scale = max(scale, math.Abs(float64(w)))
+	}
+	for i := range want {
+		worst = max(worst, math.Abs(float64(got[i])-float64(want[i])))
+	}
+	return worst / scale
+}
+
+// TestDeviceEmuRunMatchesCPU: a short online SAC run (hopper, 600 env
+// steps, 400 updates) with its updates on the emulated device ends where
+// the CPU run ends, but for rounding: the learner differs from sac.Agent in
+// float32 summation order only (1e-5 per update, sacdev's test), and the
+// runs end about 3e-7 apart in the weights, the transitions the acting
+// actor chose and log α. The bound, 1e-4, is far below what a wrong run
+// moves: a skipped actor copy-back (acting with stale weights), a lost
+// update or a different noise draw change them by 1e-2 or more.
+func TestDeviceEmuRunMatchesCPU(t *testing.T) {
+	cfg := tinyConfig("sac")
+	want := straightSynced(t, cfg)
+	cfg.Device = "emu"
+	got := straightSynced(t, cfg)
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT {
+		t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
+	}
+	const tol = 1e-4
+	for _, x := range []struct {
+		what      string
+		got, want []float32
+	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+		{"real buffer", got.real, want.real}, {"observation", got.obs, want.obs}} {
+		if len(x.got) != len(x.want) {
+			t.Fatalf("%s: %d values, cpu %d", x.what, len(x.got), len(x.want))
+		}
+		if d := maxRelDiff(x.got, x.want); !(d <= tol) {
+			t.Errorf("%s: emu and cpu differ by %.3g of the largest value (tolerance %g)", x.what, d, tol)
+		}
+	}
+	if d := math.Abs(got.logAlpha - want.logAlpha); !(d <= tol) {
+		t.Errorf("log alpha: emu %.7f, cpu %.7f", got.logAlpha, want.logAlpha)
+	}
+	t.Logf("actor %.3g, target critic %.3g, real buffer %.3g, log alpha %.3g (emu %.7f, cpu %.7f)",
+		maxRelDiff(got.actor, want.actor), maxRelDiff(got.critic, want.critic), maxRelDiff(got.real, want.real),
+		math.Abs(got.logAlpha-want.logAlpha), got.logAlpha, want.logAlpha)
+}
+
+// TestDeviceEmuResumeMatchesUninterrupted: an emu run killed after its
+// step-300 checkpoint and resumed equals the uninterrupted emu run, bit
+// for bit (the checkpoint holds the device's weights, targets, log α and
+// Adam state, and resuming uploads them).
+func TestDeviceEmuResumeMatchesUninterrupted(t *testing.T) {
+	cfg := tinyConfig("sac")
+	cfg.Device = "emu"
+	want := straightSynced(t, cfg)
+	c, _ := resumedToEnd(t, NewOnline, ResumeOnline, cfg, 450, 300)
+	if c.dev == nil {
+		t.Fatal("the resumed run has no device learner")
+	}
+	sameRun(t, syncedCapture(t, c), want)
+}
+
+// agentPair is a CPU sac.Agent and one on the emulated device, built
+// alike (same seed: same initial weights).
+func agentPair(t *testing.T) (cpu, dev *sac.Agent, dl *devLearner) {
+	t.Helper()
+	cfg := sac.DefaultConfig(3)
+	cfg.Hidden, cfg.BatchSize, cfg.ActorEvery = []int{16, 16}, 32, 2
+	low, high := []float64{-1, -2, -0.5}, []float64{1, 1, 1.5}
+	var err error
+	if cpu, err = sac.New(11, low, high, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cpu.Close() })
+	if dev, err = sac.New(11, low, high, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	if dl, err = newDevLearner("emu", dev); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dl.Close() })
+	return cpu, dev, dl
+}
+
+// stateOf is a's sac.State over its host slices.
+func stateOf(a *sac.Agent) *sac.State {
+	views := func(m *models.MLP) [][]float32 {
+		var ps [][]float32
+		for i := range m.Layers {
+			ps = append(ps, m.Layers[i].W, m.Layers[i].B)
+		}
+		return ps
+	}
+	return &sac.State{Actor: views(&a.Actor.Net), Critic1: views(&a.Critic1.Net), Critic2: views(&a.Critic2.Net),
+		Target1: views(&a.Target1.Net), Target2: views(&a.Target2.Net), LogAlpha: a.LogAlpha,
+		ActorOpt: a.ActorOpt, CriticOpt: a.CriticOpt, AlphaOpt: a.AlphaOpt, Updates: a.Updates}
+}
+
+// updateBoth runs n updates of each agent on the same random batches with
+// the same noise.
+func updateBoth(t *testing.T, n int, seed int64, agents ...*sac.Agent) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
+	for range n {
+		b := buffer.NewBatch(32, 11, 3)
+		for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew, b.Act} {
+			for i := range v {
+				v[i] = float32(rng.NormFloat64() * 0.5)
+			}
+		}
+		b.Terminal[3] = 1
+		noise := rng.Int63()
+		for _, a := range agents {
+			a.SetRand(rand.New(rand.NewSource(noise)))
+			if _, err := a.Update(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// agentCkpt syncs a and returns its checkpoint sections.
+func agentCkpt(t *testing.T, a *sac.Agent) *ckpt.File {
+	t.Helper()
+	if err := a.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f := ckpt.New()
+	a.Save(f)
+	g, err := ckpt.Decode(f.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// sameSACSections compares every section of two SAC checkpoints within tol of
+// each section's largest value (0: bit for bit).
+func sameSACSections(t *testing.T, what string, got, want *ckpt.File, tol float64) {
+	t.Helper()
+	names := want.Names()
+	if len(names) < 20 {
+		t.Fatalf("%s: only %d sections", what, len(names))
+	}
+	for _, name := range names {
+		w, err := want.F32(name, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := got.F32(name, len(w))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if d := maxRelDiff(g, w); !(d <= tol) {
+			t.Errorf("%s: section %s differs by %.3g of its largest value", what, name, d)
+		}
+	}
+}
+
+// TestDeviceCheckpointsInterchange: the device learner's checkpoint (weights,
+// targets, log α, every Adam moment and step count) matches the CPU agent's
+// after the same updates (Adam's moments in the CPU's tensor order), and a
+// checkpoint moves between the CPU and the device exactly: CPU -> emu -> CPU
+// round-trips bit for bit, and an emu checkpoint resumed on the CPU goes on
+// as the emu agent does.
+func TestDeviceCheckpointsInterchange(t *testing.T) {
+	cpu, dev, _ := agentPair(t)
+	updateBoth(t, 5, 1, cpu, dev)
+	sameSACSections(t, "after 5 updates: emu vs cpu", agentCkpt(t, dev), agentCkpt(t, cpu), 1e-4)
+
+	// CPU -> emu -> CPU, exactly: load the CPU's checkpoint onto the device
+	// and pull the device's state into a third, fresh agent.
+	cpu2, dev2, dl2 := agentPair(t)
+	fromCPU := agentCkpt(t, cpu)
+	if err := dev2.Load(fromCPU); err != nil {
+		t.Fatal(err)
+	}
+	cpu3, _, _ := agentPair(t)
+	st := stateOf(cpu3)
+	if err := dl2.Pull(st); err != nil {
+		t.Fatal(err)
+	}
+	cpu3.Updates = st.Updates
+	sameSACSections(t, "cpu checkpoint through emu", agentCkpt(t, cpu3), fromCPU, 0)
+
+	// The emu agent's checkpoint resumed on the CPU continues like the emu agent.
+	if err := cpu2.Load(agentCkpt(t, dev)); err != nil {
+		t.Fatal(err)
+	}
+	updateBoth(t, 3, 2, cpu2, dev)
+	sameSACSections(t, "emu checkpoint resumed on cpu", agentCkpt(t, cpu2), agentCkpt(t, dev), 1e-4)
+}
+
+// offSynced runs cfg offline to its end (or, with resume, killed after the
+// update-200 checkpoint and resumed) and captures it after copying the
+// device's state back.
+func offSynced(t *testing.T, cfg OfflineConfig, resume bool) offState {
+	t.Helper()
+	var o *Offline
+	if resume {
+		o, _ = resumedToEnd(t, NewOffline, ResumeOffline, cfg, 250, 200)
+	} else {
+		var err error
+		if o, err = NewOffline(cfg, t.TempDir()+"/straight"); err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		if err := o.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wantDev := cfg.Device == "emu" && cfg.Algo != "bc"; (o.dev != nil) != wantDev {
+		t.Fatalf("device %q, algo %s: device learner %v, want %v", cfg.Device, cfg.Algo, o.dev != nil, wantDev)
+	}
+	if err := o.sac.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return offCapture(o)
+}
+
+// TestDeviceEmuOffline: an offline MOPO run (model fits on the CPU,
+// roll-outs of the exported actor, the cosine actor learning rate) with
+// its SAC updates on emu ends within rounding of the CPU run (see
+// TestDeviceEmuRunMatchesCPU for the tolerance), and resumed after a kill
+// equals the uninterrupted emu run bit for bit; a BC run with device emu
+// trains on the CPU as before.
+func TestDeviceEmuOffline(t *testing.T) {
+	ortskip.IfMissing(t)
+	data := Fixtures.RandomHopperFile(t, 600)
+	cfg := Fixtures.TinyOfflineConfig(t, "mopo", "medium-replay", data)
+	cfg.ActorLRSchedule = "cosine"
+	want := offSynced(t, cfg, false)
+	cfg.Device = "emu"
+	got := offSynced(t, cfg, false)
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+		t.Fatalf("counters: emu %+v, cpu %+v", got.counters(), want.counters())
+	}
+	const tol = 1e-4
+	for _, x := range []struct {
+		what      string
+		got, want []float32
+	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+		{"model buffer", got.model, want.model}} {
+		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+			t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
+		}
+	}
+	offSameRun(t, offSynced(t, cfg, true), got)
+
+	bc := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
+	wantBC := offSynced(t, bc, false)
+	bc.Device = "emu"
+	offSameRun(t, offSynced(t, bc, false), wantBC)
+}
+
+// TestDeviceResumeOnAnotherDevice: an emu run killed after its step-300
+// checkpoint and resumed on the CPU (and a CPU run resumed on emu) ends
+// within rounding of the uninterrupted run, with config.json naming the
+// new device.
+func TestDeviceResumeOnAnotherDevice(t *testing.T) {
+	for _, c := range []struct{ from, to string }{{"emu", "cpu"}, {"cpu", "emu"}} {
+		t.Run(c.from+"-to-"+c.to, func(t *testing.T) {
+			cfg := tinyConfig("sac")
+			cfg.Device = c.from
+			want := straightSynced(t, cfg)
+			dir := t.TempDir() + "/b"
+			killed(t, NewOnline, cfg, dir, 450)
+			o := resumed(t, func(d string) (*Online, error) { return ResumeOnlineOn(d, c.to) }, dir)
+			if o.Step() != 300 || o.Cfg.Device != c.to || (o.dev != nil) != (c.to == "emu") {
+				t.Fatalf("resumed at step %d on device %q (learner %v)", o.Step(), o.Cfg.Device, o.dev != nil)
+			}
+			if err := o.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			got := syncedCapture(t, o)
+			if got.updates != want.updates || got.adamT != want.adamT || got.step != want.step {
+				t.Fatalf("counters: %+v, uninterrupted %+v", pick(got), pick(want))
+			}
+			for _, x := range []struct {
+				what      string
+				got, want []float32
+			}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+				{"real buffer", got.real, want.real}} {
+				if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= 1e-4) {
+					t.Errorf("%s: differ by %.3g of the largest value", x.what, d)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `"device": "`+c.to+`"`) {
+				t.Errorf("config.json does not name device %s:\n%s", c.to, b)
+			}
+		})
+	}
+}
