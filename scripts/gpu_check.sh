@@ -9,7 +9,8 @@
 # libraries (found with find) and LD_LIBRARY_PATH, ldd of the CUDA provider,
 # admpo doctor; the device layer's CUDA tests and timings (device.test,
 # issue 32) and PyTorch's SAC update and ADM train step on the GPU
-# (torch_train.py --device cuda); the bisection of the graphs that crash
+# (torch_train.py --device cuda); admpo bench train --device cuda and a
+# short hopper SAC run with --device cuda and cpu; the bisection of the graphs that crash
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
 # roll-out tests (ADMPO_GPU_TEST=1); admpo bench rollout with CUDA beside
 # PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k and at 1M
@@ -198,6 +199,11 @@ fi
 if grep -q -- '--device' "$G/torch_train.py" 2>/dev/null; then
   TAIL=30 step torch-train 100 "python3 '$G/torch_train.py' --device cuda --cuda-graph >'$JSON/torch_train_cuda.json' || { cat '$JSON/torch_train_cuda.json'; exit 1; }; cp '$JSON/torch_train_cuda.json' '$OUT/' && cat '$JSON/torch_train_cuda.json'"
 fi
+# admpo's own trainers on the GPU (issue 32): the device SAC update beside the
+# CPU's in one process, and a short hopper SAC run with --device cuda and cpu.
+TAIL=30 step bench-train-cuda 90 "$RUN '$G/admpo' bench train --device cuda --no-torch --iters 200 --json >'$JSON/bench_train_cuda.json' || { cat '$JSON/bench_train_cuda.json'; exit 1; }; cat '$JSON/bench_train_cuda.json'"
+TAIL=20 step train-cuda 100 "for d in cuda cpu; do t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$d >'$WORK/run-'\$d.log 2>&1 || { tail -n 20 '$WORK/run-'\$d.log; exit 1; }; echo \"--device \$d: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$d.log; done"
+
 # --- issue 33: which operator of the packed and step graphs crashes the CUDA provider.
 if [ -f "$G/gpu_bisect.sh" ]; then
   export RUN G OUT WORK
