@@ -1,6 +1,6 @@
 package cpukern
 
-// #cgo CFLAGS: -O3 -std=gnu11
+// #cgo CFLAGS: -O3 -std=c11
 // #cgo LDFLAGS: -lm
 // #include "cpukern.h"
 import "C"

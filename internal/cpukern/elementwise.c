@@ -1,0 +1,129 @@
+// Element-wise kernels of package cpukern. Each is one plain loop, compiled
+// three times (AVX-512, AVX2, plain) through the target attribute and picked
+// by cpukern_isa. The package builds with -ffp-contract=off, so no path fuses
+// a multiply and an add: all three give bit-identical results, equal to the
+// same expressions evaluated in Go's float32 arithmetic.
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpukern.h"
+
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
+#define T256 __attribute__((target("avx2,fma")))
+#else
+#define T512
+#define T256
+#endif
+
+// positive(x) is 1 when x's bits, read as an int32, are > 0: x > 0 with
+// +0 -> 0 and positive NaNs kept (the ReLU mask of package ops).
+#define POSITIVE(x) (cpukern_bits(x) > 0)
+
+static inline int32_t cpukern_bits(float x) {
+	int32_t b;
+	memcpy(&b, &x, 4);
+	return b;
+}
+
+// DEFINE3 compiles the body (the variadic part) as name_512, name_256 and name_gen and defines the public
+// name that picks one by cpukern_isa.
+#define DEFINE3(name, params, args, ...)                   \
+	static T512 void name##_512 params __VA_ARGS__         \
+	static T256 void name##_256 params __VA_ARGS__         \
+	static void name##_gen params __VA_ARGS__                \
+	void name params {                                     \
+		switch (cpukern_isa) {                             \
+		case CPUKERN_AVX512: name##_512 args; return;      \
+		case CPUKERN_AVX2: name##_256 args; return;        \
+		default: name##_gen args; return;                  \
+		}                                                  \
+	}
+
+DEFINE3(cpukern_relu_fwd, (int n, const float *restrict x, float *restrict y), (n, x, y), {
+	for (int i = 0; i < n; i++) y[i] = POSITIVE(x[i]) ? x[i] : 0.0f;
+})
+
+DEFINE3(cpukern_relu_bwd, (int n, const float *restrict x, const float *restrict g, float *restrict d, int acc),
+        (n, x, g, d, acc), {
+	if (acc) {
+		for (int i = 0; i < n; i++) d[i] += POSITIVE(x[i]) ? g[i] : 0.0f;
+	} else {
+		for (int i = 0; i < n; i++) d[i] = POSITIVE(x[i]) ? g[i] : 0.0f;
+	}
+})
+
+DEFINE3(cpukern_colsum, (int rows, int cols, const float *restrict x, float *restrict y, int acc),
+        (rows, cols, x, y, acc), {
+	if (!acc) memset(y, 0, sizeof(float) * (size_t)cols);
+	for (int r = 0; r < rows; r++) {
+		const float *row = x + (size_t)r * cols;
+		for (int j = 0; j < cols; j++) y[j] += row[j];
+	}
+})
+
+// Adam. GCC vectorises no sqrtf while errno may be set (and cgo refuses
+// -fno-math-errno), so the wide paths are written with intrinsics; every path
+// evaluates the same float32 operations in the same order.
+#define ADAM_SCALAR(i)                                              \
+	do {                                                            \
+		float gi = wd != 0 ? g[i] + wd * p[i] : g[i];               \
+		m[i] = b1 * m[i] + c1 * gi;                                 \
+		v[i] = b2 * v[i] + c2 * gi * gi;                            \
+		p[i] -= step * m[i] / (sqrtf(v[i]) / bc2 + eps);            \
+	} while (0)
+#define ADAM_CONSTANTS \
+	const float b1 = h[0], c1 = h[1], b2 = h[2], c2 = h[3], step = h[4], bc2 = h[5], eps = h[6], wd = h[7]
+
+static void cpukern_adam_gen(int n, float *restrict p, const float *restrict g, float *restrict m,
+                             float *restrict v, const float *restrict h) {
+	ADAM_CONSTANTS;
+	for (int i = 0; i < n; i++) ADAM_SCALAR(i);
+}
+
+#if defined(__x86_64__)
+// ADAM_WIDE defines the vector loop for one register width W (512 or 256).
+#define ADAM_WIDE(T, W, L, PS)                                                                            \
+	static T void cpukern_adam_##W(int n, float *restrict p, const float *restrict g, float *restrict m, \
+	                               float *restrict v, const float *restrict h) {                         \
+		ADAM_CONSTANTS;                                                                                   \
+		const __m##W vb1 = PS(set1_ps)(b1), vc1 = PS(set1_ps)(c1), vb2 = PS(set1_ps)(b2);                  \
+		const __m##W vc2 = PS(set1_ps)(c2), vstep = PS(set1_ps)(step), vbc2 = PS(set1_ps)(bc2);            \
+		const __m##W veps = PS(set1_ps)(eps), vwd = PS(set1_ps)(wd);                                       \
+		int i = 0;                                                                                        \
+		for (; i + L <= n; i += L) {                                                                      \
+			__m##W gi = PS(loadu_ps)(g + i);                                                              \
+			if (wd != 0) gi = PS(add_ps)(gi, PS(mul_ps)(vwd, PS(loadu_ps)(p + i)));                      \
+			__m##W mi = PS(add_ps)(PS(mul_ps)(vb1, PS(loadu_ps)(m + i)), PS(mul_ps)(vc1, gi));            \
+			__m##W vi = PS(add_ps)(PS(mul_ps)(vb2, PS(loadu_ps)(v + i)), PS(mul_ps)(PS(mul_ps)(vc2, gi), gi)); \
+			__m##W den = PS(add_ps)(PS(div_ps)(PS(sqrt_ps)(vi), vbc2), veps);                             \
+			PS(storeu_ps)(m + i, mi);                                                                     \
+			PS(storeu_ps)(v + i, vi);                                                                     \
+			PS(storeu_ps)(p + i, PS(sub_ps)(PS(loadu_ps)(p + i), PS(div_ps)(PS(mul_ps)(vstep, mi), den))); \
+		}                                                                                                 \
+		for (; i < n; i++) ADAM_SCALAR(i);                                                                \
+	}
+#define PS512(op) _mm512_##op
+#define PS256(op) _mm256_##op
+ADAM_WIDE(T512, 512, 16, PS512)
+ADAM_WIDE(T256, 256, 8, PS256)
+#else
+#define cpukern_adam_512 cpukern_adam_gen
+#define cpukern_adam_256 cpukern_adam_gen
+#endif
+
+void cpukern_adam(int n, float *p, const float *g, float *m, float *v, const float *h) {
+	switch (cpukern_isa) {
+	case CPUKERN_AVX512: cpukern_adam_512(n, p, g, m, v, h); return;
+	case CPUKERN_AVX2: cpukern_adam_256(n, p, g, m, v, h); return;
+	default: cpukern_adam_gen(n, p, g, m, v, h); return;
+	}
+}
+
+DEFINE3(cpukern_polyak, (int n, float *restrict dst, const float *restrict src, float tau), (n, dst, src, tau), {
+	const float keep = 1.0f - tau;
+	for (int i = 0; i < n; i++) dst[i] = keep * dst[i] + tau * src[i];
+})

@@ -1,0 +1,85 @@
+package cpukern
+
+// #include "cpukern.h"
+import "C"
+
+import (
+	"fmt"
+	"math"
+)
+
+// ReluForward writes max(x, 0) into y[:len(x)]; +0 and negative values give
+// 0 and positive NaNs pass (the ReLU of package ops).
+func ReluForward(x, y []float32) {
+	if len(x) == 0 {
+		return
+	}
+	_ = y[len(x)-1]
+	C.cpukern_relu_fwd(C.int(len(x)), f32(x), f32(y))
+}
+
+// ReluBackward writes (accumulate: adds) g where x > 0, else 0, into d.
+func ReluBackward(x, g, d []float32, accumulate bool) {
+	if len(x) == 0 {
+		return
+	}
+	_, _ = g[len(x)-1], d[len(x)-1]
+	C.cpukern_relu_bwd(C.int(len(x)), f32(x), f32(g), f32(d), b2i(accumulate))
+}
+
+// ColSum writes (accumulate: adds) the column sums of the row-major
+// [len(x)/cols, cols] matrix x into y[:cols], summing rows in order.
+func ColSum(x []float32, cols int, y []float32, accumulate bool) {
+	if cols <= 0 {
+		return
+	}
+	_ = y[cols-1]
+	C.cpukern_colsum(C.int(len(x)/cols), C.int(cols), f32(x), f32(y), b2i(accumulate))
+}
+
+// AdamHyper are one Adam step's constants, formed in float64 and rounded
+// once (as PyTorch does with its Python-float hyper-parameters).
+type AdamHyper struct {
+	Beta1, Beta2, Eps, WeightDecay float64
+	LR                             float64
+	T                              int // the step number, from 1
+}
+
+// constants returns the float32 constants of the C kernel.
+func (h AdamHyper) constants() [8]float32 {
+	bc1 := 1 - math.Pow(h.Beta1, float64(h.T))
+	bc2 := 1 - math.Pow(h.Beta2, float64(h.T))
+	return [8]float32{float32(h.Beta1), float32(1 - h.Beta1), float32(h.Beta2), float32(1 - h.Beta2),
+		float32(h.LR / bc1), float32(math.Sqrt(bc2)), float32(h.Eps), float32(h.WeightDecay)}
+}
+
+// Adam takes one Adam step (PyTorch's torch.optim.Adam, amsgrad off) on the
+// parameters p with gradients g and moments m, v, all of one length:
+//
+//	g ← g + WeightDecay·p    m ← β1·m + (1-β1)·g    v ← β2·v + (1-β2)·g²
+//	p ← p - LR/(1-β1^T) · m / (sqrt(v)/sqrt(1-β2^T) + Eps)
+//
+// g is not modified.
+func Adam(p, g, m, v []float32, h AdamHyper) error {
+	if len(g) != len(p) || len(m) != len(p) || len(v) != len(p) {
+		return fmt.Errorf("cpukern: adam: lengths p %d, g %d, m %d, v %d differ", len(p), len(g), len(m), len(v))
+	}
+	if h.T < 1 {
+		return fmt.Errorf("cpukern: adam: step number %d, want >= 1", h.T)
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	c := h.constants()
+	C.cpukern_adam(C.int(len(p)), f32(p), f32(g), f32(m), f32(v), (*C.float)(&c[0]))
+	return nil
+}
+
+// Polyak moves dst towards src: dst ← (1-tau)·dst + tau·src.
+func Polyak(dst, src []float32, tau float32) {
+	if len(src) == 0 {
+		return
+	}
+	_ = dst[len(src)-1]
+	C.cpukern_polyak(C.int(len(src)), f32(dst), f32(src), C.float(tau))
+}

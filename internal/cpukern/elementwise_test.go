@@ -1,0 +1,191 @@
+package cpukern
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// The element-wise kernels are compared bit for bit, on every path this CPU
+// supports, with the same arithmetic written as plain Go float32 loops.
+
+func forEachPath(t *testing.T, fn func(t *testing.T)) {
+	t.Helper()
+	defer func() { _ = Use(Detected()) }()
+	for _, isa := range Supported() {
+		if err := Use(isa); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(isa.String(), fn)
+	}
+}
+
+func randSlice(rng *rand.Rand, n int, scale float32) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = scale * float32(rng.NormFloat64())
+	}
+	return s
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, want %v (len %d)", what, i, got[i], want[i], len(got))
+		}
+	}
+}
+
+// lengths cover empty, sub-vector, exact multiples and ragged tails of 8 and 16 lanes.
+var lengths = []int{0, 1, 7, 8, 15, 16, 17, 33, 255, 256, 1000}
+
+func TestReluMatchesGo(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(1))
+		for _, n := range lengths {
+			x := randSlice(rng, n, 1)
+			if n > 3 {
+				x[0], x[1], x[2] = 0, float32(math.Copysign(0, -1)), float32(math.NaN())
+			}
+			g := randSlice(rng, n, 1)
+			y := randSlice(rng, n, 1)
+			want := make([]float32, n)
+			for i, v := range x {
+				if int32(math.Float32bits(v)) > 0 {
+					want[i] = v
+				}
+			}
+			ReluForward(x, y)
+			sameBits(t, "relu", y, want)
+
+			d := randSlice(rng, n, 1)
+			d0 := append([]float32(nil), d...)
+			wantSet, wantAcc := make([]float32, n), make([]float32, n)
+			for i, v := range x {
+				var gi float32
+				if int32(math.Float32bits(v)) > 0 {
+					gi = g[i]
+				}
+				wantSet[i], wantAcc[i] = gi, d0[i]+gi
+			}
+			ReluBackward(x, g, d, true)
+			sameBits(t, "relu backward (accumulate)", d, wantAcc)
+			ReluBackward(x, g, d, false)
+			sameBits(t, "relu backward", d, wantSet)
+		}
+	})
+}
+
+func TestColSumMatchesGo(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(2))
+		for _, shape := range [][2]int{{1, 1}, {3, 5}, {256, 1}, {256, 6}, {17, 33}, {256, 256}, {1280, 600}, {0, 4}} {
+			rows, cols := shape[0], shape[1]
+			x := randSlice(rng, rows*cols, 1)
+			y := randSlice(rng, cols, 1)
+			start := append([]float32(nil), y...)
+			want := append([]float32(nil), start...)
+			for r := 0; r < rows; r++ {
+				for j := 0; j < cols; j++ {
+					want[j] += x[r*cols+j]
+				}
+			}
+			ColSum(x, cols, y, true)
+			sameBits(t, "colsum (accumulate)", y, want)
+			clear(want)
+			for r := 0; r < rows; r++ {
+				for j := 0; j < cols; j++ {
+					want[j] += x[r*cols+j]
+				}
+			}
+			ColSum(x, cols, y, false)
+			sameBits(t, "colsum", y, want)
+		}
+	})
+}
+
+// adamGo is models.Adam's loop (PyTorch's arithmetic) in Go float32.
+func adamGo(p, g, m, v []float32, h AdamHyper) {
+	bc1 := 1 - math.Pow(h.Beta1, float64(h.T))
+	bc2 := 1 - math.Pow(h.Beta2, float64(h.T))
+	step, bc2s := float32(h.LR/bc1), float32(math.Sqrt(bc2))
+	b1, c1, b2, c2 := float32(h.Beta1), float32(1-h.Beta1), float32(h.Beta2), float32(1-h.Beta2)
+	eps, wd := float32(h.Eps), float32(h.WeightDecay)
+	for j, gj := range g {
+		if wd != 0 {
+			gj += wd * p[j]
+		}
+		m[j] = b1*m[j] + c1*gj
+		v[j] = b2*v[j] + c2*gj*gj
+		p[j] -= step * m[j] / (float32(math.Sqrt(float64(v[j])))/bc2s + eps)
+	}
+}
+
+func TestAdamMatchesGo(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(3))
+		for _, n := range lengths {
+			for _, wd := range []float64{0, 1e-4} {
+				p, g := randSlice(rng, n, 1), randSlice(rng, n, 0.1)
+				m, v := make([]float32, n), make([]float32, n)
+				pw, mw, vw := append([]float32(nil), p...), make([]float32, n), make([]float32, n)
+				for step := 1; step <= 3; step++ {
+					h := AdamHyper{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: wd, LR: 3e-4, T: step}
+					if err := Adam(p, g, m, v, h); err != nil {
+						t.Fatal(err)
+					}
+					adamGo(pw, g, mw, vw, h)
+					sameBits(t, "adam p", p, pw)
+					sameBits(t, "adam m", m, mw)
+					sameBits(t, "adam v", v, vw)
+				}
+			}
+		}
+	})
+}
+
+func TestAdamRejectsBadInput(t *testing.T) {
+	if err := Adam(make([]float32, 3), make([]float32, 2), make([]float32, 3), make([]float32, 3), AdamHyper{T: 1}); err == nil {
+		t.Fatal("Adam accepted gradients of the wrong length")
+	}
+	if err := Adam(make([]float32, 3), make([]float32, 3), make([]float32, 3), make([]float32, 3), AdamHyper{}); err == nil {
+		t.Fatal("Adam accepted step number 0")
+	}
+}
+
+func TestPolyakMatchesGo(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(4))
+		for _, n := range lengths {
+			dst, src := randSlice(rng, n, 1), randSlice(rng, n, 1)
+			want := append([]float32(nil), dst...)
+			tau := float32(0.005)
+			for i, v := range src {
+				want[i] = (1-tau)*want[i] + tau*v
+			}
+			Polyak(dst, src, tau)
+			sameBits(t, "polyak", dst, want)
+		}
+	})
+}
+
+func TestUseRefusesMissingPaths(t *testing.T) {
+	if err := Use(Detected() + 1); err == nil {
+		t.Fatalf("Use accepted a path beyond %v", Detected())
+	}
+	if Active() != Detected() {
+		t.Fatalf("active path %v after a refused Use, want %v", Active(), Detected())
+	}
+	for _, s := range []string{"generic", "AVX2", "avx512"} {
+		if _, err := Parse(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Parse("sse9"); err == nil {
+		t.Fatal("Parse accepted sse9")
+	}
+}
