@@ -2,9 +2,10 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/admpo/admpo/internal/cpukern"
 )
 
 // Adam is the Adam optimiser with PyTorch's semantics (torch.optim.Adam,
@@ -123,24 +124,10 @@ func (a *Adam) StepGrads(grads [][]float32) error {
 	a.T++
 	// Constants are formed in float64 and rounded once, as PyTorch does with
 	// its Python-float hyper-parameters.
-	bc1 := 1 - math.Pow(a.Beta1, float64(a.T))
-	bc2 := 1 - math.Pow(a.Beta2, float64(a.T))
-	stepSize := float32(a.LR / bc1)
-	bc2Sqrt := float32(math.Sqrt(bc2))
-	b1, c1 := float32(a.Beta1), float32(1-a.Beta1)
-	b2, c2 := float32(a.Beta2), float32(1-a.Beta2)
-	eps, wd := float32(a.Eps), float32(a.WeightDecay)
+	h := cpukern.AdamHyper{Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay, LR: a.LR, T: a.T}
 	for i, g := range grads {
-		p, m, v := a.params[i], a.M[i], a.V[i]
-		p, m, v = p[:len(g)], m[:len(g)], v[:len(g)]
-		for j, gj := range g {
-			if wd != 0 {
-				gj += wd * p[j]
-			}
-			m[j] = b1*m[j] + c1*gj
-			v[j] = b2*v[j] + c2*gj*gj
-			denom := float32(math.Sqrt(float64(v[j])))/bc2Sqrt + eps
-			p[j] -= stepSize * m[j] / denom
+		if err := cpukern.Adam(a.params[i], g, a.M[i][:len(g)], a.V[i][:len(g)], h); err != nil {
+			return fmt.Errorf("models: adam: parameter %d: %w", i, err)
 		}
 	}
 	return nil

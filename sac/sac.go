@@ -6,6 +6,7 @@ import (
 	"math/rand"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/cpukern"
 	"github.com/admpo/admpo/models"
 )
 
@@ -308,11 +309,7 @@ func (s *Agent) updateTargets() {
 	}
 }
 
-func polyak(dst, src []float32, tau float32) {
-	for i, v := range src {
-		dst[i] = (1-tau)*dst[i] + tau*v
-	}
-}
+func polyak(dst, src []float32, tau float32) { cpukern.Polyak(dst, src, tau) }
 
 // Act returns an action for one observation: the mean action when
 // deterministic, else a sample drawn with rng.

@@ -9,6 +9,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/admpo/admpo/internal/cpukern"
 )
 
 // This file holds custom Gorgonia ops that loop over float32 (or float64)
@@ -100,23 +102,13 @@ func actExp32(x float32) float32 {
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
-// reluMask32 is all ones when v > 0 and zero otherwise (also for -0 and
-// negative NaNs), computed without a branch: the signs of ReLU inputs are
-// random, so a branch mispredicts half the time.
-func reluMask32(v float32) uint32 {
-	t := int32(math.Float32bits(v))
-	return uint32(((-t) & ^t) >> 31)
-}
-
 // actForward writes f(x) into y.
 func actForward(k actKind, x, y G.Value) error {
 	switch xs := denseData(x).(type) {
 	case []float32:
 		ys := y.Data().([]float32)[:len(xs)]
 		if k == actRelu {
-			for i, v := range xs {
-				ys[i] = max(v, 0) // branch-free: signs are random
-			}
+			cpukern.ReluForward(xs, ys)
 			return nil
 		}
 		for i, v := range xs {
@@ -143,14 +135,8 @@ func actBackward(k actKind, x, g, dst G.Value, accumulate bool) error {
 	case []float32:
 		gs, ds := denseData(g).([]float32)[:len(xs)], dst.Data().([]float32)[:len(xs)]
 		switch {
-		case k == actRelu && !accumulate:
-			for i, v := range xs {
-				ds[i] = math.Float32frombits(math.Float32bits(gs[i]) & reluMask32(v))
-			}
 		case k == actRelu:
-			for i, v := range xs {
-				ds[i] += math.Float32frombits(math.Float32bits(gs[i]) & reluMask32(v))
-			}
+			cpukern.ReluBackward(xs, gs, ds, accumulate)
 		case !accumulate:
 			for i, v := range xs {
 				s := sigmoid32(v)
@@ -427,15 +413,7 @@ func colSum(x, y G.Value, accumulate bool) error {
 	n := x.Shape()[1]
 	switch xs := denseData(x).(type) {
 	case []float32:
-		ys := y.Data().([]float32)
-		if !accumulate {
-			clear(ys)
-		}
-		for r := 0; r < len(xs); r += n {
-			for j, v := range xs[r : r+n] {
-				ys[j] += v
-			}
-		}
+		cpukern.ColSum(xs, n, y.Data().([]float32), accumulate)
 	case []float64:
 		ys := y.Data().([]float64)
 		if !accumulate {

@@ -4,8 +4,9 @@
 //
 // The graph operations (Relu, Swish, Activate, AddBias, Linear, GRU,
 // LayerNorm, ResBlockTail, SoftClamp, Columns, GaussianNLL, SumSquares,
-// ScaledSum, KeepValue) loop over float32 slices directly or call OpenBLAS
-// and the kernels in cell_kernels.c. All but KeepValue are differentiable
+// ScaledSum, KeepValue) loop over float32 slices directly or call the
+// kernels of internal/cpukern (matrix products and element-wise work, chosen
+// by the CPU's features) and cell_kernels.c. All but KeepValue are differentiable
 // symbolically (G.Grad with a TapeMachine); Relu, Swish, AddBias and Linear
 // also by the LispMachine. The fused ones keep their output and scratch
 // buffers between runs, so one op instance serves one graph only. ValueF32
@@ -15,5 +16,5 @@
 // Softplus) are the same arithmetic for code that runs without a graph.
 //
 // ops knows nothing of networks or weights: of admpo it imports only
-// internal/blas, which links OpenBLAS.
+// internal packages (cpukern; blas for the thread count; scratch).
 package ops

@@ -5,42 +5,70 @@ import (
 	"runtime"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/netlib/blas/netlib"
-
-	// netlib calls OpenBLAS through cgo; this links it.
-	_ "github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/cpukern"
 )
 
 // Helpers shared by the fused graph ops and the plain-Go inference forward:
-// the OpenBLAS matrix product, float64 softplus and logistic for the small
-// log-variance tensors, and a two-way row split for elementwise loops.
+// the matrix product (package cpukern's kernels), float64 softplus and
+// logistic for the small log-variance tensors, and a row split for
+// elementwise loops.
 
-var netlibImpl netlib.Implementation
-
-// Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices
-// through OpenBLAS, where op(A) is [m,k] and op(B) is [k,n].
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices, where
+// op(A) is [m,k] and op(B) is [k,n], with cpukern's kernels for this CPU.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 || n == 0 {
+	gemmRows(transA, m, n, k, a, lda, c, ldc, func(rows int, a, c []float32) {
+		cpukern.Sgemm(transA, transB, rows, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	})
+}
+
+// dense writes c = op(A)·op(B) + bias for the row-major [m,n] matrix c.
+func dense(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) {
+	gemmRows(transA, m, n, k, a, lda, c, ldc, func(rows int, a, c []float32) {
+		cpukern.Dense(transA, transB, rows, n, k, a, lda, b, ldb, c, ldc, bias, false)
+	})
+}
+
+// gemmGrain is the number of multiply-adds below which a product stays on
+// one thread.
+const gemmGrain = 1 << 22
+
+// gemmRows runs a product over the rows of C, split into contiguous blocks
+// over blas.Threads() goroutines (the one thread count of the training
+// engine, --blas-threads) when the product is large; fn gets each block's
+// row count and the matching views of A and C.
+func gemmRows(transA bool, m, n, k int, a []float32, lda int, c []float32, ldc int, fn func(rows int, a, c []float32)) {
+	if m <= 0 || n <= 0 {
 		return
 	}
-	if k == 0 {
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			for j := range row {
-				row[j] *= beta
-			}
+	p := blas.Threads()
+	if p > 1 && m*n*k >= 2*gemmGrain && m >= 2*16 {
+		p = min(p, m/16, m*n*k/gemmGrain)
+	} else {
+		p = 1
+	}
+	if p <= 1 || k == 0 {
+		fn(m, a, c)
+		return
+	}
+	chunk := (m + p - 1) / p
+	aOff := func(i int) int { // where row i of op(A) starts
+		if transA {
+			return i
 		}
-		return
+		return i * lda
 	}
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if transA {
-		ta = blas.Trans
+	var wg sync.WaitGroup
+	for lo := chunk; lo < m; lo += chunk {
+		hi := min(lo+chunk, m)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(hi-lo, a[aOff(lo):], c[lo*ldc:])
+		}()
 	}
-	if transB {
-		tb = blas.Trans
-	}
-	netlibImpl.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	fn(min(chunk, m), a, c)
+	wg.Wait()
 }
 
 // parallelFor runs fn over [0,n) split into contiguous chunks, one per

@@ -6,6 +6,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/admpo/admpo/internal/cpukern"
 	"github.com/admpo/admpo/internal/scratch"
 )
 
@@ -54,7 +55,6 @@ type gruKernel struct {
 	dgi    []float32 // [rows,3H]
 	dgh    []float32 // [rows,3H]
 	dh     []float32 // [B,H]
-	ones   []float32 // [rows] for column sums through BLAS
 }
 
 func (k *gruKernel) name() string { return "GRULayer" }
@@ -161,35 +161,22 @@ func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []floa
 	if dwi := gin[1]; dwi != nil {
 		Sgemm(true, false, inDim, h3, rows, 1, x, inDim, k.dgi, h3, 0, dwi, h3)
 	}
-	k.ones = onesF32(k.ones, rows)
 	if dbi := gin[2]; dbi != nil {
-		colSumBLAS(dbi, k.dgi, rows, h3, k.ones)
+		colSums(dbi, k.dgi, rows, h3)
 	}
 	if dwh := gin[3]; dwh != nil {
 		// Only steps t ≥ 1 see a non-zero previous state.
 		Sgemm(true, false, h, h3, rows-b, 1, y, h, k.dgh[b*h3:], h3, 0, dwh, h3)
 	}
 	if dbh := gin[4]; dbh != nil {
-		colSumBLAS(dbh, k.dgh, rows, h3, k.ones)
+		colSums(dbh, k.dgh, rows, h3)
 	}
 	return nil
 }
 
-// onesF32 returns a slice of n ones, reusing s when it is long enough.
-func onesF32(s []float32, n int) []float32 {
-	if len(s) >= n && (n == 0 || s[n-1] == 1) {
-		return s[:n]
-	}
-	s = make([]float32, n)
-	for i := range s {
-		s[i] = 1
-	}
-	return s
-}
-
-// colSumBLAS writes the column sums of m [rows, n] into dst as onesᵀ·m.
-func colSumBLAS(dst, m []float32, rows, n int, ones []float32) {
-	Sgemm(false, false, 1, n, rows, 1, ones, rows, m, n, 0, dst, n)
+// colSums writes the column sums of m [rows, n] into dst.
+func colSums(dst, m []float32, rows, n int) {
+	cpukern.ColSum(m[:rows*n], n, dst, false)
 }
 
 // LayerNormRows normalises every row of w (c columns) into y with gamma and
@@ -204,7 +191,6 @@ func LayerNormRows(w, gamma, beta, y, xhat, inv []float32, c int, eps float32) {
 // lnBack holds the scratch of a LayerNorm backward pass.
 type lnBack struct {
 	prod []float32 // gy ⊙ xhat
-	ones []float32
 }
 
 // run turns the output gradient gy into the input gradient dw and writes
@@ -216,12 +202,11 @@ func (s *lnBack) run(gy, gamma, xhat, inv, dw, dgamma, dbeta []float32, c int) {
 	parallelFor(rows, rowGrain, func(lo, hi int) {
 		layerNormBackChunk(hi-lo, c, gy[lo*c:hi*c], gamma, xhat[lo*c:hi*c], inv[lo:hi], dw[lo*c:hi*c], prod[lo*c:hi*c])
 	})
-	s.ones = onesF32(s.ones, rows)
 	if dgamma != nil {
-		colSumBLAS(dgamma, prod, rows, c, s.ones)
+		colSums(dgamma, prod, rows, c)
 	}
 	if dbeta != nil {
-		colSumBLAS(dbeta, gy, rows, c, s.ones)
+		colSums(dbeta, gy, rows, c)
 	}
 }
 

@@ -5,20 +5,16 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
 // This file holds the fused dense-layer op y = x·W + b.
-// Compared with G.Mul plus a bias add it runs one OpenBLAS call forward and
-// one per gradient backward, keeps its output buffers between runs (no large
+// Compared with G.Mul plus a bias add it runs one product (bias added in its
+// epilogue) forward and one per gradient backward, keeps its output buffers between runs (no large
 // allocations per run), and forms no weight gradients for frozen layers . Like every Gorgonia op it forms the gradient with
 // respect to x even when x is an input nobody differentiates by; for first
 // layers that costs little.
-
-var linearBLAS netlib.Implementation
 
 // linearOp computes x·W + b for x [batch, in], W [in, out], b [out].
 type linearOp struct {
@@ -60,14 +56,14 @@ func sgemm32(transA, transB bool, m, n, k int, a, b []float32, beta float32, c [
 		}
 		return
 	}
-	ta, tb, lda, ldb := blas.NoTrans, blas.NoTrans, k, n
+	lda, ldb := k, n
 	if transA {
-		ta, lda = blas.Trans, m
+		lda = m
 	}
 	if transB {
-		tb, ldb = blas.Trans, k
+		ldb = k
 	}
-	linearBLAS.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, n)
+	Sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, beta, c, n)
 }
 
 // Linear returns x·w + b for float32 x [batch, in], w [in, out] and
@@ -120,11 +116,10 @@ func linearForward(xv, wv, bv G.Value, y *tensor.Dense) error {
 		return fmt.Errorf("linear: b: %w", err)
 	}
 	n, in, out := xv.Shape()[0], wv.Shape()[0], wv.Shape()[1]
-	ys := y.Data().([]float32)
-	for r := 0; r < n; r++ {
-		copy(ys[r*out:(r+1)*out], b)
+	if len(b) < out {
+		return fmt.Errorf("linear: b has %d values for %d outputs", len(b), out)
 	}
-	sgemm32(false, false, n, out, in, x, w, 1, ys)
+	dense(false, false, n, out, in, x, in, w, out, y.Data().([]float32), out, b)
 	return nil
 }
 
