@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/cpukern"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -58,20 +61,55 @@ func RunTorchTrain(iters, threads int) (*TorchTrain, error) {
 	return &t, nil
 }
 
+// PeakProduct is one thread's single-precision matrix product speed,
+// n×n×n, best of reps, in GFLOP/s: with cpukern's active path and with
+// OpenBLAS as this process loaded it.
+type PeakProduct struct {
+	N                 int
+	CPUKern, OpenBLAS float64
+}
+
+// Best is the higher of the two.
+func (p PeakProduct) Best() float64 { return max(p.CPUKern, p.OpenBLAS) }
+
+// MeasurePeak measures PeakProduct on one thread.
+func MeasurePeak(n, reps int) PeakProduct {
+	threads := blas.Threads()
+	blas.SetThreads(1)
+	defer blas.SetThreads(threads)
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = float32(i%7)*0.1, float32(i%5)*0.1
+	}
+	best := 0.0
+	for r := 0; r < reps; r++ {
+		t := time.Now()
+		cpukern.Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+		best = max(best, 2*float64(n)*float64(n)*float64(n)/time.Since(t).Seconds()/1e9)
+	}
+	return PeakProduct{N: n, CPUKern: best, OpenBLAS: blas.PeakSgemm(n, reps)}
+}
+
 // Train measures admpo's SAC update and ADM train step and, when torch is
-// true, the same computations in PyTorch, and returns the table of ratios.
+// true, the same computations in PyTorch, and returns the table: times,
+// the achieved GFLOP/s of each step's matrix products and their share of
+// the one-thread product peak measured in the same run.
 func Train(iters int, torch bool, torchThreads int) (*Table, error) {
 	upd, err := sac.BenchUpdate(iters)
 	if err != nil {
 		return nil, err
 	}
-	adm, err := dynamics.BenchADMTrainStep(iters)
+	adm, admFLOPs, err := dynamics.BenchADMTrainStep(iters)
 	if err != nil {
 		return nil, err
 	}
+	peak := MeasurePeak(256, 20)
 	t := &Table{Title: "admpo bench train: median ms per step (lower is better); ratio = admpo / PyTorch",
 		Header:  machine(),
-		Columns: []string{"computation", "admpo ms", "PyTorch ms", "ratio"}}
+		Columns: []string{"computation", "admpo ms", "GFLOP/s", "% of peak", "PyTorch ms", "ratio"}}
+	t.Header["cpu kernels"] = fmt.Sprintf("%v (best on this CPU: %v)", cpukern.Active(), cpukern.Detected())
+	t.Header["product peak, 1 thread"] = fmt.Sprintf("%.1f GFLOP/s (256^3; cpukern %v %.1f, OpenBLAS %.1f)",
+		peak.Best(), cpukern.Active(), peak.CPUKern, peak.OpenBLAS)
 	var pt *TorchTrain
 	if torch {
 		if pt, err = RunTorchTrain(iters, torchThreads); err != nil {
@@ -81,18 +119,23 @@ func Train(iters int, torch bool, torchThreads int) (*Table, error) {
 			t.Header["torch"] = fmt.Sprintf("%s, %d threads", pt.Version, pt.Threads)
 		}
 	}
-	row := func(name string, ours float64, theirs func(*TorchTrain) float64) {
-		if pt == nil {
-			t.Rows = append(t.Rows, []any{name, ours, nil, nil})
-			return
+	row := func(name string, ours, flops float64, theirs func(*TorchTrain) float64) {
+		r := []any{name, ours, nil, nil, nil, nil}
+		if flops > 0 {
+			g := flops / ours / 1e6
+			r[2], r[3] = g, 100*g/peak.Best()
 		}
-		v := theirs(pt)
-		t.Rows = append(t.Rows, []any{name, ours, v, ours / v})
+		if pt != nil {
+			v := theirs(pt)
+			r[4], r[5] = v, ours/v
+		}
+		t.Rows = append(t.Rows, r)
 	}
-	row("SAC critic update (batch 256, 256x256, obs 11, act 3)", upd.Target+upd.Critic, func(p *TorchTrain) float64 { return p.CriticMS })
-	row("SAC actor + alpha + Polyak", upd.Actor+upd.Other, func(p *TorchTrain) float64 { return p.ActorMS })
-	row("SAC update total", upd.Total, func(p *TorchTrain) float64 { return p.CriticMS + p.ActorMS })
-	row("ADM train step (m 5, batch 256, 3x200 GRU, 4 ResBlocks)", adm, func(p *TorchTrain) float64 { return p.ADMStepMS })
-	t.Notes = append(t.Notes, fmt.Sprintf("%d timed iterations each, medians", iters))
+	row("SAC critic update (batch 256, 256x256, obs 11, act 3)", upd.Target+upd.Critic, 0, func(p *TorchTrain) float64 { return p.CriticMS })
+	row("SAC actor + alpha + Polyak", upd.Actor+upd.Other, 0, func(p *TorchTrain) float64 { return p.ActorMS })
+	row("SAC update total", upd.Total, upd.FLOPs, func(p *TorchTrain) float64 { return p.CriticMS + p.ActorMS })
+	row("ADM train step (m 5, batch 256, 3x200 GRU, 4 ResBlocks)", adm, admFLOPs, func(p *TorchTrain) float64 { return p.ADMStepMS })
+	t.Notes = append(t.Notes, fmt.Sprintf("%d timed iterations each, medians", iters),
+		fmt.Sprintf("GFLOP/s counts the matrix products only (SAC update %.3f GFLOP, ADM step %.3f GFLOP); %% of peak is against the product peak above", upd.FLOPs/1e9, admFLOPs/1e9))
 	return t, nil
 }

@@ -7,11 +7,16 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/models/ops"
 )
 
-// Timing is the median time of each phase of a SAC update, in ms.
+// Timing is the median time of each phase of a SAC update, in ms, and the
+// work of one update.
 type Timing struct {
 	Target, Critic, Actor, Other, Total float64
+	// FLOPs are the floating-point operations of one update's matrix
+	// products (target values, critic and actor steps, forward and backward).
+	FLOPs float64
 }
 
 // BenchUpdate times SAC updates at Hopper's sizes (obs 11, act 3,
@@ -39,8 +44,12 @@ func BenchUpdate(iters int) (Timing, error) {
 		b.Act[i] = float32(2*rng.Float64() - 1)
 	}
 	var tt, tc, ta, to, tot []float64
+	var flops0 uint64
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 	for i := -3; i < iters; i++ {
+		if i == 0 {
+			flops0 = ops.ProductFLOPs()
+		}
 		var st Stats
 		fillNormal(s.targetG.Eps.Data, s.rng)
 		fillNormal(s.actorG.Eps.Data, s.rng)
@@ -71,7 +80,8 @@ func BenchUpdate(iters int) (Timing, error) {
 		tt, tc, ta = append(tt, ms(t1.Sub(t0))), append(tc, ms(t2.Sub(t1))), append(ta, ms(t3.Sub(t2)))
 		to, tot = append(to, ms(t4.Sub(t3))), append(tot, ms(t4.Sub(t0)))
 	}
-	return Timing{Target: median(tt), Critic: median(tc), Actor: median(ta), Other: median(to), Total: median(tot)}, nil
+	return Timing{Target: median(tt), Critic: median(tc), Actor: median(ta), Other: median(to), Total: median(tot),
+		FLOPs: float64(ops.ProductFLOPs()-flops0) / float64(iters)}, nil
 }
 
 func median(v []float64) float64 {

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/admpo/admpo/benchmarks"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/cpukern"
 	"github.com/admpo/admpo/train"
 )
 
@@ -35,21 +38,38 @@ func benchTrain(args []string) error {
 	fs := newFlags("bench train")
 	iters := fs.Int("iters", 50, "timed iterations per measurement")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch baseline")
-	threads := fs.Int("torch-threads", 2, "PyTorch threads")
+	threads := fs.Int("threads", 1, "threads of admpo's training engine (products split over rows, element-wise loops)")
+	torchThreads := fs.Int("torch-threads", 0, "PyTorch threads (0: the same as --threads)")
+	kernels := fs.String("kernels", "auto", "CPU kernel path: auto (the best this CPU has), avx512, avx2 or generic")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	dev := fs.String("device", "cpu", "also time the SAC update on this device learner, beside the CPU's: emu (the kernels\n"+
 		"emulated on the host) or cuda (the GPU; a binary built with the admpo_cuda tag); cpu: the CPU rows only")
-	bound(fs, atLeast1, "iters", "torch-threads")
+	bound(fs, atLeast1, "iters", "threads")
+	bound(fs, nonNeg, "torch-threads")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *iters <= 0 {
 		return fmt.Errorf("%w: --iters must be positive", errUsage)
 	}
+	if *kernels != "auto" {
+		isa, err := cpukern.Parse(*kernels)
+		if err == nil {
+			err = cpukern.Use(isa)
+		}
+		if err != nil {
+			return usageErr(fmt.Errorf("--kernels: %w", err))
+		}
+	}
+	if *torchThreads == 0 {
+		*torchThreads = *threads
+	}
+	blas.SetThreads(*threads)
+	runtime.GOMAXPROCS(*threads)
 	if err := train.CheckDevice(*dev); err != nil {
 		return usageErr(fmt.Errorf("--device: %w", err))
 	}
-	t, err := benchmarks.Train(*iters, !*noTorch, *threads)
+	t, err := benchmarks.Train(*iters, !*noTorch, *torchThreads)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/cpukern"
@@ -29,6 +30,13 @@ func dense(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	})
 }
 
+var productFLOPs atomic.Uint64
+
+// ProductFLOPs is the number of floating-point operations (2·m·n·k per
+// product) of all matrix products run through Sgemm and the dense layers
+// since the process started; benchmarks read it before and after a step.
+func ProductFLOPs() uint64 { return productFLOPs.Load() }
+
 // gemmGrain is the number of multiply-adds below which a product stays on
 // one thread.
 const gemmGrain = 1 << 22
@@ -41,6 +49,7 @@ func gemmRows(transA bool, m, n, k int, a []float32, lda int, c []float32, ldc i
 	if m <= 0 || n <= 0 {
 		return
 	}
+	productFLOPs.Add(2 * uint64(m) * uint64(n) * uint64(max(k, 0)))
 	p := blas.Threads()
 	if p > 1 && m*n*k >= 2*gemmGrain && m >= 2*16 {
 		p = min(p, m/16, m*n*k/gemmGrain)
