@@ -70,6 +70,13 @@ func (m MLPNodes) Apply(x *G.Node) (*G.Node, error) {
 	h := x
 	for i, l := range m.Layers {
 		var err error
+		if i+1 < len(m.Layers) && m.Activation == "relu" {
+			// One op: the ReLU in the product's epilogue.
+			if h, err = ops.LinearRelu(h, l.W, l.B, l.Frozen); err != nil {
+				return nil, fmt.Errorf("models: layer %s: %w", l.W.Name(), err)
+			}
+			continue
+		}
 		if h, err = l.Apply(h); err != nil {
 			return nil, err
 		}

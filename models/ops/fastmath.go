@@ -23,10 +23,11 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	})
 }
 
-// dense writes c = op(A)·op(B) + bias for the row-major [m,n] matrix c.
-func dense(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) {
+// dense writes c = op(A)·op(B) + bias (then max(c, 0) when relu) for the
+// row-major [m,n] matrix c.
+func dense(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32, relu bool) {
 	gemmRows(transA, m, n, k, a, lda, c, ldc, func(rows int, a, c []float32) {
-		cpukern.Dense(transA, transB, rows, n, k, a, lda, b, ldb, c, ldc, bias, false)
+		cpukern.Dense(transA, transB, rows, n, k, a, lda, b, ldb, c, ldc, bias, relu)
 	})
 }
 

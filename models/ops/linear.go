@@ -20,6 +20,8 @@ import (
 type linearOp struct {
 	pureOp
 	needX, needW bool
+	relu         bool   // y = max(x·W + b, 0), fused into the product's epilogue
+	gpre         outBuf // DoDiff's scratch: the gradient before the ReLU
 	out          outBuf
 }
 
@@ -70,6 +72,10 @@ func sgemm32(transA, transB bool, m, n, k int, a, b []float32, beta float32, c [
 // b [out] as one op. A frozen layer forms no gradients for w and b (the
 // gradient with respect to x still flows through it).
 func Linear(x, w, b *G.Node, frozen bool) (y *G.Node, err error) {
+	return linear(x, w, b, frozen, false)
+}
+
+func linear(x, w, b *G.Node, frozen, relu bool) (y *G.Node, err error) {
 	defer recoverNode("linear "+w.Name(), &y, &err)
 	if x.Dims() != 2 || w.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != w.Shape()[0] || w.Shape()[1] != b.Shape()[0] {
 		return nil, fmt.Errorf("shapes x %v, W %v, b %v do not fit [batch,in]·[in,out] + [out]", x.Shape(), w.Shape(), b.Shape())
@@ -77,8 +83,15 @@ func Linear(x, w, b *G.Node, frozen bool) (y *G.Node, err error) {
 	if x.Dtype() != tensor.Float32 {
 		return nil, fmt.Errorf("x is %v, want float32", x.Dtype())
 	}
-	op := &linearOp{needX: true, needW: !frozen}
+	op := &linearOp{needX: true, needW: !frozen, relu: relu}
 	return G.ApplyOp(op, x, w, b)
+}
+
+// LinearRelu returns max(x·w + b, 0) as one op: the ReLU is applied while
+// the product is stored, and the backward pass masks the gradient by the
+// output's sign (y > 0 exactly where x·w + b > 0).
+func LinearRelu(x, w, b *G.Node, frozen bool) (y *G.Node, err error) {
+	return linear(x, w, b, frozen, true)
 }
 
 func (op *linearOp) Arity() int { return 3 }
@@ -93,16 +106,18 @@ func (op *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
 	x, w := in[0].Shape(), in[1].Shape()
 	y := op.out.get(tensor.Float32, x[0], w[1])
-	return y, linearForward(in[0], in[1], in[2], y)
+	return y, linearForward(in[0], in[1], in[2], y, op.relu)
 }
 func (op *linearOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *linearOp) Hashcode() uint32      { return opHash(op) }
-func (op *linearOp) String() string        { return fmt.Sprintf("Linear{dx:%v,dw:%v}", op.needX, op.needW) }
+func (op *linearOp) String() string {
+	return fmt.Sprintf("Linear{dx:%v,dw:%v,relu:%v}", op.needX, op.needW, op.relu)
+}
 func (op *linearOp) DiffWRT(inputs int) []bool {
 	return []bool{op.needX, op.needW, op.needW}
 }
 
-func linearForward(xv, wv, bv G.Value, y *tensor.Dense) error {
+func linearForward(xv, wv, bv G.Value, y *tensor.Dense, relu bool) error {
 	x, err := dense32(xv)
 	if err != nil {
 		return fmt.Errorf("linear: x: %w", err)
@@ -119,13 +134,18 @@ func linearForward(xv, wv, bv G.Value, y *tensor.Dense) error {
 	if len(b) < out {
 		return fmt.Errorf("linear: b has %d values for %d outputs", len(b), out)
 	}
-	dense(false, false, n, out, in, x, in, w, out, y.Data().([]float32), out, b)
+	dense(false, false, n, out, in, x, in, w, out, y.Data().([]float32), out, b, relu)
 	return nil
 }
 
 func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	res := make(G.Nodes, 3)
 	var err error
+	if op.relu {
+		if grad, err = G.ApplyOp(&actGradOp{kind: actRelu}, output, grad); err != nil {
+			return nil, fmt.Errorf("linear: relu: %w", err)
+		}
+	}
 	if op.needX {
 		if res[0], err = G.ApplyOp(&linearGradOp{wrtX: true}, grad, inputs[1]); err != nil {
 			return nil, fmt.Errorf("linear: dx: %w", err)
@@ -147,6 +167,13 @@ func (op *linearOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Nod
 	gv, err := output.Grad()
 	if err != nil {
 		return fmt.Errorf("linear: dodiff: %w", err)
+	}
+	if op.relu {
+		gpre := op.gpre.get(tensor.Float32, gv.Shape()...)
+		if err := actBackward(actRelu, output.Value(), gv, gpre, false); err != nil {
+			return fmt.Errorf("linear: dodiff: %w", err)
+		}
+		gv = gpre
 	}
 	g, err := dense32(gv)
 	if err != nil {
