@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/admpo/admpo/internal/cpukern/cpukerntest"
 	"github.com/admpo/admpo/internal/pyref"
 	"github.com/admpo/admpo/models/ops"
 )
@@ -247,7 +248,13 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		t.Fatalf("reference script: %v\n%s", err, out)
 	}
 	ref, man := readExchange(t, dir, "out")
+	cpukerntest.ForEachPath(t, func(t *testing.T) { admVsPyTorch(t, m, b, ts, ref, man) })
+}
 
+// admVsPyTorch compares one ADM train-graph run (outputs, losses, weight
+// gradients) and the plain forward with PyTorch's float64 results.
+func admVsPyTorch(t *testing.T, m *ADM, b admBatch, ts []namedTensor, ref map[string][]float32, man map[string]any) {
+	const batch = 6
 	a, err := NewADMTrainGraph(m, batch, 0, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/cpukern/cpukerntest"
 	"github.com/admpo/admpo/internal/pyref"
 	"github.com/admpo/admpo/models"
 )
@@ -100,9 +101,15 @@ func sacRand(n int, rng *rand.Rand) []float32 {
 
 // TestSACUpdateVsTorch runs two SAC updates on fixed weights, batches and
 // noise and compares the losses, the entropy coefficient and every updated
-// weight (actor, critics, target critics) with the PyTorch script above.
+// weight (actor, critics, target critics) with the PyTorch script above, on
+// every CPU kernel path (the PyTorch run is the same for all).
 func TestSACUpdateVsTorch(t *testing.T) {
 	pyref.Need(t, "torch")
+	var torchOut map[string]json.RawMessage
+	cpukerntest.ForEachPath(t, func(t *testing.T) { sacUpdateVsTorch(t, &torchOut) })
+}
+
+func sacUpdateVsTorch(t *testing.T, torchOut *map[string]json.RawMessage) {
 	const obsDim, batch = 5, 16
 	low, high := []float64{-1, 0}, []float64{1, 2}
 	cfg := DefaultConfig(2)
@@ -170,8 +177,12 @@ func TestSACUpdateVsTorch(t *testing.T) {
 		Stats    [][3]float64
 		LogAlpha float64
 	}
-	raw := map[string]json.RawMessage{}
-	pyref.RunJSON(t, sacTorchScript, full, &raw)
+	if *torchOut == nil {
+		raw := map[string]json.RawMessage{}
+		pyref.RunJSON(t, sacTorchScript, full, &raw)
+		*torchOut = raw
+	}
+	raw := *torchOut
 	if err := json.Unmarshal(raw["stats"], &want.Stats); err != nil {
 		t.Fatal(err)
 	}
