@@ -226,7 +226,7 @@ func (c CriticNodes) Q(obs, act *G.Node) (q *G.Node, err error) {
 			q, err = nil, graphPanic("critic "+c.name, r)
 		}
 	}()
-	in, err := G.Concat(1, obs, act)
+	in, err := ops.ConcatColumns(obs, act)
 	if err != nil {
 		return nil, fmt.Errorf("models: critic %s: %w", c.name, err)
 	}

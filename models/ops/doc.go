@@ -2,9 +2,9 @@
 // built from, their C kernels and the fast math they share with the plain-Go
 // inference forward of package models.
 //
-// The graph operations (Relu, Swish, Activate, AddBias, Linear, GRU,
-// LayerNorm, ResBlockTail, SoftClamp, Columns, GaussianNLL, SumSquares,
-// ScaledSum, KeepValue) loop over float32 slices directly or call the
+// The graph operations (Relu, Swish, Activate, AddBias, Linear, LinearRelu,
+// GRU, LayerNorm, ResBlockTail, SoftClamp, Columns, ConcatColumns,
+// GaussianNLL, SumSquares, ScaledSum, KeepValue) loop over float32 slices directly or call the
 // kernels of internal/cpukern (matrix products and element-wise work, chosen
 // by the CPU's features) and cell_kernels.c. All but KeepValue are differentiable
 // symbolically (G.Grad with a TapeMachine); Relu, Swish, AddBias and Linear

@@ -421,6 +421,38 @@ func (k splitColsKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy [
 	return nil
 }
 
+// concatColsKernel puts two matrices with the same rows side by side.
+type concatColsKernel struct{}
+
+func (concatColsKernel) name() string    { return "ConcatColumns" }
+func (concatColsKernel) diffWRT() []bool { return []bool{true, true} }
+func (concatColsKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 2 || in[0].Dims() != 2 || in[1].Dims() != 2 || in[0][0] != in[1][0] {
+		return nil, fmt.Errorf("want two matrices with the same rows, got %v", in)
+	}
+	return tensor.Shape{in[0][0], in[0][1] + in[1][1]}, nil
+}
+func (concatColsKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	rows, p, q := shapes[0][0], shapes[0][1], shapes[1][1]
+	for r := 0; r < rows; r++ {
+		copy(y[r*(p+q):r*(p+q)+p], in[0][r*p:(r+1)*p])
+		copy(y[r*(p+q)+p:(r+1)*(p+q)], in[1][r*q:(r+1)*q])
+	}
+	return nil
+}
+func (concatColsKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	rows, p, q := shapes[0][0], shapes[0][1], shapes[1][1]
+	for r := 0; r < rows; r++ {
+		if gin[0] != nil {
+			copy(gin[0][r*p:(r+1)*p], gy[r*(p+q):r*(p+q)+p])
+		}
+		if gin[1] != nil {
+			copy(gin[1][r*q:(r+1)*q], gy[r*(p+q)+p:(r+1)*(p+q)])
+		}
+	}
+	return nil
+}
+
 // gaussNLLKernel is the Gaussian negative log-likelihood (without constants)
 // averaged over the valid entries:
 //

@@ -61,6 +61,17 @@ func Columns(x *G.Node, from, to int) (*G.Node, error) {
 	return y, nil
 }
 
+// ConcatColumns returns [a b], the matrices a [rows, p] and b [rows, q] side
+// by side ([rows, p+q]), as one op (G.Concat copies element by element
+// through an iterator).
+func ConcatColumns(a, b *G.Node) (*G.Node, error) {
+	y, err := applyFused(concatColsKernel{}, a, b)
+	if err != nil {
+		return nil, fmt.Errorf("ops: concat columns: %w", err)
+	}
+	return y, nil
+}
+
 // GaussianNLL returns the Gaussian negative log-likelihood without constants,
 // averaged over the valid entries of the [R,D] predictions:
 //
