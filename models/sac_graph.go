@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -92,7 +91,8 @@ func (a ActorNodes) Params() G.Nodes { return a.Net.Params() }
 // with log(1 - tanh(x)²) = 2·(log 2 - x - softplus(-2x)) for stability. The
 // log-density is that of the squashed action tanh(x) in [-1,1]^ActDim: it
 // leaves out the constant log|Scale| term, so target entropies keep their
-// usual meaning whatever the action bounds.
+// usual meaning whatever the action bounds. The head after the network is one
+// fused op (ops.SquashedGaussian).
 func (a ActorNodes) Sample(obs, eps *G.Node) (action, logProb *G.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -104,104 +104,16 @@ func (a ActorNodes) Sample(obs, eps *G.Node) (action, logProb *G.Node, err error
 	if obs.Dims() != 2 || eps.Dims() != 2 || eps.Shape()[0] != obs.Shape()[0] || eps.Shape()[1] != act.ActDim {
 		return nil, nil, wrap(fmt.Errorf("obs %v and eps %v do not fit [batch,%d] and [batch,%d]", obs.Shape(), eps.Shape(), act.ObsDim, act.ActDim))
 	}
-	batch, ad := obs.Shape()[0], act.ActDim
 	out, err := a.Net.Apply(obs)
 	if err != nil {
 		return nil, nil, wrap(err)
 	}
-	// Columns, not G.Slice: the latter drops every dimension of size 1 that it
-	// slices ([256,2] -> [256] and [1,2] -> a scalar for one action dimension).
-	u, err := ops.Columns(out, 0, ad)
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	rawStd, err := ops.Columns(out, ad, 2*ad)
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	half := 0.5 * float64(act.LogStdMax-act.LogStdMin)
-	var logStd, x, y *G.Node
-	var z *G.Node // scratch for chained ops
-	if z, err = G.Tanh(rawStd); err == nil {
-		if z, err = G.Mul(z, sacConst(half)); err == nil {
-			logStd, err = G.Add(z, sacConst(float64(act.LogStdMin)+half))
-		}
-	}
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	if z, err = G.Exp(logStd); err == nil {
-		if z, err = G.HadamardProd(z, eps); err == nil {
-			if x, err = G.Add(u, z); err == nil {
-				y, err = G.Tanh(x)
-			}
-		}
-	}
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	// action = y ⊙ Scale + Bias, with Scale tiled over the batch.
-	scale := make([]float32, batch*ad)
-	for r := 0; r < batch; r++ {
-		copy(scale[r*ad:], act.Scale)
-	}
-	scaleN := G.NewMatrix(out.Graph(), G.Float32, G.WithShape(batch, ad), G.WithName(a.name+".scale"),
-		G.WithValue(tensor.New(tensor.WithShape(batch, ad), tensor.WithBacking(scale))))
-	biasN := G.NewVector(out.Graph(), G.Float32, G.WithShape(ad), G.WithName(a.name+".bias"),
-		G.WithValue(tensor.New(tensor.WithShape(ad), tensor.WithBacking(append([]float32(nil), act.Bias...)))))
-	if z, err = G.HadamardProd(y, scaleN); err == nil {
-		action, err = ops.AddBias(z, biasN)
-	}
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	logProb, err = tanhGaussianLogProb(eps, logStd, x)
+	action, logProb, err = ops.SquashedGaussian(out, eps, ops.Squash{LogStdMin: float64(act.LogStdMin),
+		LogStdMax: float64(act.LogStdMax), Scale: act.Scale, Bias: act.Bias})
 	if err != nil {
 		return nil, nil, wrap(err)
 	}
 	return action, logProb, nil
-}
-
-// tanhGaussianLogProb returns Σ_j [-eps²/2 - logstd - log(2π)/2 - 2(log2 - x - softplus(-2x))].
-func tanhGaussianLogProb(eps, logStd, x *G.Node) (*G.Node, error) {
-	e2, err := G.Square(eps)
-	if err != nil {
-		return nil, err
-	}
-	if e2, err = G.Mul(e2, sacConst(-0.5)); err != nil {
-		return nil, err
-	}
-	gauss, err := G.Sub(e2, logStd)
-	if err != nil {
-		return nil, err
-	}
-	// corr = log(1 - tanh(x)²) = 2·log2 - 2x - 2·softplus(-2x)
-	m2x, err := G.Mul(x, sacConst(-2))
-	if err != nil {
-		return nil, err
-	}
-	sp, err := G.Softplus(m2x)
-	if err != nil {
-		return nil, err
-	}
-	if sp, err = G.Mul(sp, sacConst(2)); err != nil {
-		return nil, err
-	}
-	corr, err := G.Sub(m2x, sp) // -2x - 2·softplus(-2x)
-	if err != nil {
-		return nil, err
-	}
-	per, err := G.Sub(gauss, corr)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := G.Sum(per, 1)
-	if err != nil {
-		return nil, err
-	}
-	// Per action dimension: -log(2π)/2 - 2·log2, added once per row.
-	ad := float64(x.Shape()[1])
-	return G.Add(sum, sacConst(ad*(-0.5*math.Log(2*math.Pi)-2*math.Ln2)))
 }
 
 // CriticNodes are a Critic's graph nodes.

@@ -3,6 +3,7 @@
 // inference forward of package models.
 //
 // The graph operations (Relu, Swish, Activate, AddBias, Linear, LinearRelu,
+// SquashedGaussian,
 // GRU, LayerNorm, ResBlockTail, SoftClamp, Columns, ConcatColumns,
 // GaussianNLL, SumSquares, ScaledSum, KeepValue) loop over float32 slices directly or call the
 // kernels of internal/cpukern (matrix products and element-wise work, chosen
