@@ -3,9 +3,9 @@
 // inference forward of package models.
 //
 // The graph operations (Relu, Swish, Activate, AddBias, Linear, LinearRelu,
-// SquashedGaussian,
-// GRU, LayerNorm, ResBlockTail, SoftClamp, Columns, ConcatColumns,
-// GaussianNLL, SumSquares, ScaledSum, KeepValue) loop over float32 slices directly or call the
+// SquashedGaussian, GRU, LayerNorm, ResBlockTail, SoftClamp, Columns,
+// ConcatColumns, GaussianNLL, SumSquares, ScaledSum, KeepValue) loop over
+// float32 slices directly or call the
 // kernels of internal/cpukern (matrix products and element-wise work, chosen
 // by the CPU's features) and cell_kernels.c. All but KeepValue are differentiable
 // symbolically (G.Grad with a TapeMachine); Relu, Swish, AddBias and Linear
