@@ -30,4 +30,9 @@ void cpukern_adam(int n, float *p, const float *g, float *m, float *v, const flo
 // dst = (1-tau)·dst + tau·src.
 void cpukern_polyak(int n, float *dst, const float *src, float tau);
 
+// Inverted-dropout mask: 0 where a 16-bit draw falls below thr, else keep;
+// state is a SplitMix64 state, advanced by one draw per four entries.
+#include <stdint.h>
+void cpukern_dropout_mask(int n, float *mask, uint64_t *state, int thr, float keep);
+
 #endif

@@ -127,3 +127,25 @@ DEFINE3(cpukern_polyak, (int n, float *restrict dst, const float *restrict src, 
 	const float keep = 1.0f - tau;
 	for (int i = 0; i < n; i++) dst[i] = keep * dst[i] + tau * src[i];
 })
+
+// Dropout masks from a SplitMix64 stream: each 64-bit draw decides four
+// entries by 16 bits each (drop when below thr); integer work, so all paths
+// agree bit for bit with package models' Go generator it replaces.
+static inline uint64_t cpukern_splitmix(uint64_t *state) {
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void cpukern_dropout_mask(int n, float *mask, uint64_t *state, int thr, float keep) {
+	int i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint64_t bits = cpukern_splitmix(state);
+		for (int j = 0; j < 4; j++, bits >>= 16) mask[i + j] = ((int32_t)(bits & 0xffff) < thr) ? 0.0f : keep;
+	}
+	if (i < n) {
+		uint64_t bits = cpukern_splitmix(state);
+		for (; i < n; i++, bits >>= 16) mask[i] = ((int32_t)(bits & 0xffff) < thr) ? 0.0f : keep;
+	}
+}

@@ -83,3 +83,16 @@ func Polyak(dst, src []float32, tau float32) {
 	_ = dst[len(src)-1]
 	C.cpukern_polyak(C.int(len(src)), f32(dst), f32(src), C.float(tau))
 }
+
+// DropoutMask fills mask for inverted dropout with probability p: each
+// entry is 0 when a 16-bit draw of the SplitMix64 stream at *state falls
+// below p·65536 (so p resolves to 1/65536), else 1/(1-p); one 64-bit draw
+// decides four entries. *state advances past the draws used.
+func DropoutMask(mask []float32, state *uint64, p float64) {
+	if len(mask) == 0 {
+		return
+	}
+	keep := float32(1 / (1 - p))
+	thr := int32(p * 65536)
+	C.cpukern_dropout_mask(C.int(len(mask)), f32(mask), (*C.uint64_t)(state), C.int(thr), C.float(keep))
+}

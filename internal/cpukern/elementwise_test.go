@@ -189,3 +189,44 @@ func TestUseRefusesMissingPaths(t *testing.T) {
 		t.Fatal("Parse accepted sse9")
 	}
 }
+
+// dropoutGo is package models' former Go generator: SplitMix64, four
+// entries per draw, 16 bits each.
+func dropoutGo(mask []float32, state *uint64, p float64) {
+	next := func() uint64 {
+		*state += 0x9e3779b97f4a7c15
+		z := *state
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		return z ^ (z >> 31)
+	}
+	keep := float32(1 / (1 - p))
+	thr := int32(p * 65536)
+	for i := 0; i < len(mask); i += 4 {
+		bits := next()
+		for j := i; j < i+4 && j < len(mask); j++ {
+			drop := uint32(int32(bits&0xffff)-thr) >> 31
+			mask[j] = keep * float32(1-drop)
+			bits >>= 16
+		}
+	}
+}
+
+func TestDropoutMaskMatchesGo(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range lengths {
+			for _, p := range []float64{0.1, 0.5, 1.0 / 65536} {
+				s1, s2 := uint64(12345), uint64(12345)
+				got, want := make([]float32, n), make([]float32, n)
+				for round := 0; round < 2; round++ { // the state carries over
+					DropoutMask(got, &s1, p)
+					dropoutGo(want, &s2, p)
+					sameBits(t, "dropout mask", got, want)
+					if s1 != s2 {
+						t.Fatalf("n %d: state %d after the masks, want %d", n, s1, s2)
+					}
+				}
+			}
+		}
+	})
+}
