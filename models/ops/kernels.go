@@ -345,34 +345,54 @@ func (k *resTailKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []
 
 // softClampKernel bounds a log-variance softly between learnable limits:
 // a = max - softplus(max - lv); out = min + softplus(a - min).
-// Inputs: LV [R,D], Max [D], Min [D]. Output [R,D].
-type softClampKernel struct{}
+// Inputs: LV [R,D], Max [D], Min [D]. Output [R,D]. The forward keeps both
+// logistic factors of every element for the backward pass.
+type softClampKernel struct {
+	s1, s2 []float64 // σ(max - lv), σ(a - min)
+}
 
-func (softClampKernel) name() string    { return "SoftClamp" }
-func (softClampKernel) diffWRT() []bool { return []bool{true, true, true} }
-func (softClampKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+func (*softClampKernel) name() string    { return "SoftClamp" }
+func (*softClampKernel) diffWRT() []bool { return []bool{true, true, true} }
+func (*softClampKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	return rowsAndColumnVectors(in, "LV [R,D], Max [D], Min [D]", "Max", "Min")
 }
-func (softClampKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+
+// softplusLogistic returns softplus(z) = log(1+e^z) and σ(z) from one
+// exponential.
+func softplusLogistic(z float64) (sp, sig float64) {
+	ez := math.Exp(-math.Abs(z))
+	sp = max(z, 0) + math.Log1p(ez)
+	if z >= 0 {
+		return sp, 1 / (1 + ez)
+	}
+	return sp, ez / (1 + ez)
+}
+
+func (k *softClampKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
 	lv, mx, mn := in[0], in[1], in[2]
 	d := shapes[0][1]
+	k.s1, k.s2 = scratch.Resize(k.s1, len(lv)), scratch.Resize(k.s2, len(lv))
 	for i, v := range lv {
 		j := i % d
-		a := float64(mx[j]) - Softplus(float64(mx[j])-float64(v))
-		y[i] = float32(float64(mn[j]) + Softplus(a-float64(mn[j])))
+		sp1, s1 := softplusLogistic(float64(mx[j]) - float64(v))
+		a := float64(mx[j]) - sp1
+		sp2, s2 := softplusLogistic(a - float64(mn[j]))
+		y[i] = float32(float64(mn[j]) + sp2)
+		k.s1[i], k.s2[i] = s1, s2
 	}
 	return nil
 }
-func (softClampKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
-	lv, mx, mn := in[0], in[1], in[2]
+func (k *softClampKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	lv := in[0]
 	d := shapes[0][1]
+	if len(k.s1) != len(lv) {
+		return fmt.Errorf("soft clamp: backward of %d values before their forward", len(lv))
+	}
 	dmax := make([]float64, d)
 	dmin := make([]float64, d)
-	for i, v := range lv {
+	for i := range lv {
 		j := i % d
-		s1 := logistic64(float64(mx[j]) - float64(v))
-		a := float64(mx[j]) - Softplus(float64(mx[j])-float64(v))
-		s2 := logistic64(a - float64(mn[j]))
+		s1, s2 := k.s1[i], k.s2[i]
 		g := float64(gy[i])
 		if gin[0] != nil {
 			gin[0][i] = float32(g * s2 * s1)

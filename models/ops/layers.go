@@ -45,7 +45,7 @@ func ScaledSum(x *G.Node, coef float32) (*G.Node, error) {
 // SoftClamp bounds lv [R,D] softly between max [D] and min [D]:
 // a = max - softplus(max - lv); result = min + softplus(a - min).
 func SoftClamp(lv, max, min *G.Node) (*G.Node, error) {
-	y, err := applyFused(softClampKernel{}, lv, max, min)
+	y, err := applyFused(&softClampKernel{}, lv, max, min)
 	if err != nil {
 		return nil, fmt.Errorf("ops: soft clamp: %w", err)
 	}
