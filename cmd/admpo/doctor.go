@@ -8,6 +8,7 @@ import (
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/cpukern"
 )
 
 func runDoctor(args []string) error {
@@ -18,6 +19,7 @@ func runDoctor(args []string) error {
 	fmt.Printf("go:           %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Printf("MuJoCo:       %s\n", envs.MuJoCoVersion())
 	fmt.Printf("BLAS:         %s, %d threads\n", blas.Describe(), blas.Threads())
+	fmt.Printf("CPU kernels:  %v (best on this CPU: %v; %s overrides)\n", cpukern.Active(), cpukern.Detected(), cpukern.EnvVar)
 	err := checkORT()
 	hostGPUProbe().report(os.Stdout)
 	return err
