@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/cpukern"
 )
 
 // command is one `admpo <name>` sub-command.
@@ -57,6 +58,10 @@ func main() {
 }
 
 func run(args []string) int {
+	if err := cpukern.EnvError(); err != nil {
+		fmt.Fprintf(os.Stderr, "admpo: %v\n", err)
+		return 2
+	}
 	if len(args) > 0 && args[0] == "--version" {
 		args = []string{"version"}
 	}

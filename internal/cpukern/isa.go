@@ -48,17 +48,28 @@ func Parse(s string) (ISA, error) {
 var detected = ISA(C.cpukern_detect())
 
 // EnvVar, when set to a path name, makes the process start on that path
-// (for experiments; a path the CPU lacks is refused and the best one kept).
+// (for experiments). A name that is unknown, or a path the CPU lacks, keeps
+// the best path and is reported by EnvError.
 const EnvVar = "ADMPO_CPU_KERNELS"
+
+var envErr error
 
 func init() {
 	C.cpukern_set_isa(C.int(detected))
 	if s := os.Getenv(EnvVar); s != "" {
-		if i, err := Parse(s); err == nil {
-			_ = Use(i)
+		i, err := Parse(s)
+		if err == nil {
+			err = Use(i)
+		}
+		if err != nil {
+			envErr = fmt.Errorf("%s: %w", EnvVar, err)
 		}
 	}
 }
+
+// EnvError is why the value of EnvVar could not be used (nil when it was
+// used or is unset); programs should refuse to start with it.
+func EnvError() error { return envErr }
 
 // Detected is the best path this CPU supports.
 func Detected() ISA { return detected }
