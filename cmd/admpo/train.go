@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -44,7 +46,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.envFile = fs.String("env-file", "", "train on the task in this file instead of --env: "+envs.TaskFileHelp+
 		"\n(the run records the file's path and SHA-256 with its model's: --resume and export need it unchanged)")
 	f.envTimeout = fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer\n"+
-		"(recorded in config.json; the run checkpoints and stops when it passes)")
+		"(recorded in config.json; the run checkpoints and stops when it passes; with --resume: the new\ntimeout, recorded in its place; without: the recorded one holds)")
 	f.termination = fs.String("termination", "", "model roll-outs' termination rule: task (the task's rule on observations),\n"+
 		"none or learned (fitted on the terminals seen); default: task, or learned for a remote environment\n"+
 		"and for a task file whose rule reads values the observation leaves out")
@@ -54,7 +56,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 		"default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
-	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard\nand --device may be given with it; --device moves its SAC updates to that device: checkpoints\nare alike on every device)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard,\n--device and --env-timeout may be given with it; --device moves its SAC updates to that device:\ncheckpoints are alike on every device; --env-timeout replaces a remote environment's recorded timeout)")
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)
@@ -74,6 +76,7 @@ func trainOnline(args []string) error {
 	}
 	var o *train.Online
 	var err error
+	var fresh *freshStart // a fresh run's start, undone when it fails before recording anything
 	if *resume != "" {
 		// A longer run grows the real replay buffer: check that it fits first.
 		setSteps := func(o *train.Online, n int) error {
@@ -92,7 +95,18 @@ func trainOnline(args []string) error {
 			}
 			return o.SetSteps(n)
 		}
-		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnlineOn, setSteps); err != nil {
+		open := func(dir, device string) (*train.Online, error) {
+			opt := train.ResumeOptions{Device: device}
+			if fs.Changed("env-timeout") { // else the recorded timeout holds
+				opt.EnvTimeout = *envTimeout
+			}
+			o, err := train.ResumeOnlineWith(dir, opt)
+			if errors.Is(err, train.ErrNotRemote) {
+				return nil, usageErr(fmt.Errorf("--env-timeout: %w", err))
+			}
+			return o, err
+		}
+		if o, err = resumeRun(fs, *resume, "steps", *steps, open, setSteps, "env-timeout"); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
@@ -147,13 +161,17 @@ func trainOnline(args []string) error {
 			return err
 		}
 		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", envRunName(cfg.Env), cfg.Algo, cfg.Seed))
+		fresh = noteFreshStart(dir)
 		if o, err = train.NewOnline(cfg, dir); err != nil {
+			if !fresh.before[rundir.ConfigFile] { // not a run's directory already
+				return fresh.failedStart(err)
+			}
 			return err
 		}
 		printRunConfig(dir, o.Cfg.JSON())
 	}
 	o.SetTensorBoard(*tb)
-	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
+	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step", fresh)
 }
 
 // onlineEnv resolves the environment a new online run plays, given by
