@@ -69,8 +69,8 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 
 func trainOnline(args []string) error {
 	fs, f := newOnlineFlags()
-	env, algo, preset, steps, seed, out, resume := f.env, f.algo, f.preset, f.steps, f.seed, f.out, f.resume
-	dryRun, tb, configPath, ov, envTimeout := f.dryRun, f.tb, f.configPath, f.ov, f.envTimeout
+	steps, seed, out, resume := f.steps, f.seed, f.out, f.resume
+	dryRun, tb, ov, envTimeout := f.dryRun, f.tb, f.ov, f.envTimeout
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -111,23 +111,13 @@ func trainOnline(args []string) error {
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		cf, err := readConfigFile(*configPath, &train.OnlineConfig{})
+		ch, err := pickOnlineEnv(fs, f)
 		if err != nil {
 			return err
 		}
-		var envName, algoName, presetName, envFile, termination string
-		if err := cf.pickAll(fs, flagOrKey{&envName, "env", "env", *env}, flagOrKey{&algoName, "algo", "algo", *algo},
-			flagOrKey{&presetName, "preset", "preset", *preset}, flagOrKey{&envFile, "env-file", "env_file", *f.envFile},
-			flagOrKey{&termination, "termination", "termination", *f.termination}); err != nil {
-			return err
-		}
-		if fs.Changed("env") && fs.Changed("env-file") {
-			return usageErr(fmt.Errorf("--env and --env-file cannot both be given"))
-		}
-		if fs.Changed("env") {
-			envFile = "" // a config file's env_file gives way to --env
-		}
-		task, rem, err := onlineEnv(envName, envFile, &termination, *envTimeout)
+		cf, envName, envFile, termination := ch.cf, ch.env, ch.envFile, ch.termination
+		algoName, presetName := ch.algo, ch.preset
+		task, rem, err := onlineEnv(envName, envFile, &termination, *envTimeout, true)
 		if err != nil {
 			return err
 		}
@@ -174,6 +164,40 @@ func trainOnline(args []string) error {
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step", fresh)
 }
 
+// onlineChoice is what a new online run's flags and --config file choose
+// before the config is built: the file, the environment (a built-in task or
+// a remote environment's address, or a task file), the termination rule,
+// the algorithm and the preset.
+type onlineChoice struct {
+	cf                                      *configFile
+	env, envFile, termination, algo, preset string
+}
+
+// pickOnlineEnv reads train online's parsed flags fs (f) and its --config
+// file into the run's choices: a flag wins over the file's key; --env and
+// --env-file together are a usage error, and --env overrides the file's
+// env_file.
+func pickOnlineEnv(fs *pflag.FlagSet, f *onlineFlags) (onlineChoice, error) {
+	var c onlineChoice
+	cf, err := readConfigFile(*f.configPath, &train.OnlineConfig{})
+	if err != nil {
+		return c, err
+	}
+	c.cf = cf
+	if err := cf.pickAll(fs, flagOrKey{&c.env, "env", "env", *f.env}, flagOrKey{&c.algo, "algo", "algo", *f.algo},
+		flagOrKey{&c.preset, "preset", "preset", *f.preset}, flagOrKey{&c.envFile, "env-file", "env_file", *f.envFile},
+		flagOrKey{&c.termination, "termination", "termination", *f.termination}); err != nil {
+		return c, err
+	}
+	if fs.Changed("env") && fs.Changed("env-file") {
+		return c, usageErr(fmt.Errorf("--env and --env-file cannot both be given"))
+	}
+	if fs.Changed("env") {
+		c.envFile = "" // a config file's env_file gives way to --env
+	}
+	return c, nil
+}
+
 // onlineEnv resolves the environment a new online run plays, given by
 // exactly one of: a task file (file), a remote environment's address
 // (name: tcp://HOST:PORT or unix:///PATH), or a built-in task (name). For a
@@ -184,7 +208,10 @@ func trainOnline(args []string) error {
 // roll-outs' termination rule *term: "" is the task's rule or, for a task
 // file without a rule on observations and for a remote environment (which
 // has none), learned; "task" is recorded as "" for a built-in task.
-func onlineEnv(name, file string, term *string, timeout time.Duration) (*envs.Task, *train.RemoteEnv, error) {
+// Without dial, a remote environment's address is only parsed (for checks
+// made where its server may be out of reach): the task then has no sizes
+// and the record is nil.
+func onlineEnv(name, file string, term *string, timeout time.Duration, dial bool) (*envs.Task, *train.RemoteEnv, error) {
 	switch *term {
 	case "", "task", "none", "learned":
 	default:
@@ -199,6 +226,12 @@ func onlineEnv(name, file string, term *string, timeout time.Duration) (*envs.Ta
 			*term = "learned"
 		case "task":
 			return nil, nil, usageErr(fmt.Errorf("--env %s: a remote environment has no termination rule on observations for model roll-outs: use --termination learned or none", name))
+		}
+		if !dial {
+			if _, _, err := remote.ParseAddress(name); err != nil {
+				return nil, nil, usageErr(err)
+			}
+			return &envs.Task{Name: name, Preset: name}, nil, nil
 		}
 		c, err := remote.Dial(name, timeout)
 		if err != nil {
