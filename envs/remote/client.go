@@ -188,6 +188,9 @@ func (c *Client) Copies(n int) (int, error) {
 	if n < 1 || n > MaxCopies {
 		return 0, fmt.Errorf("remote: %s: %d copies asked for (want 1 to %d)", c.Addr, n, MaxCopies)
 	}
+	if c.copies != 0 {
+		return 0, fmt.Errorf("remote: %s: copies asked for twice on one connection", c.Addr)
+	}
 	var e enc
 	e.u32(uint32(n))
 	p, err := c.call(msgCopies, e.b, msgCopiesR, "copies")
@@ -195,6 +198,7 @@ func (c *Client) Copies(n int) (int, error) {
 		if c.broken != nil {
 			return 0, err
 		}
+		c.copies = 1
 		return 1, nil // an error frame: no batches
 	}
 	d := dec{b: p}
