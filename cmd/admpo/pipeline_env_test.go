@@ -28,8 +28,9 @@ func (c countedEnv) Step(a []float64) ([]float64, float64, bool, bool, error) {
 // on a remote environment (the Go server helper serving
 // inverted-pendulum): the run records the task file or the address, the
 // training's env steps and the evaluations reach the server, and the
-// bundle's evaluation on the go runtime returns what `admpo eval` returns
-// for the same bundle and seeds. --env with --env-file, --env-timeout
+// bundle's evaluation on the go runtime (on the server's env copies at
+// once for the remote env) returns what `admpo eval --env-copies 1` returns
+// for the same bundle and seeds; eval uses the copies the server offers. --env with --env-file, --env-timeout
 // without a remote environment, and --steps too short for the warm-up are
 // usage errors that create nothing.
 func TestPipelineTaskFileAndRemote(t *testing.T) {
@@ -51,10 +52,10 @@ func TestPipelineTaskFileAndRemote(t *testing.T) {
 	done := make(chan error, 1)
 	base := remote.Builtin("inverted-pendulum")
 	go func() {
-		done <- remote.Serve(l, func() (remote.Env, error) {
+		done <- remote.ServeCopies(l, func() (remote.Env, error) {
 			e, err := base()
 			return countedEnv{Env: e, n: &steps}, err
-		})
+		}, 4)
 	}()
 	defer func() { l.Close(); <-done }()
 
@@ -87,10 +88,22 @@ func TestPipelineTaskFileAndRemote(t *testing.T) {
 				t.Errorf("the bundle's task is %q, want the address (%v)", m.Task, err)
 			}
 		}
+		// The pipeline's evaluation of a remote env ran its 2 episodes on 2 copies at once; eval with
+		// --env-copies 1 plays them one at a time: the same episodes.
 		got := goReturn.FindStringSubmatch(r.stdout)
-		e := runBin(t, bin, nil, "eval", "--bundle", filepath.Join(out, "bundle"), "--episodes", "2", "--seed", "1000", "--runtime", "go")
-		if got == nil || e.code != 0 || !strings.Contains(e.stdout, "return "+got[1]+" ±") {
+		e := runBin(t, bin, nil, "eval", "--bundle", filepath.Join(out, "bundle"), "--episodes", "2", "--seed", "1000", "--runtime", "go", "--env-copies", "1")
+		if got == nil || e.code != 0 || !strings.Contains(e.stdout, "return "+got[1]+" ±") || !strings.Contains(e.stderr, "env steps/s") ||
+			strings.Contains(e.stderr, "copies at once") {
 			t.Errorf("%s: the pipeline's go-runtime return %v; admpo eval: exit %d %q %q", c.name, got, e.code, e.stdout, e.stderr)
+		}
+		if c.name == "remote" {
+			e := runBin(t, bin, nil, "eval", "--bundle", filepath.Join(out, "bundle"), "--episodes", "3", "--runtime", "go")
+			if e.code != 0 || !strings.Contains(e.stderr, "(3 env copies at once)") {
+				t.Errorf("eval on a server with 4 copies: exit %d %q %q", e.code, e.stdout, e.stderr)
+			}
+			if e := runBin(t, bin, nil, "eval", "--bundle", filepath.Join(out, "bundle"), "--env-copies", "-1"); e.code != 2 {
+				t.Errorf("--env-copies -1: exit %d %q", e.code, e.stderr)
+			}
 		}
 	}
 	for _, args := range [][]string{{"--env", addr, "--env-file", taskPath}, {"--env-file", taskPath, "--env-timeout", "5s"}, {"--steps", "4"}} {
