@@ -387,12 +387,15 @@ func (c OnlineConfig) Validate() error {
 	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile), "env file %q must be an absolute path", c.EnvFile)
 	c.RuntimeSettings.validate(&p)
 	if c.Algo != "sac" {
-		why := "one to train on and one to hold out"
+		need, why := c.MinWarmUp(), "one to train on and one to hold out"
 		if c.Algo == "admpo" && c.M-1 > 2 {
 			why = fmt.Sprintf("a full roll-out start needs an episode of m-1 = %d", c.M-1)
 		}
-		p.check(c.WarmUp >= c.MinWarmUp(), "warm-up %d is too short for %s: the first model fit, at its end, needs at least %d transitions (%s)",
-			c.WarmUp, c.Algo, c.MinWarmUp(), why)
+		if c.M-1 > c.TotalSteps() { // an m beyond the run's length: the memory check (cmd) names it
+			need = 2
+		}
+		p.check(c.WarmUp >= need, "warm-up %d is too short for %s: the first model fit, at its end, needs at least %d transitions (%s)",
+			c.WarmUp, c.Algo, need, why)
 		p.check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
 		p.check(c.RolloutBatch > 0, "roll-out batch %d must be positive", c.RolloutBatch)
 		p.check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)
