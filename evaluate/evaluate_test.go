@@ -4,10 +4,12 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/internal/bundlefix"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
@@ -130,4 +132,61 @@ func TestEvaluateMatchesReference(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEvaluateRemoteBatches plays the hopper bundle against hopper served
+// by the Go server: with batches (5 episodes on 3 env copies, the policy
+// acting on their observations as one batch), one copy per request
+// (Copies 1), and against a server without batches (the fallback): every
+// way gives the episodes the float64 reference actor plays in process.
+func TestEvaluateRemoteBatches(t *testing.T) {
+	dir, a := bundlefix.Hopper(t, 4, "sac-on", "")
+	const episodes, seed = 5, 11
+	e, err := envs.Make("hopper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := envs.Evaluate(e, refActor{a}, envs.EvalConfig{Episodes: episodes, Seed: func(ep int) int64 { return seed + int64(ep) }})
+	e.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policies.Open(dir, policies.Options{Runtime: policies.RuntimeGo, NoMonitor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, c := range []struct {
+		name             string
+		serverCopies     int
+		copies, wantUsed int
+	}{{"batches", 8, 3, 3}, {"all at once", 8, 0, 5}, {"one per request", 8, 1, 1}, {"server without batches", 1, 0, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := "unix://" + filepath.Join(t.TempDir(), "hopper.sock")
+			l, err := remote.Listen(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- remote.ServeCopies(l, remote.Builtin("hopper"), c.serverCopies) }()
+			defer func() { l.Close(); <-done }()
+			r, err := Run(p, Config{Task: addr, Episodes: episodes, Seed: seed, Copies: c.copies})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Task != addr || r.Copies != c.wantUsed || len(r.Returns) != episodes || r.Score != nil {
+				t.Fatalf("result: task %q, %d copies (want %d), %d returns, score %v", r.Task, r.Copies, c.wantUsed, len(r.Returns), r.Score)
+			}
+			steps := 0
+			for i := range ref.Returns {
+				steps += ref.Lengths[i]
+				if r.Lengths[i] != ref.Lengths[i] || math.Abs(r.Returns[i]-ref.Returns[i]) > 1e-3*math.Max(1, math.Abs(ref.Returns[i])) {
+					t.Errorf("episode %d: return %v over %d steps, want %v over %d", i, r.Returns[i], r.Lengths[i], ref.Returns[i], ref.Lengths[i])
+				}
+			}
+			if r.Steps != steps {
+				t.Errorf("%d env steps counted, the episodes have %d", r.Steps, steps)
+			}
+		})
+	}
 }

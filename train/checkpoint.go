@@ -2,10 +2,13 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
@@ -53,8 +56,10 @@ func fromPtr(p *float64) float64 {
 }
 
 // fitToJSON returns a copy of r that JSON can encode: a NaN holdout or
-// training loss becomes 0, a NaN per-k holdout MSE (a k with no holdout
-// sequences) -1; fitFromJSON turns the -1s back into NaN.
+// training loss becomes 0, a NaN holdout MSE (per k: a k with no holdout
+// sequences, as a fit on a short warm-up has; or an epoch's of its learning
+// curve) -1, and an epoch's NaN training loss 0; fitFromJSON turns the -1s
+// back into NaN.
 func fitToJSON(r dynamics.FitReport) dynamics.FitReport {
 	if math.IsNaN(r.HoldoutLoss) {
 		r.HoldoutLoss = 0
@@ -62,20 +67,53 @@ func fitToJSON(r dynamics.FitReport) dynamics.FitReport {
 	if math.IsNaN(r.TrainLoss) {
 		r.TrainLoss = 0
 	}
-	r.HoldoutPerK = append([]float64(nil), r.HoldoutPerK...)
-	for i, v := range r.HoldoutPerK {
-		if math.IsNaN(v) {
-			r.HoldoutPerK[i] = -1
+	r.HoldoutPerK = mseToJSON(r.HoldoutPerK)
+	if r.Curve != nil {
+		r.Curve = append([]dynamics.FitEpoch(nil), r.Curve...)
+	}
+	for i := range r.Curve {
+		e := &r.Curve[i]
+		if math.IsNaN(e.TrainLoss) {
+			e.TrainLoss = 0
 		}
+		if math.IsNaN(e.HoldoutLoss) {
+			e.HoldoutLoss = -1
+		}
+		e.HoldoutPerK = mseToJSON(e.HoldoutPerK)
 	}
 	return r
 }
 
-func fitFromJSON(r dynamics.FitReport) dynamics.FitReport {
-	for i, v := range r.HoldoutPerK {
-		if v < 0 {
-			r.HoldoutPerK[i] = math.NaN()
+// mseToJSON is a copy of the MSEs v with NaN as -1 (nil stays nil).
+func mseToJSON(v []float64) []float64 {
+	if v == nil {
+		return nil
+	}
+	v = slices.Clone(v)
+	for i, x := range v {
+		if math.IsNaN(x) {
+			v[i] = -1
 		}
+	}
+	return v
+}
+
+// mseFromJSON turns mseToJSON's -1s in v back into NaN, in place.
+func mseFromJSON(v []float64) {
+	for i, x := range v {
+		if x < 0 {
+			v[i] = math.NaN()
+		}
+	}
+}
+
+func fitFromJSON(r dynamics.FitReport) dynamics.FitReport {
+	mseFromJSON(r.HoldoutPerK)
+	for i := range r.Curve {
+		if r.Curve[i].HoldoutLoss < 0 {
+			r.Curve[i].HoldoutLoss = math.NaN()
+		}
+		mseFromJSON(r.Curve[i].HoldoutPerK)
 	}
 	return r
 }
@@ -175,11 +213,46 @@ func (l *loop) restoreNets(f *ckpt.File, hasModel bool, extra func() error) erro
 // format on every device. The run's config (config.json, and its next
 // checkpoints) records the new device.
 func ResumeOnlineOn(dir, device string) (*Online, error) {
-	if device == "" {
+	return ResumeOnlineWith(dir, ResumeOptions{Device: device})
+}
+
+// ResumeOptions are the settings a resumed online run may change; a zero
+// field keeps the run's.
+type ResumeOptions struct {
+	// Device runs the SAC updates on this device (cpu, emu or cuda).
+	Device string
+	// EnvTimeout is a remote environment's new longest wait for a
+	// connection or an answer (--env-timeout); a run on a built-in task or
+	// a task file refuses it with ErrNotRemote.
+	EnvTimeout time.Duration
+}
+
+// ErrNotRemote is the error of a remote-environment setting (an env
+// timeout) given to a run that plays no remote environment.
+var ErrNotRemote = errors.New("the run plays no remote environment")
+
+// ResumeOnlineWith is ResumeOnline with the changes opt names. When it
+// changes anything, config.json is rewritten at once and the run's next
+// checkpoints record the new settings, so a later resume keeps them.
+func ResumeOnlineWith(dir string, opt ResumeOptions) (*Online, error) {
+	if opt == (ResumeOptions{}) {
 		return ResumeOnline(dir)
 	}
+	if opt.EnvTimeout < 0 {
+		return nil, fmt.Errorf("train: resuming %s: env timeout %s is negative", dir, opt.EnvTimeout)
+	}
 	o, err := reopen(dir, rundir.Online, func(c OnlineConfig, d string) (*Online, error) {
-		c.Device = device
+		if opt.Device != "" {
+			c.Device = opt.Device
+		}
+		if opt.EnvTimeout > 0 {
+			if !c.IsRemote() || c.Remote == nil {
+				return nil, fmt.Errorf("train: resuming %s with an env timeout: %w (env %s)", dir, ErrNotRemote, c.Env)
+			}
+			r := *c.Remote
+			r.TimeoutS = opt.EnvTimeout.Seconds()
+			c.Remote = &r
+		}
 		return newOnline(c, d)
 	}, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
 	if err != nil {
@@ -187,7 +260,7 @@ func ResumeOnlineOn(dir, device string) (*Online, error) {
 	}
 	if err := atomicfile.WriteFile(rundir.Dir(dir).Config(), o.Cfg.JSON(), 0o644); err != nil {
 		o.Close()
-		return nil, fmt.Errorf("train: resuming %s on device %s: %w", dir, device, err)
+		return nil, fmt.Errorf("train: resuming %s: writing its config: %w", dir, err)
 	}
 	return o, nil
 }

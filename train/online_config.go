@@ -352,6 +352,20 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	return c, c.Validate()
 }
 
+// MinWarmUp is the shortest warm-up with which the first model fit (at
+// the warm-up's end) can run: 2 transitions (one to train on, one to hold
+// out), and for ADMPO m-1 (a full roll-out start needs an episode that
+// long); 0 for SAC, which fits no model.
+func (c OnlineConfig) MinWarmUp() int {
+	switch c.Algo {
+	case "sac":
+		return 0
+	case "admpo":
+		return max(2, c.M-1)
+	}
+	return 2
+}
+
 // Validate checks the configuration's values and their consistency.
 func (c OnlineConfig) Validate() error {
 	var p problems
@@ -373,6 +387,15 @@ func (c OnlineConfig) Validate() error {
 	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile), "env file %q must be an absolute path", c.EnvFile)
 	c.RuntimeSettings.validate(&p)
 	if c.Algo != "sac" {
+		need, why := c.MinWarmUp(), "one to train on and one to hold out"
+		if c.Algo == "admpo" && c.M-1 > 2 {
+			why = fmt.Sprintf("a full roll-out start needs an episode of m-1 = %d", c.M-1)
+		}
+		if c.M-1 > c.TotalSteps() { // an m beyond the run's length: the memory check (cmd) names it
+			need = 2
+		}
+		p.check(c.WarmUp >= need, "warm-up %d is too short for %s: the first model fit, at its end, needs at least %d transitions (%s)",
+			c.WarmUp, c.Algo, need, why)
 		p.check(c.ModelEvery > 0, "model every %d must be positive", c.ModelEvery)
 		p.check(c.RolloutBatch > 0, "roll-out batch %d must be positive", c.RolloutBatch)
 		p.check(c.Rollout.Validate() == nil, "roll-out schedule %v is invalid", c.Rollout)

@@ -42,7 +42,7 @@ func TestEnvChoiceIsExclusive(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"run", "--env", addr, "--env-file", path}, {"serve", "--env", "hopper", "--env-file", path},
-		{"serve", "--env", "nope"}, {"serve", "--env-file", filepath.Join(tmp, "missing.yaml")}} {
+		{"serve", "--env", "nope"}, {"serve", "--env-file", filepath.Join(tmp, "missing.yaml")}, {"serve", "--copies", "0"}} {
 		if err := runEnvs(args); exitCode(err) != 2 {
 			t.Errorf("envs %s: %v (exit %d), want exit 2", strings.Join(args, " "), err, exitCode(err))
 		}

@@ -130,6 +130,8 @@ func envsServe(args []string) error {
 	name := fs.String("env", "hopper", "built-in task to serve (see: admpo envs list)")
 	file := fs.String("env-file", "", "task file to serve instead of --env (see: admpo envs show)")
 	listen := fs.String("listen", "tcp://127.0.0.1:5555", "address to listen on: tcp://HOST:PORT (port 0: any free port) or unix:///PATH")
+	copies := fs.Int("copies", 1, "offer each connection up to this many env copies, stepped in batches (docs/remote-envs.md;\n1: none)")
+	bound(fs, span{Lo: 1, Hi: remote.MaxCopies}, "copies")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -158,12 +160,16 @@ func envsServe(args []string) error {
 	if strings.HasPrefix(addr, "tcp://") {
 		addr = "tcp://" + l.Addr().String()
 	}
-	fmt.Printf("serving %s on %s\n", t.Name, addr)
+	if *copies > 1 {
+		fmt.Printf("serving %s on %s (up to %d env copies per connection)\n", t.Name, addr, *copies)
+	} else {
+		fmt.Printf("serving %s on %s\n", t.Name, addr)
+	}
 	go func() { // Ctrl-C or SIGTERM: stop listening (closing the connections) and return
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 		<-c
 		l.Close()
 	}()
-	return remote.Serve(l, remote.Task(t))
+	return remote.ServeCopies(l, remote.Task(t), *copies)
 }

@@ -23,6 +23,8 @@ func runEval(args []string) error {
 		"or a remote environment's server, tcp://HOST:PORT or unix:///PATH (a bundle from a remote run plays its own by default)")
 	envFile := fs.String("env-file", "", "task file to play (default: the one a bundle trained on a task file records)")
 	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
+	copies := fs.Int("env-copies", 0, "a remote environment's episodes played at once on the env copies its server offers, stepped\n"+
+		"in one request and acted on as one batch (deterministic episodes only; 0: up to 64; 1: one at a time)")
 	stochastic := fs.Bool("stochastic", false, "sample actions instead of the deterministic mean")
 	asJSON := fs.Bool("json", false, "print the result as JSON (every episode's return and length)")
 	video := fs.String("video", "", "write the first episode as an animated GIF to this file, rendered offscreen by MuJoCo\n"+
@@ -35,6 +37,7 @@ func runEval(args []string) error {
 	bound(fs, span{Lo: 0, Hi: 1000, Open: true}, "video-fps")
 	bound(fs, nonNeg, "seed")
 	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
+	bound(fs, span{Lo: 0, Hi: remote.MaxCopies}, "env-copies")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -65,7 +68,7 @@ func runEval(args []string) error {
 		return err
 	}
 	defer p.Close()
-	cfg := evaluate.Config{Task: *task, TaskFile: *envFile, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic, Timeout: *envTimeout}
+	cfg := evaluate.Config{Task: *task, TaskFile: *envFile, Episodes: *episodes, Seed: *seed, Stochastic: *stochastic, Timeout: *envTimeout, Copies: *copies}
 	var rec *videoRecorder
 	if *video != "" {
 		rec = newVideoRecorder(*videoW, *videoH, *videoFPS)
@@ -97,6 +100,12 @@ func runEval(args []string) error {
 		fmt.Printf(", D4RL normalised score %.1f ± %.1f", r.Score.Mean, r.Score.Std)
 	}
 	fmt.Println()
+	// The rate goes to stderr: stdout holds only what the episodes decide.
+	fmt.Fprintf(os.Stderr, "%d env steps in %.3fs: %.0f env steps/s", r.Steps, r.Seconds, float64(r.Steps)/max(r.Seconds, 1e-9))
+	if r.Copies > 1 {
+		fmt.Fprintf(os.Stderr, " (%d env copies at once)", r.Copies)
+	}
+	fmt.Fprintln(os.Stderr)
 	return nil
 }
 

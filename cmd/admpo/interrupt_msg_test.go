@@ -29,7 +29,7 @@ func TestInterruptLineSaysWhereTheFitStood(t *testing.T) {
 		{7, "interrupted in the model fit at epoch 7: checkpoint written; continue with --resume runs/x\n"},
 		{0, "interrupted at update 0: checkpoint written; continue with --resume runs/x\n"},
 	} {
-		out, err := captureStdout(t, func() error { return runToEnd(stoppedRun{c.epoch}, "runs/x", 10, "update") })
+		out, err := captureStdout(t, func() error { return runToEnd(stoppedRun{c.epoch}, "runs/x", 10, "update", nil) })
 		if !errors.Is(err, train.ErrInterrupted) || !strings.HasSuffix(out, c.want) {
 			t.Errorf("fit epoch %d: printed %q (%v), want it to end %q", c.epoch, out, err, c.want)
 		}

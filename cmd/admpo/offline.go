@@ -13,6 +13,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/experiments"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -158,6 +159,7 @@ func trainOffline(args []string) error {
 		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy, StartEpisodes: *f.diagEpisodes})
 	}
 	var o *train.Offline
+	var fresh *freshStart // a fresh run's start, undone when it fails before recording anything
 	var err error
 	if *resume != "" {
 		if o, err = resumeRun(fs, *resume, "epochs", *epochs, train.ResumeOfflineOn, (*train.Offline).SetEpochs); err != nil {
@@ -215,8 +217,13 @@ func trainOffline(args []string) error {
 		if dir == "" {
 			dir = filepath.Join("runs", fmt.Sprintf("offline-%s-%s-%d", cfg.Name, cfg.Algo, cfg.Seed))
 		}
+		fresh = noteFreshStart(dir)
 		if o, err = train.NewOffline(cfg, dir); err != nil {
-			return fmt.Errorf("train offline: %w", err)
+			err = fmt.Errorf("train offline: %w", err)
+			if !fresh.before[rundir.ConfigFile] { // not a run's directory already
+				return fresh.failedStart(err)
+			}
+			return err
 		}
 		printRunConfig(dir, o.Cfg.JSON())
 		if o.Cfg.Env == "" {
@@ -229,7 +236,7 @@ func trainOffline(args []string) error {
 		}
 	}
 	o.SetTensorBoard(*tb)
-	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "update")
+	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "update", fresh)
 }
 
 // diagnoseOffline prints a run's model error against the simulator by

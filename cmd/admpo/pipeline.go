@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/evaluate"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
@@ -18,7 +19,10 @@ import (
 
 func runPipeline(args []string) error {
 	fs := newFlags("pipeline")
-	env := fs.String("env", "hopper", "task")
+	env := fs.String("env", "hopper", "task (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or\n"+
+		"unix:///PATH (docs/remote-envs.md)")
+	envFile := fs.String("env-file", "", "train on the task in this file instead of --env (see admpo train online --help)")
+	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
 	steps := fs.Int("steps", 4000, "env steps of the training run")
 	seed := fs.Int64("seed", 0, "random seed")
 	out := fs.String("out", filepath.Join("runs", "pipeline"), "output directory")
@@ -26,9 +30,35 @@ func runPipeline(args []string) error {
 	rows := fs.Int("rollout-rows", 10000, "start rows of the roll-out benchmark")
 	bound(fs, atLeast1, "steps", "episodes", "rollout-rows")
 	bound(fs, anyNum, "seed")
-	task, err := parseTask(fs, args, env)
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.Changed("env") && fs.Changed("env-file") {
+		return usageErr(fmt.Errorf("pipeline: --env and --env-file cannot both be given"))
+	}
+	if fs.Changed("env-timeout") && !remote.IsAddress(*env) {
+		return usageErr(fmt.Errorf("pipeline: --env-timeout applies to a remote environment (--env tcp://HOST:PORT or unix:///PATH), not %s", *env))
+	}
+	termination := ""
+	task, rem, err := onlineEnv(*env, *envFile, &termination, *envTimeout, true)
 	if err != nil {
 		return err
+	}
+	cfg, err := train.Preset("quick", task.Preset, "admpo", task.ActDim)
+	if err != nil {
+		return err
+	}
+	cfg.Env, cfg.EnvFile, cfg.EnvDigest, cfg.Termination, cfg.Remote = task.Name, task.File, task.Digest, termination, rem
+	// --steps counts all env steps; the config's steps are those after the warm-up.
+	cfg.Seed, cfg.WarmUp = *seed, max(min(cfg.WarmUp, *steps/4), cfg.MinWarmUp())
+	cfg.Steps = *steps - cfg.WarmUp
+	if cfg.Steps < 1 {
+		return usageErr(fmt.Errorf("pipeline: --steps %d: ADMPO's warm-up alone needs %d env steps; give more", *steps, cfg.WarmUp))
+	}
+	cfg.Rollout.A, cfg.Rollout.B = 0, cfg.Steps
+	if err := cfg.Validate(); err != nil {
+		return usageErr(err)
 	}
 	if err := infer.Init(); err != nil {
 		return err
@@ -48,17 +78,6 @@ func runPipeline(args []string) error {
 
 	// 1. Train.
 	fmt.Printf("== 1/4 training ADMPO-ON on %s for %d env steps (quick preset)\n", task.Name, *steps)
-	cfg, err := train.Preset("quick", task.Name, "admpo", task.ActDim)
-	if err != nil {
-		return err
-	}
-	// --steps counts all env steps; the config's steps are those after the warm-up.
-	cfg.Seed, cfg.WarmUp = *seed, min(cfg.WarmUp, *steps/4)
-	cfg.Steps = *steps - cfg.WarmUp
-	cfg.Rollout.A, cfg.Rollout.B = 0, cfg.Steps
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
 	runDir := filepath.Join(*out, "run")
 	o, err := train.NewOnline(cfg, runDir)
 	if err != nil {
@@ -126,7 +145,8 @@ func runPipeline(args []string) error {
 		if err != nil {
 			return err
 		}
-		res, err := evaluate.Run(p, evaluate.Config{Task: task.Name, Episodes: *episodes, Seed: *seed + 1000})
+		// The bundle's own task: the built-in task, the task file or the remote environment it trained on.
+		res, err := evaluate.Run(p, evaluate.Config{Episodes: *episodes, Seed: *seed + 1000, Timeout: *envTimeout})
 		p.Close()
 		if err != nil {
 			return err

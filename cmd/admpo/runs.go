@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -85,10 +86,93 @@ type trainingRun interface {
 	Close()
 }
 
+// freshStart is what a run directory held before a fresh run was created
+// in it, so that a start that fails before recording anything can take
+// back what it made: a failed start leaves nothing behind.
+type freshStart struct {
+	dir     string
+	existed bool            // the directory was there before
+	before  map[string]bool // its entries then
+}
+
+// noteFreshStart notes what dir holds now, before a fresh run is created
+// in it.
+func noteFreshStart(dir string) *freshStart {
+	s := &freshStart{dir: dir, before: map[string]bool{}}
+	ents, err := os.ReadDir(dir)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		s.existed = true
+	}
+	for _, e := range ents {
+		s.before[e.Name()] = true
+	}
+	return s
+}
+
+// recordedNothing reports whether the run in dir has written no checkpoint
+// (from which --resume could go on) and no progress row (an evaluation or
+// log step): only its config.json, the logs' headers and empty event files.
+func recordedNothing(dir string) bool {
+	d := rundir.Dir(dir)
+	if _, err := os.Lstat(d.Checkpoint()); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if b, err := os.ReadFile(d.Progress()); err == nil && strings.Count(strings.TrimRight(string(b), "\n"), "\n") > 0 {
+		return false // a row after the header
+	}
+	if st, err := os.Stat(d.Path(rundir.ProgressJSONLFile)); err == nil && st.Size() > 0 {
+		return false
+	}
+	return true
+}
+
+// undo removes what the failed start made when its run recorded nothing
+// (see recordedNothing): the directory, when the start made it, else the
+// entries it added. It reports whether it removed anything.
+func (s *freshStart) undo() bool {
+	if s == nil || !recordedNothing(s.dir) {
+		return false
+	}
+	if !s.existed {
+		return os.RemoveAll(s.dir) == nil
+	}
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return false
+	}
+	removed := false
+	for _, e := range ents {
+		if !s.before[e.Name()] && os.RemoveAll(filepath.Join(s.dir, e.Name())) == nil {
+			removed = true
+		}
+	}
+	return removed
+}
+
+// failedStart is err of a fresh run's start in s.dir, after undo has taken
+// back what the start made (the message then says so).
+func (s *freshStart) failedStart(err error) error {
+	if s.undo() {
+		return fmt.Errorf("%w\n(the run had recorded nothing: what it had written in %s is removed)", err, s.dir)
+	}
+	return err
+}
+
 // runToEnd runs r in dir to its total steps (unit: "env step" or
 // "update") with a progress display, and closes it. Ctrl-C or SIGTERM
 // stops it after a checkpoint (train.ErrInterrupted) with a hint to resume.
-func runToEnd(r trainingRun, dir string, total int, unit string) error {
+// For a fresh run (fresh not nil), a failure before the run recorded
+// anything removes what the start made (freshStart.undo).
+func runToEnd(r trainingRun, dir string, total int, unit string, fresh *freshStart) error {
+	err := runAndClose(r, dir, total, unit)
+	if err != nil && !errors.Is(err, train.ErrInterrupted) && fresh != nil {
+		return fresh.failedStart(err)
+	}
+	return err
+}
+
+// runAndClose is runToEnd without the clean-up of a failed start.
+func runAndClose(r trainingRun, dir string, total int, unit string) error {
 	defer r.Close()
 	ctx, stop := interruptible()
 	defer stop()
@@ -119,13 +203,14 @@ func addTensorBoardFlag(fs *pflag.FlagSet, unit string) *bool {
 }
 
 // resumeRun opens the stopped run in dir with open (only --LENGTHFLAG,
-// --tensorboard and --device may come with --resume; open gets --device's
-// value, "" when not given, and moves the run's SAC updates there) and,
-// when --LENGTHFLAG was given, sets the run's new length with setLength.
+// --tensorboard, --device and the flags in also may come with --resume;
+// open gets --device's value, "" when not given, and moves the run's SAC
+// updates there, and reads the flags in also itself) and, when
+// --LENGTHFLAG was given, sets the run's new length with setLength.
 func resumeRun[R interface{ Close() }](fs *pflag.FlagSet, dir, lengthFlag string, length int,
-	open func(dir, device string) (R, error), setLength func(R, int) error) (R, error) {
+	open func(dir, device string) (R, error), setLength func(R, int) error, also ...string) (R, error) {
 	var zero R
-	if err := onlyWithResume(fs, lengthFlag, "tensorboard", "device"); err != nil {
+	if err := onlyWithResume(fs, append([]string{lengthFlag, "tensorboard", "device"}, also...)...); err != nil {
 		return zero, err
 	}
 	dev := ""

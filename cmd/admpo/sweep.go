@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/internal/atomicfile"
 	"github.com/admpo/admpo/rundir"
 )
@@ -105,11 +106,14 @@ func parseGrid(specs []string) ([]gridKey, error) {
 // unsafeName matches the characters a run directory name replaces by '-'.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9.+-]+`)
 
-// nameValue is a grid value as it appears in a run directory name: a path
-// gives its file name without extension; characters other than letters,
-// digits, '.', '+' and '-' become '-'.
+// nameValue is a grid value as it appears in a run directory name: a
+// remote environment's address gives remote-HOST-PORT or remote-SOCKET (as
+// a run's default directory name), a path its file name without extension;
+// characters other than letters, digits, '.', '+' and '-' become '-'.
 func nameValue(v string) string {
-	if strings.Contains(v, "/") {
+	if remote.IsAddress(v) {
+		v = envRunName(v)
+	} else if strings.Contains(v, "/") {
 		v = strings.TrimSuffix(filepath.Base(v), filepath.Ext(v))
 	}
 	v = strings.Trim(unsafeName.ReplaceAllString(v, "-"), "-")
@@ -222,6 +226,65 @@ func checkPlan(p *sweepPlan) error {
 		}
 	}
 	return nil
+}
+
+// envCheck is how far checkPlanEnvs checks the environments of a plan's
+// online points.
+type envCheck int
+
+const (
+	envNames envCheck = iota // names, addresses' form and flag combinations only (the runs' files are elsewhere: --k8s)
+	envFiles                 // also load every task file (--slurm, --dry-run: the jobs see this file system)
+	envDial                  // also reach every remote environment's server once (running here)
+)
+
+// checkPlanEnvs checks the environment every `train online` point plays
+// (from its flags and its --config file) as train online would, before
+// anything is written: a built-in task must exist, a task file load (from
+// envFiles on), a remote address be well formed and (with envDial) its
+// server answer; --env with --env-file, or a termination rule the
+// environment cannot have, is refused. Each distinct choice is checked
+// once. Usage problems are usage errors naming the grid point; a server
+// that does not answer is an error naming its address.
+func checkPlanEnvs(p *sweepPlan, level envCheck) error {
+	if p.Command[1] != "online" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, pt := range p.Points {
+		fs, f := newOnlineFlags()
+		fs.SetOutput(io.Discard)
+		if err := parse(fs, pt.Args[2:]); err != nil {
+			return err // checkPlan has parsed them
+		}
+		ch, err := pickOnlineEnv(fs, f)
+		if err != nil {
+			return pointErr(pt, err)
+		}
+		key := strings.Join([]string{ch.env, ch.envFile, ch.termination, f.envTimeout.String()}, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if level < envFiles && ch.envFile != "" && !remote.IsAddress(ch.env) {
+			continue // a task file on the jobs' file system: each run checks it
+		}
+		term := ch.termination
+		if _, _, err := onlineEnv(ch.env, ch.envFile, &term, *f.envTimeout, level >= envDial); err != nil {
+			return pointErr(pt, err)
+		}
+	}
+	return nil
+}
+
+// pointErr is err of grid point pt's run, named: still a usage error when
+// it was one.
+func pointErr(pt sweepPoint, err error) error {
+	msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+	if errors.Is(err, errUsage) {
+		return fmt.Errorf("%w: sweep: grid point %s: %s", errUsage, pt.Name, msg)
+	}
+	return fmt.Errorf("sweep: grid point %s: %s", pt.Name, msg)
 }
 
 // runAction is what a grid point's run needs.
@@ -450,6 +513,16 @@ func runSweep(args []string) error {
 		return err
 	}
 	if err := checkPlan(p); err != nil {
+		return err
+	}
+	level := envDial
+	switch {
+	case *f.k8s != "":
+		level = envNames
+	case *f.slurm != "" || *f.dryRun:
+		level = envFiles
+	}
+	if err := checkPlanEnvs(p, level); err != nil {
 		return err
 	}
 	if *f.dryRun {

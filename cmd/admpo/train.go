@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -44,7 +46,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.envFile = fs.String("env-file", "", "train on the task in this file instead of --env: "+envs.TaskFileHelp+
 		"\n(the run records the file's path and SHA-256 with its model's: --resume and export need it unchanged)")
 	f.envTimeout = fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer\n"+
-		"(recorded in config.json; the run checkpoints and stops when it passes)")
+		"(recorded in config.json; the run checkpoints and stops when it passes; with --resume: the new\ntimeout, recorded in its place; without: the recorded one holds)")
 	f.termination = fs.String("termination", "", "model roll-outs' termination rule: task (the task's rule on observations),\n"+
 		"none or learned (fitted on the terminals seen); default: task, or learned for a remote environment\n"+
 		"and for a task file whose rule reads values the observation leaves out")
@@ -54,7 +56,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 		"default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
-	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard\nand --device may be given with it; --device moves its SAC updates to that device: checkpoints\nare alike on every device)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard,\n--device and --env-timeout may be given with it; --device moves its SAC updates to that device:\ncheckpoints are alike on every device; --env-timeout replaces a remote environment's recorded timeout)")
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)
@@ -67,13 +69,14 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 
 func trainOnline(args []string) error {
 	fs, f := newOnlineFlags()
-	env, algo, preset, steps, seed, out, resume := f.env, f.algo, f.preset, f.steps, f.seed, f.out, f.resume
-	dryRun, tb, configPath, ov, envTimeout := f.dryRun, f.tb, f.configPath, f.ov, f.envTimeout
+	steps, seed, out, resume := f.steps, f.seed, f.out, f.resume
+	dryRun, tb, ov, envTimeout := f.dryRun, f.tb, f.ov, f.envTimeout
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	var o *train.Online
 	var err error
+	var fresh *freshStart // a fresh run's start, undone when it fails before recording anything
 	if *resume != "" {
 		// A longer run grows the real replay buffer: check that it fits first.
 		setSteps := func(o *train.Online, n int) error {
@@ -92,28 +95,29 @@ func trainOnline(args []string) error {
 			}
 			return o.SetSteps(n)
 		}
-		if o, err = resumeRun(fs, *resume, "steps", *steps, train.ResumeOnlineOn, setSteps); err != nil {
+		open := func(dir, device string) (*train.Online, error) {
+			opt := train.ResumeOptions{Device: device}
+			if fs.Changed("env-timeout") { // else the recorded timeout holds
+				opt.EnvTimeout = *envTimeout
+			}
+			o, err := train.ResumeOnlineWith(dir, opt)
+			if errors.Is(err, train.ErrNotRemote) {
+				return nil, usageErr(fmt.Errorf("--env-timeout: %w", err))
+			}
+			return o, err
+		}
+		if o, err = resumeRun(fs, *resume, "steps", *steps, open, setSteps, "env-timeout"); err != nil {
 			return err
 		}
 		fmt.Printf("resuming %s at env step %d of %d\n", *resume, o.Step(), o.Cfg.TotalSteps())
 	} else {
-		cf, err := readConfigFile(*configPath, &train.OnlineConfig{})
+		ch, err := pickOnlineEnv(fs, f)
 		if err != nil {
 			return err
 		}
-		var envName, algoName, presetName, envFile, termination string
-		if err := cf.pickAll(fs, flagOrKey{&envName, "env", "env", *env}, flagOrKey{&algoName, "algo", "algo", *algo},
-			flagOrKey{&presetName, "preset", "preset", *preset}, flagOrKey{&envFile, "env-file", "env_file", *f.envFile},
-			flagOrKey{&termination, "termination", "termination", *f.termination}); err != nil {
-			return err
-		}
-		if fs.Changed("env") && fs.Changed("env-file") {
-			return usageErr(fmt.Errorf("--env and --env-file cannot both be given"))
-		}
-		if fs.Changed("env") {
-			envFile = "" // a config file's env_file gives way to --env
-		}
-		task, rem, err := onlineEnv(envName, envFile, &termination, *envTimeout)
+		cf, envName, envFile, termination := ch.cf, ch.env, ch.envFile, ch.termination
+		algoName, presetName := ch.algo, ch.preset
+		task, rem, err := onlineEnv(envName, envFile, &termination, *envTimeout, true)
 		if err != nil {
 			return err
 		}
@@ -147,13 +151,51 @@ func trainOnline(args []string) error {
 			return err
 		}
 		dir := newRunDir(*out, fmt.Sprintf("%s-%s-%d", envRunName(cfg.Env), cfg.Algo, cfg.Seed))
+		fresh = noteFreshStart(dir)
 		if o, err = train.NewOnline(cfg, dir); err != nil {
+			if !fresh.before[rundir.ConfigFile] { // not a run's directory already
+				return fresh.failedStart(err)
+			}
 			return err
 		}
 		printRunConfig(dir, o.Cfg.JSON())
 	}
 	o.SetTensorBoard(*tb)
-	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step")
+	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step", fresh)
+}
+
+// onlineChoice is what a new online run's flags and --config file choose
+// before the config is built: the file, the environment (a built-in task or
+// a remote environment's address, or a task file), the termination rule,
+// the algorithm and the preset.
+type onlineChoice struct {
+	cf                                      *configFile
+	env, envFile, termination, algo, preset string
+}
+
+// pickOnlineEnv reads train online's parsed flags fs (f) and its --config
+// file into the run's choices: a flag wins over the file's key; --env and
+// --env-file together are a usage error, and --env overrides the file's
+// env_file.
+func pickOnlineEnv(fs *pflag.FlagSet, f *onlineFlags) (onlineChoice, error) {
+	var c onlineChoice
+	cf, err := readConfigFile(*f.configPath, &train.OnlineConfig{})
+	if err != nil {
+		return c, err
+	}
+	c.cf = cf
+	if err := cf.pickAll(fs, flagOrKey{&c.env, "env", "env", *f.env}, flagOrKey{&c.algo, "algo", "algo", *f.algo},
+		flagOrKey{&c.preset, "preset", "preset", *f.preset}, flagOrKey{&c.envFile, "env-file", "env_file", *f.envFile},
+		flagOrKey{&c.termination, "termination", "termination", *f.termination}); err != nil {
+		return c, err
+	}
+	if fs.Changed("env") && fs.Changed("env-file") {
+		return c, usageErr(fmt.Errorf("--env and --env-file cannot both be given"))
+	}
+	if fs.Changed("env") {
+		c.envFile = "" // a config file's env_file gives way to --env
+	}
+	return c, nil
 }
 
 // onlineEnv resolves the environment a new online run plays, given by
@@ -166,7 +208,10 @@ func trainOnline(args []string) error {
 // roll-outs' termination rule *term: "" is the task's rule or, for a task
 // file without a rule on observations and for a remote environment (which
 // has none), learned; "task" is recorded as "" for a built-in task.
-func onlineEnv(name, file string, term *string, timeout time.Duration) (*envs.Task, *train.RemoteEnv, error) {
+// Without dial, a remote environment's address is only parsed (for checks
+// made where its server may be out of reach): the task then has no sizes
+// and the record is nil.
+func onlineEnv(name, file string, term *string, timeout time.Duration, dial bool) (*envs.Task, *train.RemoteEnv, error) {
 	switch *term {
 	case "", "task", "none", "learned":
 	default:
@@ -181,6 +226,12 @@ func onlineEnv(name, file string, term *string, timeout time.Duration) (*envs.Ta
 			*term = "learned"
 		case "task":
 			return nil, nil, usageErr(fmt.Errorf("--env %s: a remote environment has no termination rule on observations for model roll-outs: use --termination learned or none", name))
+		}
+		if !dial {
+			if _, _, err := remote.ParseAddress(name); err != nil {
+				return nil, nil, usageErr(err)
+			}
+			return &envs.Task{Name: name, Preset: name}, nil, nil
 		}
 		c, err := remote.Dial(name, timeout)
 		if err != nil {

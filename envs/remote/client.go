@@ -51,6 +51,7 @@ type Client struct {
 	timeout time.Duration
 	conn    net.Conn
 	broken  error // set once the connection can no longer be used
+	copies  int   // the env copies Copies obtained (0: not asked)
 }
 
 // Dial connects to the environment server at addr and reads its spec.
@@ -176,6 +177,167 @@ func (c *Client) Step(action []float64) (obs []float64, reward float64, terminat
 		return nil, 0, false, false, c.fail("step", fmt.Errorf("malformed step: %w", err))
 	}
 	return obs, reward, flags&1 != 0, flags&2 != 0, nil
+}
+
+// Copies asks the server for n env copies on this connection, for
+// ResetBatch and StepBatch, and returns how many the connection holds:
+// copy 0 is the env Reset and Step play, the others are new and need a
+// reset. A server without batches answers with an error frame: Copies then
+// returns 1 and the connection goes on as before. It may be called once.
+func (c *Client) Copies(n int) (int, error) {
+	if n < 1 || n > MaxCopies {
+		return 0, fmt.Errorf("remote: %s: %d copies asked for (want 1 to %d)", c.Addr, n, MaxCopies)
+	}
+	if c.copies != 0 {
+		return 0, fmt.Errorf("remote: %s: copies asked for twice on one connection", c.Addr)
+	}
+	var e enc
+	e.u32(uint32(n))
+	p, err := c.call(msgCopies, e.b, msgCopiesR, "copies")
+	if err != nil {
+		if c.broken != nil {
+			return 0, err
+		}
+		c.copies = 1
+		return 1, nil // an error frame: no batches
+	}
+	d := dec{b: p}
+	k := int(d.u32())
+	if err := d.done(); err != nil || k < 1 || k > n {
+		return 0, c.fail("copies", fmt.Errorf("granted %d copies of %d asked for (%v)", k, n, err))
+	}
+	c.copies = k
+	return k, nil
+}
+
+// BatchStep is one copy's answer to StepBatch.
+type BatchStep struct {
+	Obs                   []float64
+	Reward                float64
+	Terminated, Truncated bool
+}
+
+// checkCopies checks a batch's copy indices: distinct, below Copies'.
+func (c *Client) checkCopies(copies []int) error {
+	if len(copies) == 0 || len(copies) > max(c.copies, 1) {
+		return fmt.Errorf("remote: %s: a batch of %d for %d copies", c.Addr, len(copies), max(c.copies, 1))
+	}
+	seen := map[int]bool{}
+	for _, k := range copies {
+		if k < 0 || k >= max(c.copies, 1) || seen[k] {
+			return fmt.Errorf("remote: %s: copy %d out of range (%d copies) or given twice", c.Addr, k, max(c.copies, 1))
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// readObsRows reads n observations of the spec's size (the answer's
+// obs_dim must be it) from d.
+func (c *Client) readObsRows(d *dec, n int, what string) ([][]float64, error) {
+	od := int(d.u32())
+	if d.err == nil && od != c.Spec.ObsDim {
+		return nil, c.fail(what, fmt.Errorf("observations of %d values, the spec says %d", od, c.Spec.ObsDim))
+	}
+	flat := d.f64s(n * c.Spec.ObsDim)
+	rows := make([][]float64, n)
+	for i := range rows {
+		if flat != nil {
+			rows[i] = flat[i*od : (i+1)*od : (i+1)*od]
+		}
+	}
+	return rows, nil
+}
+
+// ResetBatch resets the given copies in one request, copy copies[i] with
+// seeds[i] (nil: its own random source), and returns their observations
+// in that order.
+func (c *Client) ResetBatch(copies []int, seeds []*int64) ([][]float64, error) {
+	if err := c.checkCopies(copies); err != nil {
+		return nil, err
+	}
+	if len(seeds) != len(copies) {
+		return nil, fmt.Errorf("remote: %s: %d seeds for %d copies", c.Addr, len(seeds), len(copies))
+	}
+	var e enc
+	e.u32(uint32(len(copies)))
+	for i, k := range copies {
+		e.u32(uint32(k))
+		if seeds[i] != nil {
+			e.u8(1)
+			e.i64(*seeds[i])
+		} else {
+			e.u8(0)
+			e.i64(0)
+		}
+	}
+	p, err := c.call(msgResetBatch, e.b, msgObsBatch, "reset batch")
+	if err != nil {
+		return nil, err
+	}
+	d := dec{b: p}
+	n := int(d.u32())
+	if d.err == nil && n != len(copies) {
+		return nil, c.fail("reset batch", fmt.Errorf("%d observations for %d copies", n, len(copies)))
+	}
+	obs, err := c.readObsRows(&d, len(copies), "reset batch")
+	if err != nil {
+		return nil, err
+	}
+	if err := d.done(); err != nil {
+		return nil, c.fail("reset batch", fmt.Errorf("malformed observations: %w", err))
+	}
+	return obs, nil
+}
+
+// StepBatch applies actions[i] to copy copies[i], all in one request.
+func (c *Client) StepBatch(copies []int, actions [][]float64) ([]BatchStep, error) {
+	if err := c.checkCopies(copies); err != nil {
+		return nil, err
+	}
+	if len(actions) != len(copies) {
+		return nil, fmt.Errorf("remote: %s: %d actions for %d copies", c.Addr, len(actions), len(copies))
+	}
+	ad := c.Spec.ActDim
+	var e enc
+	e.u32(uint32(len(copies)))
+	e.u32(uint32(ad))
+	for _, k := range copies {
+		e.u32(uint32(k))
+	}
+	for i, a := range actions {
+		if len(a) != ad {
+			return nil, fmt.Errorf("remote: %s: action %d has %d values, want %d", c.Addr, i, len(a), ad)
+		}
+		e.f64s(a)
+	}
+	p, err := c.call(msgStepBatch, e.b, msgStepBatchR, "step batch")
+	if err != nil {
+		return nil, err
+	}
+	d := dec{b: p}
+	n := int(d.u32())
+	if d.err == nil && n != len(copies) {
+		return nil, c.fail("step batch", fmt.Errorf("%d answers for %d copies", n, len(copies)))
+	}
+	od := int(d.u32())
+	if d.err == nil && od != c.Spec.ObsDim {
+		return nil, c.fail("step batch", fmt.Errorf("observations of %d values, the spec says %d", od, c.Spec.ObsDim))
+	}
+	out := make([]BatchStep, len(copies))
+	for i := range out {
+		out[i].Reward = d.f64()
+		f := d.u8()
+		out[i].Terminated, out[i].Truncated = f&1 != 0, f&2 != 0
+	}
+	flat := d.f64s(len(copies) * c.Spec.ObsDim)
+	if err := d.done(); err != nil {
+		return nil, c.fail("step batch", fmt.Errorf("malformed answer: %w", err))
+	}
+	for i := range out {
+		out[i].Obs = flat[i*od : (i+1)*od : (i+1)*od]
+	}
+	return out, nil
 }
 
 // Close tells the server to close the env and closes the connection.

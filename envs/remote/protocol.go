@@ -21,7 +21,19 @@ const (
 	msgObs   = 0x82 // server: u32 n, f64[n] observation
 	msgStepR = 0x83 // server: f64 reward, u8 flags (1 terminated, 2 truncated), u32 n, f64[n] observation
 	msgError = 0xff // server: a UTF-8 message
+
+	// Batches of env copies (optional for servers: one without them
+	// answers these with an error frame, as any unknown request).
+	msgCopies     = 0x05 // client: u32 n, the copies wanted
+	msgResetBatch = 0x06 // client: u32 n, n × (u32 copy, u8 has_seed, i64 seed)
+	msgStepBatch  = 0x07 // client: u32 n, u32 act_dim, u32[n] copy, f64[n·act_dim] actions
+	msgCopiesR    = 0x85 // server: u32 k, the copies the connection now holds (1 <= k <= n)
+	msgObsBatch   = 0x86 // server: u32 n, u32 obs_dim, f64[n·obs_dim] observations
+	msgStepBatchR = 0x87 // server: u32 n, u32 obs_dim, n × (f64 reward, u8 flags), f64[n·obs_dim] observations
 )
+
+// MaxCopies bounds the env copies one connection may ask for.
+const MaxCopies = 4096
 
 // maxFrame bounds a frame's length (16 MiB): a larger length is a
 // protocol error, not an allocation.

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,5 +103,35 @@ func TestPythonFaults(t *testing.T) {
 	s.Kill()
 	if _, err := Make(s.Addr, time.Second); err == nil || !strings.Contains(err.Error(), "no environment server at "+s.Addr) {
 		t.Fatalf("server down: %v", err)
+	}
+}
+
+// TestPythonBatches: python3 -m admpo_env --copies 3 grants at most 3
+// copies and plays batches as single connections play the same seeds and
+// actions (checkBatches); without --copies it answers Copies as a server
+// without batches (one copy, the connection goes on); a bad --copies is a
+// usage error (exit 2).
+func TestPythonBatches(t *testing.T) {
+	s := pyserver.Start(t, "admpo_env.examples:PointMass", nil, "--copies", "3")
+	checkBatches(t, s.Addr, 3)
+
+	plain := pyserver.Start(t, "admpo_env.examples:PointMass", nil)
+	c, err := Dial(plain.Addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if k, err := c.Copies(4); k != 1 || err != nil {
+		t.Fatalf("Copies without --copies: %d %v, want 1", k, err)
+	}
+	if _, err := c.Reset(nil); err != nil {
+		t.Fatalf("the connection after Copies: %v", err)
+	}
+
+	cmd := exec.Command(pyserver.Python, "-m", "admpo_env", "admpo_env.examples:PointMass", "--copies", "0")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(pyserver.Root(), "python"))
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--copies 0") {
+		t.Fatalf("--copies 0: %v %q", err, out)
 	}
 }

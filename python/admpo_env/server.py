@@ -13,7 +13,11 @@ PROTOCOL_VERSION = 1
 
 HELLO, RESET, STEP, CLOSE = 0x01, 0x02, 0x03, 0x04
 SPEC, OBS, STEP_REPLY, ERROR = 0x81, 0x82, 0x83, 0xFF
+# Batches of env copies (optional; offered with --copies N >= 2).
+COPIES, RESET_BATCH, STEP_BATCH = 0x05, 0x06, 0x07
+COPIES_REPLY, OBS_BATCH, STEP_BATCH_REPLY = 0x85, 0x86, 0x87
 MAX_FRAME = 1 << 24
+MAX_COPIES = 4096
 _LITTLE = sys.byteorder == "little"
 
 try:  # optional: actions are handed to the env as numpy arrays when it is there
@@ -116,23 +120,21 @@ class EnvServer:
         return (struct.pack("<IIII", PROTOCOL_VERSION, self.obs_dim, self.act_dim, self.max_steps)
                 + _f64s(self.low) + _f64s(self.high) + struct.pack("<I", len(name)) + name)
 
-    def reset(self, payload):
-        has_seed, seed = struct.unpack("<Bq", payload)
+    def reset_obs(self, has_seed, seed):
+        """Reset the env; return its observation as a flat list."""
         out = self.env.reset(seed=seed) if has_seed else self.env.reset()
         # Gymnasium returns (obs, info); older APIs the observation alone.
         if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict):
             out = out[0]
-        return OBS, _vec(_flat(out))
+        return _flat(out)
 
-    def step(self, payload):
-        (n,) = struct.unpack_from("<I", payload)
-        if len(payload) != 4 + 8 * n:
-            raise ValueError(f"step frame of {len(payload)} bytes for {n} action values")
-        a = array("d")
-        a.frombytes(payload[4:])
-        if not _LITTLE:
-            a.byteswap()
-        out = self.env.step(_shape_like(a.tolist(), self.act_shape))
+    def reset(self, payload):
+        has_seed, seed = struct.unpack("<Bq", payload)
+        return OBS, _vec(self.reset_obs(has_seed, seed))
+
+    def step_values(self, action):
+        """Step the env with a flat action list; return (obs list, reward, flags)."""
+        out = self.env.step(_shape_like(action, self.act_shape))
         if len(out) == 5:
             obs, reward, terminated, truncated, _ = out
         elif len(out) == 4:  # the old Gym API: (obs, reward, done, info)
@@ -142,7 +144,101 @@ class EnvServer:
         else:
             raise ValueError(f"step returned {len(out)} values, want 5 (obs, reward, terminated, truncated, info)")
         flags = (1 if terminated else 0) | (2 if truncated else 0)
-        return STEP_REPLY, struct.pack("<dB", float(reward), flags) + _vec(_flat(obs))
+        return _flat(obs), float(reward), flags
+
+    def step(self, payload):
+        (n,) = struct.unpack_from("<I", payload)
+        if len(payload) != 4 + 8 * n:
+            raise ValueError(f"step frame of {len(payload)} bytes for {n} action values")
+        obs, reward, flags = self.step_values(_unpack_f64s(payload[4:]))
+        return STEP_REPLY, struct.pack("<dB", reward, flags) + _vec(obs)
+
+    def close(self):
+        close = getattr(self.env, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:
+                pass
+
+
+def _unpack_f64s(b):
+    a = array("d")
+    a.frombytes(b)
+    if not _LITTLE:
+        a.byteswap()
+    return a.tolist()
+
+
+class Copies:
+    """A connection's env copies: copy 0 is the connection's env; COPIES adds more (at most max_copies)."""
+
+    def __init__(self, first, factory, name, max_copies):
+        self.envs = [first]
+        self.factory, self.name, self.max_copies = factory, name, max_copies
+
+    def close(self):
+        for e in self.envs:
+            e.close()
+
+    def grant(self, payload):
+        (n,) = struct.unpack("<I", payload)
+        if not 1 <= n <= MAX_COPIES:
+            raise ValueError(f"copies: {n} copies asked for (want 1 to {MAX_COPIES})")
+        if len(self.envs) > 1:
+            raise ValueError(f"copies: this connection holds {len(self.envs)} copies already")
+        first = self.envs[0]
+        while len(self.envs) < min(n, self.max_copies):
+            e = EnvServer(self.factory(), self.name)
+            if (e.obs_dim, e.act_dim) != (first.obs_dim, first.act_dim):
+                e.close()
+                raise ValueError(f"copies: copy {len(self.envs)} has {e.obs_dim} observation and {e.act_dim} action values, "
+                                 f"copy 0 {first.obs_dim} and {first.act_dim}")
+            self.envs.append(e)
+        return COPIES_REPLY, struct.pack("<I", len(self.envs))
+
+    def _indices(self, idx):
+        if not 1 <= len(idx) <= len(self.envs) or len(set(idx)) != len(idx) or any(not 0 <= k < len(self.envs) for k in idx):
+            raise ValueError(f"a batch of copies {idx} for {len(self.envs)} copies (each below it, once)")
+
+    def _obs(self, k, obs, what):
+        if len(obs) != self.envs[0].obs_dim:
+            raise ValueError(f"{what}: copy {k} gave {len(obs)} observation values, the spec says {self.envs[0].obs_dim}")
+        return obs
+
+    def reset_batch(self, payload):
+        (n,) = struct.unpack_from("<I", payload)
+        if len(payload) != 4 + 13 * n:
+            raise ValueError(f"reset batch frame of {len(payload)} bytes for {n} copies")
+        entries = [struct.unpack_from("<IBq", payload, 4 + 13 * i) for i in range(n)]
+        self._indices([k for k, _, _ in entries])
+        out = [struct.pack("<II", n, self.envs[0].obs_dim)]
+        for k, has_seed, seed in entries:
+            try:
+                obs = self._obs(k, self.envs[k].reset_obs(has_seed, seed), "reset")
+            except Exception as e:
+                raise ValueError(f"reset batch: copy {k}: {_error_text(e)}") from e
+            out.append(_f64s(obs))
+        return OBS_BATCH, b"".join(out)
+
+    def step_batch(self, payload):
+        n, ad = struct.unpack_from("<II", payload)
+        if ad != self.envs[0].act_dim:
+            raise ValueError(f"step batch: {ad} action values per copy, the spec says {self.envs[0].act_dim}")
+        if len(payload) != 8 + 4 * n + 8 * n * ad:
+            raise ValueError(f"step batch frame of {len(payload)} bytes for {n} copies of {ad} actions")
+        idx = list(struct.unpack_from(f"<{n}I", payload, 8))
+        self._indices(idx)
+        acts = _unpack_f64s(payload[8 + 4 * n:])
+        head, obs_out = [struct.pack("<II", n, self.envs[0].obs_dim)], []
+        for i, k in enumerate(idx):
+            try:
+                obs, reward, flags = self.envs[k].step_values(acts[i * ad:(i + 1) * ad])
+                obs_out.append(_f64s(self._obs(k, obs, "step")))
+            except Exception as e:
+                raise ValueError(f"step batch: copy {k}: {_error_text(e)}") from e
+            head.append(struct.pack("<dB", reward, flags))
+        return STEP_BATCH_REPLY, b"".join(head + obs_out)
 
 
 def _read_frame(rfile):
@@ -167,7 +263,7 @@ def _error_text(e):
     return "".join(traceback.format_exception_only(type(e), e)).strip()
 
 
-def _handler(factory, name):
+def _handler(factory, name, copies=1):
     class Handler(socketserver.StreamRequestHandler):
         def handle(self):
             typ, payload = _read_frame(self.rfile)
@@ -182,6 +278,8 @@ def _handler(factory, name):
             except Exception as e:
                 _write_frame(self.wfile, ERROR, f"making the environment ({name}): {_error_text(e)}".encode())
                 return
+            envs = Copies(srv, factory, name, copies)
+            batched = {COPIES: envs.grant, RESET_BATCH: envs.reset_batch, STEP_BATCH: envs.step_batch} if copies >= 2 else {}
             try:
                 _write_frame(self.wfile, SPEC, srv.spec_payload())
                 while True:
@@ -193,6 +291,8 @@ def _handler(factory, name):
                             out = srv.reset(payload)
                         elif typ == STEP:
                             out = srv.step(payload)
+                        elif typ in batched:
+                            out = batched[typ](payload)
                         else:
                             raise ValueError(f"unknown request type 0x{typ:02x}")
                     except Exception as e:
@@ -201,12 +301,7 @@ def _handler(factory, name):
             except (BrokenPipeError, ConnectionResetError):
                 return
             finally:
-                close = getattr(srv.env, "close", None)
-                if callable(close):
-                    try:
-                        close()
-                    except Exception:
-                        pass
+                envs.close()
 
         def setup(self):
             super().setup()
@@ -230,18 +325,20 @@ if hasattr(socketserver, "ThreadingUnixStreamServer"):
         daemon_threads = True
 
 
-def serve(factory, name="env", host="127.0.0.1", port=5555, unix=None):
+def serve(factory, name="env", host="127.0.0.1", port=5555, unix=None, copies=1):
     """Serve environments made by factory (one per connection) until interrupted.
 
-    Prints the address it listens on ("admpo_env: serving NAME on tcp://HOST:PORT") to stderr.
+    With copies >= 2 a connection may ask for up to that many env copies and
+    step them in batches (docs/remote-envs.md). Prints the address it listens
+    on ("admpo_env: serving NAME on tcp://HOST:PORT") to stderr.
     """
     if unix:
         if os.path.exists(unix):
             os.unlink(unix)
-        server = _UnixServer(unix, _handler(factory, name))
+        server = _UnixServer(unix, _handler(factory, name, copies))
         addr = "unix://" + os.path.abspath(unix)
     else:
-        server = _TCPServer((host, port), _handler(factory, name))
+        server = _TCPServer((host, port), _handler(factory, name, copies))
         h, p = server.server_address[:2]
         addr = f"tcp://{h}:{p}"
     print(f"admpo_env: serving {name} on {addr}", file=sys.stderr, flush=True)
