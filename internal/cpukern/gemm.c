@@ -1,23 +1,496 @@
-// Matrix products of package cpukern. Placeholder: a plain, correct
-// implementation on every path, replaced by the per-ISA kernels.
+// Matrix products of package cpukern (see cpukern.h), single-threaded.
+//
+// Design, BLIS-like with vectors along n (rows of C):
+//  - Blocked path: k in blocks of at most KC, n in blocks of at most NC (the
+//    op(B) block stays in L2). For each MR-row micro-panel of op(A) (kept in
+//    L1) the NR-column micro-panels of op(B) are swept by a register-blocked
+//    micro-kernel that broadcasts op(A) values and FMAs them into MR x NR
+//    accumulators: AVX-512 12x32, AVX2 6x16, generic 4x8 (the compiler's
+//    vectors). An operand whose k-slices are contiguous in memory (op(A) when
+//    transA, op(B) when !transB) is read in place; otherwise it is packed (per
+//    k, MR or NR consecutive values), which is where transposes are handled.
+//  - One micro-kernel instantiation per tile height; edge columns use masked
+//    loads and stores; tiles of few accumulators split k over several
+//    accumulator sets to hide the FMA latency.
+//  - The epilogue (alpha, beta on the first k block, bias and relu on the
+//    last) is applied as the tile is stored; beta 0 never reads C.
+//  - Small n (or tiny m with transB) with op(A) rows contiguous: dot products
+//    vectorised over k, op(B)'s columns packed as rows when needed.
+//  - Small n with transA: Cᵀ = op(B)ᵀ·op(A)ᵀ (both read in place) goes to a
+//    buffer, and the epilogue transposes it into C.
+// No static mutable state: an op(A) micro-panel lives on the stack, packed
+// op(B) and Cᵀ buffers are malloc'ed per call, so calls may run concurrently.
+#include <stdlib.h>
+#include <string.h>
+
 #include "cpukern.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+enum { KC = 256, NC = 512, MRMAX = 12 };
+
+// epi is the epilogue of one k block of a tile.
+struct epi {
+	float alpha, beta; // beta is 1 after the first k block
+	const float *bias; // at the tile's first column; NULL before the last block
+	int relu;
+};
+
+// A tile function computes the mr x nr tile C = epi(op(A)·op(B)) over kc
+// values of k: op(A)[i][p] = a[p*sa + i], op(B)[p][j] = b[p*sb + j].
+typedef void tile_fn(int kc, const float *a, long sa, const float *b, long sb,
+                     float *c, long ldc, int mr, int nr, const struct epi *e);
+// A dot function computes C[i][j] = epi(Σp a[i*lda + p]·bt[j*ldbt + p]).
+typedef void dot_fn(int m, int n, int k, const float *a, long lda, const float *bt,
+                    long ldbt, float *c, long ldc, const struct epi *e);
+
+struct path {
+	int mr, nr;
+	int inplace; // the tile function takes unpadded operands with any stride
+	tile_fn *tile;
+	dot_fn *dot; // NULL: no dot-product path
+	int dotn;    // largest n for the dot-product path
+};
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+
+static inline float epi1(float s, const float *c, const struct epi *e, int j) {
+	float v = e->alpha * s;
+	if (e->beta != 0) v += e->beta * *c;
+	if (e->bias) v += e->bias[j];
+	if (e->relu && !(v > 0)) v = 0;
+	return v;
+}
+
+static void *xmalloc(size_t floats) {
+	size_t bytes = (floats * sizeof(float) + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, bytes ? bytes : 64);
+	if (!p) abort(); // as Go does when out of memory
+	return p;
+}
+
+// pack_a copies op(A)[i0:i0+mr, p0:p0+kc] to dst[p*w + i], zero-padded to w rows.
+static void pack_a(float *restrict dst, int w, const float *a, int lda, int tA, int i0,
+                   int mr, int p0, int kc) {
+	if (tA) {
+		for (int p = 0; p < kc; p++) {
+			const float *s = a + (long)(p0 + p) * lda + i0;
+			float *d = dst + (long)p * w;
+			for (int i = 0; i < mr; i++) d[i] = s[i];
+			for (int i = mr; i < w; i++) d[i] = 0;
+		}
+		return;
+	}
+	for (int i = 0; i < mr; i++) {
+		const float *s = a + (long)(i0 + i) * lda + p0;
+		for (int p = 0; p < kc; p++) dst[(long)p * w + i] = s[p];
+	}
+	for (int i = mr; i < w; i++)
+		for (int p = 0; p < kc; p++) dst[(long)p * w + i] = 0;
+}
+
+// pack_b copies op(B)[p0:p0+kc, j0:j0+nc] into panels of w columns,
+// panel q at dst + q*kc*w holding [p*w + j], zero-padded to w columns.
+static void pack_b(float *restrict dst, int w, const float *b, int ldb, int tB, int p0,
+                   int kc, int j0, int nc) {
+	for (int jr = 0; jr < nc; jr += w) {
+		int nr = imin(w, nc - jr);
+		float *d = dst + (long)jr * kc;
+		if (tB) {
+			for (int j = 0; j < nr; j++) {
+				const float *s = b + (long)(j0 + jr + j) * ldb + p0;
+				for (int p = 0; p < kc; p++) d[(long)p * w + j] = s[p];
+			}
+		} else {
+			for (int p = 0; p < kc; p++)
+				memcpy(d + (long)p * w, b + (long)(p0 + p) * ldb + j0 + jr, nr * sizeof(float));
+		}
+		if (nr < w)
+			for (int p = 0; p < kc; p++)
+				for (int j = nr; j < w; j++) d[(long)p * w + j] = 0;
+	}
+}
+
+static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, float alpha,
+                    const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                    int ldc, const float *bias, int relu) {
+	const int MR = s->mr, NR = s->nr;
+	const int packA = !tA || !s->inplace, packB = tB || !s->inplace;
+	// Even blocks, NC and KC at most.
+	int nb = (n + NC - 1) / NC, ncb = ((n + nb - 1) / nb + NR - 1) / NR * NR;
+	int kb = (k + KC - 1) / KC, kcb = (k + kb - 1) / kb;
+	float *bp = packB ? xmalloc((size_t)kcb * ncb) : NULL;
+	float ap[MRMAX * KC] __attribute__((aligned(64)));
+	for (int jc = 0; jc < n; jc += ncb) {
+		int nc = imin(ncb, n - jc);
+		for (int pc = 0; pc < k; pc += kcb) {
+			int kc = imin(kcb, k - pc), last = pc + kc == k;
+			if (packB) pack_b(bp, NR, b, ldb, tB, pc, kc, jc, nc);
+			for (int ir = 0; ir < m; ir += MR) {
+				int mr = imin(MR, m - ir);
+				const float *pa = a + (long)pc * lda + ir;
+				long sa = lda;
+				if (packA) {
+					sa = s->inplace ? mr : MR;
+					pack_a(ap, sa, a, lda, tA, ir, mr, pc, kc);
+					pa = ap;
+				}
+				for (int jr = 0; jr < nc; jr += NR) {
+					struct epi e = {alpha, pc == 0 ? beta : 1.0f,
+					                last && bias ? bias + jc + jr : NULL, last && relu};
+					const float *pb = packB ? bp + (long)jr * kc : b + (long)pc * ldb + jc + jr;
+					s->tile(kc, pa, sa, pb, packB ? NR : ldb, c + (long)ir * ldc + jc + jr, ldc,
+					        mr, imin(NR, nc - jr), &e);
+				}
+			}
+		}
+	}
+	free(bp);
+}
+
+// Generic path: the compiler vectorises the 4x8 tile with baseline SIMD.
+enum { GMR = 4, GNR = 8 };
+
+static void tile_generic(int kc, const float *a, long sa, const float *b, long sb, float *c,
+                         long ldc, int mr, int nr, const struct epi *e) {
+	float acc[GMR][GNR] = {{0}};
+	for (int p = 0; p < kc; p++, a += sa, b += sb)
+		for (int i = 0; i < GMR; i++)
+			for (int j = 0; j < GNR; j++) acc[i][j] += a[i] * b[j];
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++) c[i * ldc + j] = epi1(acc[i][j], c + i * ldc + j, e, j);
+}
+
+static const struct path path_generic = {GMR, GNR, 0, tile_generic, NULL, 0};
+
+#if defined(__x86_64__)
+#define INL inline __attribute__((always_inline))
+#define T512 __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
+#define T256 __attribute__((target("avx2,fma")))
+
+// ---- AVX-512: 12x32 tiles, 4x4 dot blocks.
+
+static inline __mmask16 mask16(int r) {
+	return r >= 16 ? 0xFFFF : r <= 0 ? 0 : (__mmask16)((1u << r) - 1);
+}
+
+T512 static INL void k512(const int MR, const int NV, int kc, const float *a, long sa,
+                          const float *b, long sb, float *c, long ldc, int nr,
+                          const struct epi *e) {
+	const int KU = MR * NV >= 8 ? 1 : MR * NV >= 4 ? 2 : 4;
+	__m512 acc[4][MRMAX][2];
+	__mmask16 mk[2];
+#pragma GCC unroll 2
+	for (int v = 0; v < NV; v++) mk[v] = mask16(nr - 16 * v);
+#pragma GCC unroll 4
+	for (int u = 0; u < KU; u++)
+#pragma GCC unroll 12
+		for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) acc[u][i][v] = _mm512_setzero_ps();
+	int p = 0;
+	for (; p + KU <= kc; p += KU, a += KU * sa, b += KU * sb) {
+#pragma GCC unroll 4
+		for (int u = 0; u < KU; u++) {
+			__m512 bv[2];
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + u * sb + 16 * v);
+#pragma GCC unroll 12
+			for (int i = 0; i < MR; i++) {
+				__m512 av = _mm512_set1_ps(a[u * sa + i]);
+#pragma GCC unroll 2
+				for (int v = 0; v < NV; v++) acc[u][i][v] = _mm512_fmadd_ps(av, bv[v], acc[u][i][v]);
+			}
+		}
+	}
+	for (; p < kc; p++, a += sa, b += sb) {
+		__m512 bv[2];
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + 16 * v);
+#pragma GCC unroll 12
+		for (int i = 0; i < MR; i++) {
+			__m512 av = _mm512_set1_ps(a[i]);
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_fmadd_ps(av, bv[v], acc[0][i][v]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int u = 1; u < KU; u++)
+#pragma GCC unroll 12
+		for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_add_ps(acc[0][i][v], acc[u][i][v]);
+	const __m512 alpha = _mm512_set1_ps(e->alpha), beta = _mm512_set1_ps(e->beta);
+	const __m512 zero = _mm512_setzero_ps();
+	__m512 bias[2];
+#pragma GCC unroll 2
+	for (int v = 0; v < NV; v++) bias[v] = e->bias ? _mm512_maskz_loadu_ps(mk[v], e->bias + 16 * v) : zero;
+#pragma GCC unroll 12
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++) {
+			float *ci = c + i * ldc + 16 * v;
+			__m512 x = _mm512_mul_ps(alpha, acc[0][i][v]);
+			if (e->beta != 0) x = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mk[v], ci), x);
+			if (e->bias) x = _mm512_add_ps(x, bias[v]);
+			if (e->relu) x = _mm512_max_ps(x, zero); // NaN -> 0, as the scalar epilogue
+			_mm512_mask_storeu_ps(ci, mk[v], x);
+		}
+}
+
+T512 static void tile512(int kc, const float *a, long sa, const float *b, long sb, float *c,
+                         long ldc, int mr, int nr, const struct epi *e) {
+#define K512(R)                                                         \
+	case R:                                                             \
+		if (nr > 16) k512(R, 2, kc, a, sa, b, sb, c, ldc, nr, e);       \
+		else k512(R, 1, kc, a, sa, b, sb, c, ldc, nr, e);               \
+		break;
+	switch (mr) { K512(1) K512(2) K512(3) K512(4) K512(5) K512(6) K512(7) K512(8) K512(9) K512(10) K512(11) K512(12) }
+#undef K512
+}
+
+T512 static INL void d512(const int RB, const int JB, int k, const float *a, long lda,
+                          const float *bt, long ldbt, float *c, long ldc, const struct epi *e) {
+	__m512 acc[4][4];
+#pragma GCC unroll 4
+	for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+		for (int j = 0; j < JB; j++) acc[i][j] = _mm512_setzero_ps();
+	for (int p = 0; p < k; p += 16) {
+		__mmask16 mk = mask16(k - p);
+		__m512 bv[4];
+#pragma GCC unroll 4
+		for (int j = 0; j < JB; j++) bv[j] = _mm512_maskz_loadu_ps(mk, bt + j * ldbt + p);
+#pragma GCC unroll 4
+		for (int i = 0; i < RB; i++) {
+			__m512 av = _mm512_maskz_loadu_ps(mk, a + i * lda + p);
+#pragma GCC unroll 4
+			for (int j = 0; j < JB; j++) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+		for (int j = 0; j < JB; j++)
+			c[i * ldc + j] = epi1(_mm512_reduce_add_ps(acc[i][j]), c + i * ldc + j, e, j);
+}
+
+T512 static void dot512(int m, int n, int k, const float *a, long lda, const float *bt,
+                        long ldbt, float *c, long ldc, const struct epi *e) {
+	for (int i = 0; i < m; i += 4)
+		for (int j = 0; j < n; j += 4) {
+			struct epi ej = *e;
+			if (ej.bias) ej.bias += j;
+			const float *ai = a + i * lda, *bj = bt + j * ldbt;
+			float *cij = c + i * ldc + j;
+#define D512(R, J) \
+	case (R - 1) * 4 + J - 1: d512(R, J, k, ai, lda, bj, ldbt, cij, ldc, &ej); break;
+			switch ((imin(4, m - i) - 1) * 4 + imin(4, n - j) - 1) {
+				D512(1, 1) D512(1, 2) D512(1, 3) D512(1, 4) D512(2, 1) D512(2, 2) D512(2, 3) D512(2, 4)
+				D512(3, 1) D512(3, 2) D512(3, 3) D512(3, 4) D512(4, 1) D512(4, 2) D512(4, 3) D512(4, 4)
+			}
+#undef D512
+		}
+}
+
+static const struct path path_avx512 = {12, 32, 1, tile512, dot512, 16};
+
+// ---- AVX2: 6x16 tiles, 3x3 dot blocks.
+
+T256 static INL __m256i mask8(int r) {
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+T256 static INL __m256 ld8(int full, __m256i mk, const float *p) {
+	return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mk);
+}
+
+// k256 is k512 on 8 lanes; FULL (tile of full width) avoids the slower masked
+// loads and stores of AVX2.
+T256 static INL void k256(const int MR, const int NV, const int FULL, int kc, const float *a,
+                          long sa, const float *b, long sb, float *c, long ldc, int nr,
+                          const struct epi *e) {
+	const int KU = MR * NV >= 8 ? 1 : MR * NV >= 4 ? 2 : 4;
+	__m256 acc[4][6][2];
+	__m256i mk[2];
+#pragma GCC unroll 2
+	for (int v = 0; v < NV; v++) mk[v] = mask8(nr - 8 * v);
+#pragma GCC unroll 4
+	for (int u = 0; u < KU; u++)
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) acc[u][i][v] = _mm256_setzero_ps();
+	int p = 0;
+	for (; p + KU <= kc; p += KU, a += KU * sa, b += KU * sb) {
+#pragma GCC unroll 4
+		for (int u = 0; u < KU; u++) {
+			__m256 bv[2];
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) bv[v] = ld8(FULL, mk[v], b + u * sb + 8 * v);
+#pragma GCC unroll 6
+			for (int i = 0; i < MR; i++) {
+				__m256 av = _mm256_broadcast_ss(a + u * sa + i);
+#pragma GCC unroll 2
+				for (int v = 0; v < NV; v++) acc[u][i][v] = _mm256_fmadd_ps(av, bv[v], acc[u][i][v]);
+			}
+		}
+	}
+	for (; p < kc; p++, a += sa, b += sb) {
+		__m256 bv[2];
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++) bv[v] = ld8(FULL, mk[v], b + 8 * v);
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++) {
+			__m256 av = _mm256_broadcast_ss(a + i);
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm256_fmadd_ps(av, bv[v], acc[0][i][v]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int u = 1; u < KU; u++)
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm256_add_ps(acc[0][i][v], acc[u][i][v]);
+	const __m256 alpha = _mm256_set1_ps(e->alpha), beta = _mm256_set1_ps(e->beta);
+	const __m256 zero = _mm256_setzero_ps();
+	__m256 bias[2];
+#pragma GCC unroll 2
+	for (int v = 0; v < NV; v++) bias[v] = e->bias ? ld8(FULL, mk[v], e->bias + 8 * v) : zero;
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++) {
+			float *ci = c + i * ldc + 8 * v;
+			__m256 x = _mm256_mul_ps(alpha, acc[0][i][v]);
+			if (e->beta != 0) x = _mm256_fmadd_ps(beta, ld8(FULL, mk[v], ci), x);
+			if (e->bias) x = _mm256_add_ps(x, bias[v]);
+			if (e->relu) x = _mm256_max_ps(x, zero);
+			if (FULL) _mm256_storeu_ps(ci, x);
+			else _mm256_maskstore_ps(ci, mk[v], x);
+		}
+}
+
+T256 static void tile256(int kc, const float *a, long sa, const float *b, long sb, float *c,
+                         long ldc, int mr, int nr, const struct epi *e) {
+#define K256(R)                                                                   \
+	case R:                                                                       \
+		if (nr == 16) k256(R, 2, 1, kc, a, sa, b, sb, c, ldc, nr, e);             \
+		else if (nr > 8) k256(R, 2, 0, kc, a, sa, b, sb, c, ldc, nr, e);          \
+		else if (nr == 8) k256(R, 1, 1, kc, a, sa, b, sb, c, ldc, nr, e);         \
+		else k256(R, 1, 0, kc, a, sa, b, sb, c, ldc, nr, e);                      \
+		break;
+	switch (mr) { K256(1) K256(2) K256(3) K256(4) K256(5) K256(6) }
+#undef K256
+}
+
+T256 static INL float hsum256(__m256 v) {
+	__m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+	x = _mm_add_ss(x, _mm_movehdup_ps(x));
+	return _mm_cvtss_f32(x);
+}
+
+T256 static INL void d256(const int RB, const int JB, int k, const float *a, long lda,
+                          const float *bt, long ldbt, float *c, long ldc, const struct epi *e) {
+	__m256 acc[3][3];
+#pragma GCC unroll 3
+	for (int i = 0; i < RB; i++)
+#pragma GCC unroll 3
+		for (int j = 0; j < JB; j++) acc[i][j] = _mm256_setzero_ps();
+	int p = 0;
+	for (; p + 8 <= k; p += 8) {
+		__m256 bv[3];
+#pragma GCC unroll 3
+		for (int j = 0; j < JB; j++) bv[j] = _mm256_loadu_ps(bt + j * ldbt + p);
+#pragma GCC unroll 3
+		for (int i = 0; i < RB; i++) {
+			__m256 av = _mm256_loadu_ps(a + i * lda + p);
+#pragma GCC unroll 3
+			for (int j = 0; j < JB; j++) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
+		}
+	}
+	if (p < k) {
+		__m256i mk = mask8(k - p);
+		__m256 bv[3];
+#pragma GCC unroll 3
+		for (int j = 0; j < JB; j++) bv[j] = _mm256_maskload_ps(bt + j * ldbt + p, mk);
+#pragma GCC unroll 3
+		for (int i = 0; i < RB; i++) {
+			__m256 av = _mm256_maskload_ps(a + i * lda + p, mk);
+#pragma GCC unroll 3
+			for (int j = 0; j < JB; j++) acc[i][j] = _mm256_fmadd_ps(av, bv[j], acc[i][j]);
+		}
+	}
+#pragma GCC unroll 3
+	for (int i = 0; i < RB; i++)
+#pragma GCC unroll 3
+		for (int j = 0; j < JB; j++) c[i * ldc + j] = epi1(hsum256(acc[i][j]), c + i * ldc + j, e, j);
+}
+
+T256 static void dot256(int m, int n, int k, const float *a, long lda, const float *bt,
+                        long ldbt, float *c, long ldc, const struct epi *e) {
+	for (int i = 0; i < m; i += 3)
+		for (int j = 0; j < n; j += 3) {
+			struct epi ej = *e;
+			if (ej.bias) ej.bias += j;
+			const float *ai = a + i * lda, *bj = bt + j * ldbt;
+			float *cij = c + i * ldc + j;
+#define D256(R, J) \
+	case (R - 1) * 3 + J - 1: d256(R, J, k, ai, lda, bj, ldbt, cij, ldc, &ej); break;
+			switch ((imin(3, m - i) - 1) * 3 + imin(3, n - j) - 1) {
+				D256(1, 1) D256(1, 2) D256(1, 3) D256(2, 1) D256(2, 2) D256(2, 3) D256(3, 1) D256(3, 2) D256(3, 3)
+			}
+#undef D256
+		}
+}
+
+static const struct path path_avx2 = {6, 16, 1, tile256, dot256, 12};
+#endif
+
+static const struct path *active_path(void) {
+#if defined(__x86_64__)
+	if (cpukern_isa == CPUKERN_AVX512) return &path_avx512;
+	if (cpukern_isa == CPUKERN_AVX2) return &path_avx2;
+#endif
+	return &path_generic;
+}
 
 void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
                    const float *a, int lda, const float *b, int ldb, float beta,
                    float *c, int ldc, const float *bias, int relu) {
-	for (int i = 0; i < m; i++) {
-		for (int j = 0; j < n; j++) {
-			float s = 0;
-			for (int p = 0; p < k; p++) {
-				float x = transA ? a[p * lda + i] : a[i * lda + p];
-				float y = transB ? b[j * ldb + p] : b[p * ldb + j];
-				s += x * y;
-			}
-			float v = alpha * s;
-			if (beta != 0) v += beta * c[i * ldc + j];
-			if (bias) v += bias[j];
-			if (relu && !(v > 0)) v = 0;
-			c[i * ldc + j] = v;
-		}
+	if (m <= 0 || n <= 0) return;
+	const struct epi e = {alpha, beta, bias, relu};
+	if (k <= 0) {
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < n; j++) c[(long)i * ldc + j] = epi1(0, c + (long)i * ldc + j, &e, j);
+		return;
 	}
+	const struct path *s = active_path();
+	if (s->dot && !transA && (n <= s->dotn || (transB && m <= 4))) {
+		if (transB) {
+			s->dot(m, n, k, a, lda, b, ldb, c, ldc, &e);
+			return;
+		}
+		float *bt = xmalloc((size_t)n * k);
+		for (int p = 0; p < k; p++)
+			for (int j = 0; j < n; j++) bt[(long)j * k + p] = b[(long)p * ldb + j];
+		s->dot(m, n, k, a, lda, bt, k, c, ldc, &e);
+		free(bt);
+		return;
+	}
+	if (s->inplace && transA && n <= s->mr && m > n) {
+		float *t = xmalloc((size_t)n * m);
+		blocked(s, !transB, 0, n, m, k, alpha, b, ldb, a, lda, 0, t, m, NULL, 0);
+		const struct epi e1 = {1, beta, bias, relu};
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < n; j++)
+				c[(long)i * ldc + j] = epi1(t[(long)j * m + i], c + (long)i * ldc + j, &e1, j);
+		free(t);
+		return;
+	}
+	blocked(s, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
 }
