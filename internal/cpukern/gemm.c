@@ -9,9 +9,12 @@
 //    vectors). An operand whose k-slices are contiguous in memory (op(A) when
 //    transA, op(B) when !transB) is read in place; otherwise it is packed (per
 //    k, MR or NR consecutive values), which is where transposes are handled.
-//  - One micro-kernel instantiation per tile height; edge columns use masked
-//    loads and stores; tiles of few accumulators split k over several
-//    accumulator sets to hide the FMA latency.
+//    Operands that are contiguous but much reused are packed all the same:
+//    packed panels avoid the cache-set conflicts of long strides.
+//  - One micro-kernel instantiation per tile height (AVX-512 up to 14, so
+//    that m = 13 or 14 is one tile); edge columns use masked loads and
+//    stores; tiles of few accumulators split k over several accumulator sets
+//    to hide the FMA latency.
 //  - The epilogue (alpha, beta on the first k block, bias and relu on the
 //    last) is applied as the tile is stored; beta 0 never reads C.
 //  - Small n (or tiny m with transB) with op(A) rows contiguous: dot products
@@ -21,7 +24,6 @@
 // No static mutable state: an op(A) micro-panel lives on the stack, packed
 // op(B) and Cᵀ buffers are malloc'ed per call, so calls may run concurrently.
 #include <stdlib.h>
-#include <string.h>
 
 #include "cpukern.h"
 
@@ -29,7 +31,7 @@
 #include <immintrin.h>
 #endif
 
-enum { KC = 256, NC = 512, MRMAX = 12 };
+enum { KC = 256, NC = 512, MRMAX = 14 };
 
 // epi is the epilogue of one k block of a tile.
 struct epi {
@@ -48,6 +50,7 @@ typedef void dot_fn(int m, int n, int k, const float *a, long lda, const float *
 
 struct path {
 	int mr, nr;
+	int mrx;     // tallest tile: a last panel up to mrx rows is not split
 	int inplace; // the tile function takes unpadded operands with any stride
 	tile_fn *tile;
 	dot_fn *dot; // NULL: no dot-product path
@@ -71,6 +74,34 @@ static void *xmalloc(size_t floats) {
 	return p;
 }
 
+// pack_t copies the rows x kc matrix src (row stride ld) transposed to
+// dst[p*w + r]: 4x4 blocks through SSE registers where available.
+static void pack_t(float *restrict dst, int w, const float *src, long ld, int rows, int kc) {
+	int r = 0;
+#if defined(__x86_64__)
+	for (; r + 4 <= rows; r += 4) {
+		const float *s0 = src + r * ld, *s1 = s0 + ld, *s2 = s1 + ld, *s3 = s2 + ld;
+		int p = 0;
+		for (; p + 4 <= kc; p += 4) {
+			__m128 x0 = _mm_loadu_ps(s0 + p), x1 = _mm_loadu_ps(s1 + p);
+			__m128 x2 = _mm_loadu_ps(s2 + p), x3 = _mm_loadu_ps(s3 + p);
+			_MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+			float *d = dst + (long)p * w + r;
+			_mm_storeu_ps(d, x0);
+			_mm_storeu_ps(d + w, x1);
+			_mm_storeu_ps(d + 2 * w, x2);
+			_mm_storeu_ps(d + 3 * w, x3);
+		}
+		for (; p < kc; p++) {
+			float *d = dst + (long)p * w + r;
+			d[0] = s0[p], d[1] = s1[p], d[2] = s2[p], d[3] = s3[p];
+		}
+	}
+#endif
+	for (; r < rows; r++)
+		for (int p = 0; p < kc; p++) dst[(long)p * w + r] = src[r * ld + p];
+}
+
 // pack_a copies op(A)[i0:i0+mr, p0:p0+kc] to dst[p*w + i], zero-padded to w rows.
 static void pack_a(float *restrict dst, int w, const float *a, int lda, int tA, int i0,
                    int mr, int p0, int kc) {
@@ -83,10 +114,7 @@ static void pack_a(float *restrict dst, int w, const float *a, int lda, int tA, 
 		}
 		return;
 	}
-	for (int i = 0; i < mr; i++) {
-		const float *s = a + (long)(i0 + i) * lda + p0;
-		for (int p = 0; p < kc; p++) dst[(long)p * w + i] = s[p];
-	}
+	pack_t(dst, w, a + (long)i0 * lda + p0, lda, mr, kc);
 	for (int i = mr; i < w; i++)
 		for (int p = 0; p < kc; p++) dst[(long)p * w + i] = 0;
 }
@@ -99,13 +127,12 @@ static void pack_b(float *restrict dst, int w, const float *b, int ldb, int tB, 
 		int nr = imin(w, nc - jr);
 		float *d = dst + (long)jr * kc;
 		if (tB) {
-			for (int j = 0; j < nr; j++) {
-				const float *s = b + (long)(j0 + jr + j) * ldb + p0;
-				for (int p = 0; p < kc; p++) d[(long)p * w + j] = s[p];
-			}
+			pack_t(d, w, b + (long)(j0 + jr) * ldb + p0, ldb, nr, kc);
 		} else {
-			for (int p = 0; p < kc; p++)
-				memcpy(d + (long)p * w, b + (long)(p0 + p) * ldb + j0 + jr, nr * sizeof(float));
+			for (int p = 0; p < kc; p++) {
+				const float *s = b + (long)(p0 + p) * ldb + j0 + jr;
+				for (int j = 0; j < nr; j++) d[(long)p * w + j] = s[j];
+			}
 		}
 		if (nr < w)
 			for (int p = 0; p < kc; p++)
@@ -117,7 +144,9 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
                     int ldc, const float *bias, int relu) {
 	const int MR = s->mr, NR = s->nr;
-	const int packA = !tA || !s->inplace, packB = tB || !s->inplace;
+	// In place only if contiguous per k and little reused: packed panels stay
+	// in L1/L2 where long strides would conflict in the caches.
+	const int packA = !tA || !s->inplace || n > 2 * NR, packB = tB || !s->inplace || m > 2 * MR;
 	// Even blocks, NC and KC at most.
 	int nb = (n + NC - 1) / NC, ncb = ((n + nb - 1) / nb + NR - 1) / NR * NR;
 	int kb = (k + KC - 1) / KC, kcb = (k + kb - 1) / kb;
@@ -128,8 +157,8 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
 		for (int pc = 0; pc < k; pc += kcb) {
 			int kc = imin(kcb, k - pc), last = pc + kc == k;
 			if (packB) pack_b(bp, NR, b, ldb, tB, pc, kc, jc, nc);
-			for (int ir = 0; ir < m; ir += MR) {
-				int mr = imin(MR, m - ir);
+			for (int ir = 0, mr; ir < m; ir += mr) {
+				mr = m - ir <= s->mrx ? m - ir : MR;
 				const float *pa = a + (long)pc * lda + ir;
 				long sa = lda;
 				if (packA) {
@@ -163,7 +192,7 @@ static void tile_generic(int kc, const float *a, long sa, const float *b, long s
 		for (int j = 0; j < nr; j++) c[i * ldc + j] = epi1(acc[i][j], c + i * ldc + j, e, j);
 }
 
-static const struct path path_generic = {GMR, GNR, 0, tile_generic, NULL, 0};
+static const struct path path_generic = {GMR, GNR, GMR, 0, tile_generic, NULL, 0};
 
 #if defined(__x86_64__)
 #define INL inline __attribute__((always_inline))
@@ -186,7 +215,7 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 	for (int v = 0; v < NV; v++) mk[v] = mask16(nr - 16 * v);
 #pragma GCC unroll 4
 	for (int u = 0; u < KU; u++)
-#pragma GCC unroll 12
+#pragma GCC unroll 16
 		for (int i = 0; i < MR; i++)
 #pragma GCC unroll 2
 			for (int v = 0; v < NV; v++) acc[u][i][v] = _mm512_setzero_ps();
@@ -197,7 +226,7 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 			__m512 bv[2];
 #pragma GCC unroll 2
 			for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + u * sb + 16 * v);
-#pragma GCC unroll 12
+#pragma GCC unroll 16
 			for (int i = 0; i < MR; i++) {
 				__m512 av = _mm512_set1_ps(a[u * sa + i]);
 #pragma GCC unroll 2
@@ -209,7 +238,7 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 		__m512 bv[2];
 #pragma GCC unroll 2
 		for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + 16 * v);
-#pragma GCC unroll 12
+#pragma GCC unroll 16
 		for (int i = 0; i < MR; i++) {
 			__m512 av = _mm512_set1_ps(a[i]);
 #pragma GCC unroll 2
@@ -218,26 +247,31 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 	}
 #pragma GCC unroll 4
 	for (int u = 1; u < KU; u++)
-#pragma GCC unroll 12
+#pragma GCC unroll 16
 		for (int i = 0; i < MR; i++)
 #pragma GCC unroll 2
 			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_add_ps(acc[0][i][v], acc[u][i][v]);
-	const __m512 alpha = _mm512_set1_ps(e->alpha), beta = _mm512_set1_ps(e->beta);
-	const __m512 zero = _mm512_setzero_ps();
-	__m512 bias[2];
+	// One branch per step, not per register.
+#define EACH(stmt)                      \
+	_Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) \
+		_Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) stmt
+	if (e->alpha != 1) {
+		const __m512 alpha = _mm512_set1_ps(e->alpha);
+		EACH(acc[0][i][v] = _mm512_mul_ps(alpha, acc[0][i][v]));
+	}
+	if (e->beta != 0) {
+		const __m512 beta = _mm512_set1_ps(e->beta);
+		EACH(acc[0][i][v] = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mk[v], c + i * ldc + 16 * v), acc[0][i][v]));
+	}
+	if (e->bias) {
+		__m512 bias[2];
 #pragma GCC unroll 2
-	for (int v = 0; v < NV; v++) bias[v] = e->bias ? _mm512_maskz_loadu_ps(mk[v], e->bias + 16 * v) : zero;
-#pragma GCC unroll 12
-	for (int i = 0; i < MR; i++)
-#pragma GCC unroll 2
-		for (int v = 0; v < NV; v++) {
-			float *ci = c + i * ldc + 16 * v;
-			__m512 x = _mm512_mul_ps(alpha, acc[0][i][v]);
-			if (e->beta != 0) x = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mk[v], ci), x);
-			if (e->bias) x = _mm512_add_ps(x, bias[v]);
-			if (e->relu) x = _mm512_max_ps(x, zero); // NaN -> 0, as the scalar epilogue
-			_mm512_mask_storeu_ps(ci, mk[v], x);
-		}
+		for (int v = 0; v < NV; v++) bias[v] = _mm512_maskz_loadu_ps(mk[v], e->bias + 16 * v);
+		EACH(acc[0][i][v] = _mm512_add_ps(acc[0][i][v], bias[v]));
+	}
+	if (e->relu) // max(x, 0) gives 0 for NaN, as the scalar epilogue
+		EACH(acc[0][i][v] = _mm512_max_ps(acc[0][i][v], _mm512_setzero_ps()));
+	EACH(_mm512_mask_storeu_ps(c + i * ldc + 16 * v, mk[v], acc[0][i][v]));
 }
 
 T512 static void tile512(int kc, const float *a, long sa, const float *b, long sb, float *c,
@@ -247,34 +281,47 @@ T512 static void tile512(int kc, const float *a, long sa, const float *b, long s
 		if (nr > 16) k512(R, 2, kc, a, sa, b, sb, c, ldc, nr, e);       \
 		else k512(R, 1, kc, a, sa, b, sb, c, ldc, nr, e);               \
 		break;
-	switch (mr) { K512(1) K512(2) K512(3) K512(4) K512(5) K512(6) K512(7) K512(8) K512(9) K512(10) K512(11) K512(12) }
+	switch (mr) {
+		K512(1) K512(2) K512(3) K512(4) K512(5) K512(6) K512(7)
+		K512(8) K512(9) K512(10) K512(11) K512(12) K512(13) K512(14)
+	}
 #undef K512
 }
 
+// d512 is one RB x JB block of dot products; few accumulators (JB <= 2) are
+// doubled over alternate k vectors to hide the FMA latency.
 T512 static INL void d512(const int RB, const int JB, int k, const float *a, long lda,
                           const float *bt, long ldbt, float *c, long ldc, const struct epi *e) {
-	__m512 acc[4][4];
+	const int KS = JB <= 2 ? 2 : 1;
+	__m512 acc[2][4][4];
+#pragma GCC unroll 2
+	for (int u = 0; u < KS; u++)
 #pragma GCC unroll 4
-	for (int i = 0; i < RB; i++)
+		for (int i = 0; i < RB; i++)
 #pragma GCC unroll 4
-		for (int j = 0; j < JB; j++) acc[i][j] = _mm512_setzero_ps();
-	for (int p = 0; p < k; p += 16) {
-		__mmask16 mk = mask16(k - p);
-		__m512 bv[4];
+			for (int j = 0; j < JB; j++) acc[u][i][j] = _mm512_setzero_ps();
+	for (int p = 0; p < k; p += 16 * KS) {
+#pragma GCC unroll 2
+		for (int u = 0; u < KS; u++) {
+			__mmask16 mk = mask16(k - p - 16 * u);
+			__m512 bv[4];
 #pragma GCC unroll 4
-		for (int j = 0; j < JB; j++) bv[j] = _mm512_maskz_loadu_ps(mk, bt + j * ldbt + p);
+			for (int j = 0; j < JB; j++) bv[j] = _mm512_maskz_loadu_ps(mk, bt + j * ldbt + p + 16 * u);
 #pragma GCC unroll 4
-		for (int i = 0; i < RB; i++) {
-			__m512 av = _mm512_maskz_loadu_ps(mk, a + i * lda + p);
+			for (int i = 0; i < RB; i++) {
+				__m512 av = _mm512_maskz_loadu_ps(mk, a + i * lda + p + 16 * u);
 #pragma GCC unroll 4
-			for (int j = 0; j < JB; j++) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+				for (int j = 0; j < JB; j++) acc[u][i][j] = _mm512_fmadd_ps(av, bv[j], acc[u][i][j]);
+			}
 		}
 	}
 #pragma GCC unroll 4
 	for (int i = 0; i < RB; i++)
 #pragma GCC unroll 4
-		for (int j = 0; j < JB; j++)
-			c[i * ldc + j] = epi1(_mm512_reduce_add_ps(acc[i][j]), c + i * ldc + j, e, j);
+		for (int j = 0; j < JB; j++) {
+			__m512 x = KS == 2 ? _mm512_add_ps(acc[0][i][j], acc[KS - 1][i][j]) : acc[0][i][j];
+			c[i * ldc + j] = epi1(_mm512_reduce_add_ps(x), c + i * ldc + j, e, j);
+		}
 }
 
 T512 static void dot512(int m, int n, int k, const float *a, long lda, const float *bt,
@@ -295,7 +342,7 @@ T512 static void dot512(int m, int n, int k, const float *a, long lda, const flo
 		}
 }
 
-static const struct path path_avx512 = {12, 32, 1, tile512, dot512, 16};
+static const struct path path_avx512 = {12, 32, 14, 1, tile512, dot512, 16};
 
 // ---- AVX2: 6x16 tiles, 3x3 dot blocks.
 
@@ -355,23 +402,23 @@ T256 static INL void k256(const int MR, const int NV, const int FULL, int kc, co
 		for (int i = 0; i < MR; i++)
 #pragma GCC unroll 2
 			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm256_add_ps(acc[0][i][v], acc[u][i][v]);
-	const __m256 alpha = _mm256_set1_ps(e->alpha), beta = _mm256_set1_ps(e->beta);
-	const __m256 zero = _mm256_setzero_ps();
-	__m256 bias[2];
+	if (e->alpha != 1) {
+		const __m256 alpha = _mm256_set1_ps(e->alpha);
+		EACH(acc[0][i][v] = _mm256_mul_ps(alpha, acc[0][i][v]));
+	}
+	if (e->beta != 0) {
+		const __m256 beta = _mm256_set1_ps(e->beta);
+		EACH(acc[0][i][v] = _mm256_fmadd_ps(beta, ld8(FULL, mk[v], c + i * ldc + 8 * v), acc[0][i][v]));
+	}
+	if (e->bias) {
+		__m256 bias[2];
 #pragma GCC unroll 2
-	for (int v = 0; v < NV; v++) bias[v] = e->bias ? ld8(FULL, mk[v], e->bias + 8 * v) : zero;
-#pragma GCC unroll 6
-	for (int i = 0; i < MR; i++)
-#pragma GCC unroll 2
-		for (int v = 0; v < NV; v++) {
-			float *ci = c + i * ldc + 8 * v;
-			__m256 x = _mm256_mul_ps(alpha, acc[0][i][v]);
-			if (e->beta != 0) x = _mm256_fmadd_ps(beta, ld8(FULL, mk[v], ci), x);
-			if (e->bias) x = _mm256_add_ps(x, bias[v]);
-			if (e->relu) x = _mm256_max_ps(x, zero);
-			if (FULL) _mm256_storeu_ps(ci, x);
-			else _mm256_maskstore_ps(ci, mk[v], x);
-		}
+		for (int v = 0; v < NV; v++) bias[v] = ld8(FULL, mk[v], e->bias + 8 * v);
+		EACH(acc[0][i][v] = _mm256_add_ps(acc[0][i][v], bias[v]));
+	}
+	if (e->relu) EACH(acc[0][i][v] = _mm256_max_ps(acc[0][i][v], _mm256_setzero_ps()));
+	if (FULL) EACH(_mm256_storeu_ps(c + i * ldc + 8 * v, acc[0][i][v]));
+	else EACH(_mm256_maskstore_ps(c + i * ldc + 8 * v, mk[v], acc[0][i][v]));
 }
 
 T256 static void tile256(int kc, const float *a, long sa, const float *b, long sb, float *c,
@@ -448,7 +495,8 @@ T256 static void dot256(int m, int n, int k, const float *a, long lda, const flo
 		}
 }
 
-static const struct path path_avx2 = {6, 16, 1, tile256, dot256, 12};
+static const struct path path_avx2 = {6, 16, 6, 1, tile256, dot256, 12};
+#undef EACH
 #endif
 
 static const struct path *active_path(void) {
@@ -470,26 +518,26 @@ void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
 		return;
 	}
 	const struct path *s = active_path();
+	float small[4096] __attribute__((aligned(64))); // buffers of small calls
 	if (s->dot && !transA && (n <= s->dotn || (transB && m <= 4))) {
 		if (transB) {
 			s->dot(m, n, k, a, lda, b, ldb, c, ldc, &e);
 			return;
 		}
-		float *bt = xmalloc((size_t)n * k);
-		for (int p = 0; p < k; p++)
-			for (int j = 0; j < n; j++) bt[(long)j * k + p] = b[(long)p * ldb + j];
+		float *bt = (long)n * k <= 4096 ? small : xmalloc((size_t)n * k);
+		pack_t(bt, k, b, ldb, k, n); // bt[j*k + p] = b[p*ldb + j]
 		s->dot(m, n, k, a, lda, bt, k, c, ldc, &e);
-		free(bt);
+		if (bt != small) free(bt);
 		return;
 	}
 	if (s->inplace && transA && n <= s->mr && m > n) {
-		float *t = xmalloc((size_t)n * m);
+		float *t = (long)n * m <= 4096 ? small : xmalloc((size_t)n * m);
 		blocked(s, !transB, 0, n, m, k, alpha, b, ldb, a, lda, 0, t, m, NULL, 0);
 		const struct epi e1 = {1, beta, bias, relu};
 		for (int i = 0; i < m; i++)
 			for (int j = 0; j < n; j++)
 				c[(long)i * ldc + j] = epi1(t[(long)j * m + i], c + (long)i * ldc + j, &e1, j);
-		free(t);
+		if (t != small) free(t);
 		return;
 	}
 	blocked(s, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
