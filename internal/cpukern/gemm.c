@@ -21,9 +21,12 @@
 //    vectorised over k, op(B)'s columns packed as rows when needed.
 //  - Small n with transA: Cᵀ = op(B)ᵀ·op(A)ᵀ (both read in place) goes to a
 //    buffer, and the epilogue transposes it into C.
-// No static mutable state: an op(A) micro-panel lives on the stack, packed
-// op(B) and Cᵀ buffers are malloc'ed per call, so calls may run concurrently.
+// No shared mutable state, so calls may run concurrently: packed blocks live
+// in a per-thread buffer (freed at thread exit), small-path buffers on the
+// stack or malloc'ed per call.
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpukern.h"
 
@@ -31,7 +34,7 @@
 #include <immintrin.h>
 #endif
 
-enum { KC = 256, NC = 512, MRMAX = 14 };
+enum { KC = 256, NC = 512, MC = 192, MRMAX = 14 };
 
 // epi is the epilogue of one k block of a tile.
 struct epi {
@@ -74,6 +77,36 @@ static void *xmalloc(size_t floats) {
 	return p;
 }
 
+// The packed operands are kept per thread (a fresh large malloc per call
+// costs page faults), and freed when the thread exits.
+static pthread_key_t pack_key;
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static _Thread_local float *pack_buf;
+static _Thread_local size_t pack_len;
+
+static void pack_key_init(void) { pthread_key_create(&pack_key, free); }
+
+static float *pack_buffer(size_t floats) {
+	if (floats > pack_len) {
+		pthread_once(&pack_once, pack_key_init);
+		free(pack_buf);
+		pack_buf = xmalloc(floats);
+		pack_len = floats;
+		pthread_setspecific(pack_key, pack_buf);
+	}
+	return pack_buf;
+}
+
+// copy moves n floats in 16-byte steps (a loop the compiler would turn into
+// a memcpy call, slow for the short runs of packing).
+static inline void copy(float *restrict d, const float *restrict s, int n) {
+	int j = 0;
+	for (; j + 4 <= n; j += 4) memcpy(d + j, s + j, 16);
+	if (j < n) d[j] = s[j];
+	if (j + 1 < n) d[j + 1] = s[j + 1];
+	if (j + 2 < n) d[j + 2] = s[j + 2];
+}
+
 // pack_t copies the rows x kc matrix src (row stride ld) transposed to
 // dst[p*w + r]: 4x4 blocks through SSE registers where available.
 static void pack_t(float *restrict dst, int w, const float *src, long ld, int rows, int kc) {
@@ -102,38 +135,44 @@ static void pack_t(float *restrict dst, int w, const float *src, long ld, int ro
 		for (int p = 0; p < kc; p++) dst[(long)p * w + r] = src[r * ld + p];
 }
 
-// pack_a copies op(A)[i0:i0+mr, p0:p0+kc] to dst[p*w + i], zero-padded to w rows.
-static void pack_a(float *restrict dst, int w, const float *a, int lda, int tA, int i0,
-                   int mr, int p0, int kc) {
-	if (tA) {
-		for (int p = 0; p < kc; p++) {
-			const float *s = a + (long)(p0 + p) * lda + i0;
-			float *d = dst + (long)p * w;
-			for (int i = 0; i < mr; i++) d[i] = s[i];
-			for (int i = mr; i < w; i++) d[i] = 0;
-		}
-		return;
+// pack_a copies the rows [i0, i0+mc) of op(A)[:, p0:p0+kc] as panels of the
+// heights panel() gives, each [p*w + i] with w = mr, or MR zero-padded if pad;
+// panel ir starts at dst + (ir-i0)*kc. Transposed A is read row by row.
+static void pack_a(float *restrict dst, const float *a, int lda, int tA, int m, int i0, int mc,
+                   int p0, int kc, int MR, int mrx, int pad) {
+	for (int ir = i0, mr; ir < i0 + mc; ir += mr) {
+		mr = m - ir <= mrx ? m - ir : MR;
+		int w = pad ? MR : mr;
+		float *d = dst + (long)(ir - i0) * kc;
+		if (!tA) pack_t(d, w, a + (long)ir * lda + p0, lda, mr, kc);
+		for (int i = mr; i < w; i++)
+			for (int p = 0; p < kc; p++) d[(long)p * w + i] = 0;
 	}
-	pack_t(dst, w, a + (long)i0 * lda + p0, lda, mr, kc);
-	for (int i = mr; i < w; i++)
-		for (int p = 0; p < kc; p++) dst[(long)p * w + i] = 0;
+	if (!tA) return;
+	for (int p = 0; p < kc; p++) {
+		const float *src = a + (long)(p0 + p) * lda;
+		for (int ir = i0, mr; ir < i0 + mc; ir += mr) {
+			mr = m - ir <= mrx ? m - ir : MR;
+			int w = pad ? MR : mr;
+			float *d = dst + (long)(ir - i0) * kc + (long)p * w;
+			copy(d, src + ir, mr);
+		}
+	}
 }
 
 // pack_b copies op(B)[p0:p0+kc, j0:j0+nc] into panels of w columns,
 // panel q at dst + q*kc*w holding [p*w + j], zero-padded to w columns.
 static void pack_b(float *restrict dst, int w, const float *b, int ldb, int tB, int p0,
                    int kc, int j0, int nc) {
+	if (!tB) // row by row, each read once and contiguously
+		for (int p = 0; p < kc; p++) {
+			const float *s = b + (long)(p0 + p) * ldb + j0;
+			for (int jr = 0; jr < nc; jr += w) copy(dst + (long)jr * kc + (long)p * w, s + jr, imin(w, nc - jr));
+		}
 	for (int jr = 0; jr < nc; jr += w) {
 		int nr = imin(w, nc - jr);
 		float *d = dst + (long)jr * kc;
-		if (tB) {
-			pack_t(d, w, b + (long)(j0 + jr) * ldb + p0, ldb, nr, kc);
-		} else {
-			for (int p = 0; p < kc; p++) {
-				const float *s = b + (long)(p0 + p) * ldb + j0 + jr;
-				for (int j = 0; j < nr; j++) d[(long)p * w + j] = s[j];
-			}
-		}
+		if (tB) pack_t(d, w, b + (long)(j0 + jr) * ldb + p0, ldb, nr, kc);
 		if (nr < w)
 			for (int p = 0; p < kc; p++)
 				for (int j = nr; j < w; j++) d[(long)p * w + j] = 0;
@@ -147,36 +186,35 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
 	// In place only if contiguous per k and little reused: packed panels stay
 	// in L1/L2 where long strides would conflict in the caches.
 	const int packA = !tA || !s->inplace || n > 2 * NR, packB = tB || !s->inplace || m > 2 * MR;
-	// Even blocks, NC and KC at most.
+	// Even blocks, NC and KC at most; m in blocks of MC rows (whole panels).
 	int nb = (n + NC - 1) / NC, ncb = ((n + nb - 1) / nb + NR - 1) / NR * NR;
 	int kb = (k + KC - 1) / KC, kcb = (k + kb - 1) / kb;
-	float *bp = packB ? xmalloc((size_t)kcb * ncb) : NULL;
-	float ap[MRMAX * KC] __attribute__((aligned(64)));
+	size_t blen = packB ? ((size_t)kcb * ncb + 15) & ~(size_t)15 : 0;
+	float *bp = packA || packB ? pack_buffer(blen + (packA ? (size_t)(MC + MRMAX) * kcb : 0)) : NULL;
+	float *ap = bp ? bp + blen : NULL;
 	for (int jc = 0; jc < n; jc += ncb) {
 		int nc = imin(ncb, n - jc);
 		for (int pc = 0; pc < k; pc += kcb) {
 			int kc = imin(kcb, k - pc), last = pc + kc == k;
 			if (packB) pack_b(bp, NR, b, ldb, tB, pc, kc, jc, nc);
-			for (int ir = 0, mr; ir < m; ir += mr) {
-				mr = m - ir <= s->mrx ? m - ir : MR;
-				const float *pa = a + (long)pc * lda + ir;
-				long sa = lda;
-				if (packA) {
-					sa = s->inplace ? mr : MR;
-					pack_a(ap, sa, a, lda, tA, ir, mr, pc, kc);
-					pa = ap;
-				}
-				for (int jr = 0; jr < nc; jr += NR) {
-					struct epi e = {alpha, pc == 0 ? beta : 1.0f,
-					                last && bias ? bias + jc + jr : NULL, last && relu};
-					const float *pb = packB ? bp + (long)jr * kc : b + (long)pc * ldb + jc + jr;
-					s->tile(kc, pa, sa, pb, packB ? NR : ldb, c + (long)ir * ldc + jc + jr, ldc,
-					        mr, imin(NR, nc - jr), &e);
+			for (int ic = 0, mc; ic < m; ic += mc) {
+				mc = m - ic <= MC + s->mrx - MR ? m - ic : MC;
+				if (packA) pack_a(ap, a, lda, tA, m, ic, mc, pc, kc, MR, s->mrx, !s->inplace);
+				for (int ir = ic, mr; ir < ic + mc; ir += mr) {
+					mr = m - ir <= s->mrx ? m - ir : MR;
+					const float *pa = packA ? ap + (long)(ir - ic) * kc : a + (long)pc * lda + ir;
+					long sa = !packA ? lda : s->inplace ? mr : MR;
+					for (int jr = 0; jr < nc; jr += NR) {
+						struct epi e = {alpha, pc == 0 ? beta : 1.0f,
+						                last && bias ? bias + jc + jr : NULL, last && relu};
+						const float *pb = packB ? bp + (long)jr * kc : b + (long)pc * ldb + jc + jr;
+						s->tile(kc, pa, sa, pb, packB ? NR : ldb, c + (long)ir * ldc + jc + jr,
+						        ldc, mr, imin(NR, nc - jr), &e);
+					}
 				}
 			}
 		}
 	}
-	free(bp);
 }
 
 // Generic path: the compiler vectorises the 4x8 tile with baseline SIMD.
