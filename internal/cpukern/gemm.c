@@ -54,6 +54,7 @@ typedef void dot_fn(int m, int n, int k, const float *a, long lda, const float *
 struct path {
 	int mr, nr;
 	int mrx;     // tallest tile: a last panel up to mrx rows is not split
+	int nrw;     // tile width for m <= 2 with op(B) in place (long rows of B)
 	int inplace; // the tile function takes unpadded operands with any stride
 	tile_fn *tile;
 	dot_fn *dot; // NULL: no dot-product path
@@ -97,11 +98,19 @@ static float *pack_buffer(size_t floats) {
 	return pack_buf;
 }
 
-// copy moves n floats in 16-byte steps (a loop the compiler would turn into
-// a memcpy call, slow for the short runs of packing).
+// copy moves n floats; on x86-64 in 16-byte steps that the compiler may not
+// turn into a memcpy call (the empty asm), slow for the short runs of packing.
 static inline void copy(float *restrict d, const float *restrict s, int n) {
 	int j = 0;
+#if defined(__x86_64__)
+	for (; j + 4 <= n; j += 4) {
+		__m128 x = _mm_loadu_ps(s + j);
+		__asm__("" : "+x"(x));
+		_mm_storeu_ps(d + j, x);
+	}
+#else
 	for (; j + 4 <= n; j += 4) memcpy(d + j, s + j, 16);
+#endif
 	if (j < n) d[j] = s[j];
 	if (j + 1 < n) d[j + 1] = s[j + 1];
 	if (j + 2 < n) d[j + 2] = s[j + 2];
@@ -192,6 +201,7 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
 	size_t blen = packB ? ((size_t)kcb * ncb + 15) & ~(size_t)15 : 0;
 	float *bp = packA || packB ? pack_buffer(blen + (packA ? (size_t)(MC + MRMAX) * kcb : 0)) : NULL;
 	float *ap = bp ? bp + blen : NULL;
+	const int NRT = !packB && m <= 2 ? s->nrw : NR; // tile width
 	for (int jc = 0; jc < n; jc += ncb) {
 		int nc = imin(ncb, n - jc);
 		for (int pc = 0; pc < k; pc += kcb) {
@@ -204,12 +214,12 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
 					mr = m - ir <= s->mrx ? m - ir : MR;
 					const float *pa = packA ? ap + (long)(ir - ic) * kc : a + (long)pc * lda + ir;
 					long sa = !packA ? lda : s->inplace ? mr : MR;
-					for (int jr = 0; jr < nc; jr += NR) {
+					for (int jr = 0; jr < nc; jr += NRT) {
 						struct epi e = {alpha, pc == 0 ? beta : 1.0f,
 						                last && bias ? bias + jc + jr : NULL, last && relu};
 						const float *pb = packB ? bp + (long)jr * kc : b + (long)pc * ldb + jc + jr;
 						s->tile(kc, pa, sa, pb, packB ? NR : ldb, c + (long)ir * ldc + jc + jr,
-						        ldc, mr, imin(NR, nc - jr), &e);
+						        ldc, mr, imin(NRT, nc - jr), &e);
 					}
 				}
 			}
@@ -230,14 +240,14 @@ static void tile_generic(int kc, const float *a, long sa, const float *b, long s
 		for (int j = 0; j < nr; j++) c[i * ldc + j] = epi1(acc[i][j], c + i * ldc + j, e, j);
 }
 
-static const struct path path_generic = {GMR, GNR, GMR, 0, tile_generic, NULL, 0};
+static const struct path path_generic = {GMR, GNR, GMR, GNR, 0, tile_generic, NULL, 0};
 
 #if defined(__x86_64__)
 #define INL inline __attribute__((always_inline))
 #define T512 __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
 #define T256 __attribute__((target("avx2,fma")))
 
-// ---- AVX-512: 12x32 tiles, 4x4 dot blocks.
+// ---- AVX-512: 12x32 tiles (up to 14 rows; 1 or 2 rows up to 128 wide), 4x4 dot blocks.
 
 static inline __mmask16 mask16(int r) {
 	return r >= 16 ? 0xFFFF : r <= 0 ? 0 : (__mmask16)((1u << r) - 1);
@@ -247,39 +257,42 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
                           const float *b, long sb, float *c, long ldc, int nr,
                           const struct epi *e) {
 	const int KU = MR * NV >= 8 ? 1 : MR * NV >= 4 ? 2 : 4;
-	__m512 acc[4][MRMAX][2];
-	__mmask16 mk[2];
-#pragma GCC unroll 2
+	__m512 acc[4][MRMAX][8];
+	__mmask16 mk[8];
+#pragma GCC unroll 8
 	for (int v = 0; v < NV; v++) mk[v] = mask16(nr - 16 * v);
 #pragma GCC unroll 4
 	for (int u = 0; u < KU; u++)
 #pragma GCC unroll 16
 		for (int i = 0; i < MR; i++)
-#pragma GCC unroll 2
+#pragma GCC unroll 8
 			for (int v = 0; v < NV; v++) acc[u][i][v] = _mm512_setzero_ps();
 	int p = 0;
 	for (; p + KU <= kc; p += KU, a += KU * sa, b += KU * sb) {
 #pragma GCC unroll 4
 		for (int u = 0; u < KU; u++) {
-			__m512 bv[2];
-#pragma GCC unroll 2
+			__m512 bv[8];
+			if (NV == 8) // wide rows read in place: fetch 4 rows ahead
+#pragma GCC unroll 8
+				for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(b + (u + 4) * sb + 16 * v), _MM_HINT_T0);
+#pragma GCC unroll 8
 			for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + u * sb + 16 * v);
 #pragma GCC unroll 16
 			for (int i = 0; i < MR; i++) {
 				__m512 av = _mm512_set1_ps(a[u * sa + i]);
-#pragma GCC unroll 2
+#pragma GCC unroll 8
 				for (int v = 0; v < NV; v++) acc[u][i][v] = _mm512_fmadd_ps(av, bv[v], acc[u][i][v]);
 			}
 		}
 	}
 	for (; p < kc; p++, a += sa, b += sb) {
-		__m512 bv[2];
-#pragma GCC unroll 2
+		__m512 bv[8];
+#pragma GCC unroll 8
 		for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + 16 * v);
 #pragma GCC unroll 16
 		for (int i = 0; i < MR; i++) {
 			__m512 av = _mm512_set1_ps(a[i]);
-#pragma GCC unroll 2
+#pragma GCC unroll 8
 			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_fmadd_ps(av, bv[v], acc[0][i][v]);
 		}
 	}
@@ -287,12 +300,12 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 	for (int u = 1; u < KU; u++)
 #pragma GCC unroll 16
 		for (int i = 0; i < MR; i++)
-#pragma GCC unroll 2
+#pragma GCC unroll 8
 			for (int v = 0; v < NV; v++) acc[0][i][v] = _mm512_add_ps(acc[0][i][v], acc[u][i][v]);
 	// One branch per step, not per register.
 #define EACH(stmt)                      \
 	_Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) \
-		_Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) stmt
+		_Pragma("GCC unroll 8") for (int v = 0; v < NV; v++) stmt
 	if (e->alpha != 1) {
 		const __m512 alpha = _mm512_set1_ps(e->alpha);
 		EACH(acc[0][i][v] = _mm512_mul_ps(alpha, acc[0][i][v]));
@@ -302,8 +315,8 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 		EACH(acc[0][i][v] = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mk[v], c + i * ldc + 16 * v), acc[0][i][v]));
 	}
 	if (e->bias) {
-		__m512 bias[2];
-#pragma GCC unroll 2
+		__m512 bias[8];
+#pragma GCC unroll 8
 		for (int v = 0; v < NV; v++) bias[v] = _mm512_maskz_loadu_ps(mk[v], e->bias + 16 * v);
 		EACH(acc[0][i][v] = _mm512_add_ps(acc[0][i][v], bias[v]));
 	}
@@ -319,11 +332,18 @@ T512 static void tile512(int kc, const float *a, long sa, const float *b, long s
 		if (nr > 16) k512(R, 2, kc, a, sa, b, sb, c, ldc, nr, e);       \
 		else k512(R, 1, kc, a, sa, b, sb, c, ldc, nr, e);               \
 		break;
+#define K512W(R)                                                  \
+	case R:                                                       \
+		if (nr > 32) k512(R, 8, kc, a, sa, b, sb, c, ldc, nr, e); \
+		else if (nr > 16) k512(R, 2, kc, a, sa, b, sb, c, ldc, nr, e); \
+		else k512(R, 1, kc, a, sa, b, sb, c, ldc, nr, e);          \
+		break;
 	switch (mr) {
-		K512(1) K512(2) K512(3) K512(4) K512(5) K512(6) K512(7)
+		K512W(1) K512W(2) K512(3) K512(4) K512(5) K512(6) K512(7)
 		K512(8) K512(9) K512(10) K512(11) K512(12) K512(13) K512(14)
 	}
 #undef K512
+#undef K512W
 }
 
 // d512 is one RB x JB block of dot products; few accumulators (JB <= 2) are
@@ -380,7 +400,7 @@ T512 static void dot512(int m, int n, int k, const float *a, long lda, const flo
 		}
 }
 
-static const struct path path_avx512 = {12, 32, 14, 1, tile512, dot512, 16};
+static const struct path path_avx512 = {12, 32, 14, 128, 1, tile512, dot512, 16};
 
 // ---- AVX2: 6x16 tiles, 3x3 dot blocks.
 
@@ -533,7 +553,7 @@ T256 static void dot256(int m, int n, int k, const float *a, long lda, const flo
 		}
 }
 
-static const struct path path_avx2 = {6, 16, 6, 1, tile256, dot256, 12};
+static const struct path path_avx2 = {6, 16, 6, 16, 1, tile256, dot256, 12};
 #undef EACH
 #endif
 
