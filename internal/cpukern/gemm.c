@@ -373,6 +373,25 @@ T512 static INL void d512(const int RB, const int JB, int k, const float *a, lon
 			}
 		}
 	}
+	if (JB == 4) { // four sums of a row at once, and a 4-wide epilogue
+#pragma GCC unroll 4
+		for (int i = 0; i < RB; i++) {
+			__m512 s01 = _mm512_add_ps(_mm512_unpacklo_ps(acc[0][i][0], acc[0][i][1]),
+			                           _mm512_unpackhi_ps(acc[0][i][0], acc[0][i][1]));
+			__m512 s23 = _mm512_add_ps(_mm512_unpacklo_ps(acc[0][i][2], acc[0][i][3]),
+			                           _mm512_unpackhi_ps(acc[0][i][2], acc[0][i][3]));
+			__m512 s4 = _mm512_add_ps(_mm512_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0)),
+			                          _mm512_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2)));
+			__m256 h = _mm256_add_ps(_mm512_castps512_ps256(s4), _mm512_extractf32x8_ps(s4, 1));
+			__m128 x = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+			x = _mm_mul_ps(_mm_set1_ps(e->alpha), x);
+			if (e->beta != 0) x = _mm_fmadd_ps(_mm_set1_ps(e->beta), _mm_loadu_ps(c + i * ldc), x);
+			if (e->bias) x = _mm_add_ps(x, _mm_loadu_ps(e->bias));
+			if (e->relu) x = _mm_max_ps(x, _mm_setzero_ps());
+			_mm_storeu_ps(c + i * ldc, x);
+		}
+		return;
+	}
 #pragma GCC unroll 4
 	for (int i = 0; i < RB; i++)
 #pragma GCC unroll 4
