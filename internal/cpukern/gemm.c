@@ -272,9 +272,10 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 #pragma GCC unroll 4
 		for (int u = 0; u < KU; u++) {
 			__m512 bv[8];
-			if (NV == 8) // wide rows read in place: fetch 4 rows ahead
+			if (NV > 1) // op(B) a few rows ahead: helps as tiles switch panels
 #pragma GCC unroll 8
-				for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(b + (u + 4) * sb + 16 * v), _MM_HINT_T0);
+				for (int v = 0; v < NV; v++)
+					_mm_prefetch((const char *)(b + (u + (NV == 8 ? 4 : 8)) * sb + 16 * v), _MM_HINT_T0);
 #pragma GCC unroll 8
 			for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + u * sb + 16 * v);
 #pragma GCC unroll 16
