@@ -366,6 +366,10 @@ T512 static INL void d512(const int RB, const int JB, int k, const float *a, lon
 			__m512 bv[4];
 #pragma GCC unroll 4
 			for (int j = 0; j < JB; j++) bv[j] = _mm512_maskz_loadu_ps(mk, bt + j * ldbt + p + 16 * u);
+			if (JB <= 2) // few columns: bound by reading A, fetch the next rows
+#pragma GCC unroll 4
+				for (int i = 0; i < RB; i++)
+					_mm_prefetch((const char *)(a + (i + RB) * lda + p + 16 * u), _MM_HINT_T0);
 #pragma GCC unroll 4
 			for (int i = 0; i < RB; i++) {
 				__m512 av = _mm512_maskz_loadu_ps(mk, a + i * lda + p + 16 * u);
