@@ -2,19 +2,18 @@
 //
 // Design, BLIS-like with vectors along n (rows of C):
 //  - Blocked path: k in blocks of at most KC, n in blocks of at most NC (the
-//    op(B) block stays in L2). For each MR-row micro-panel of op(A) (kept in
-//    L1) the NR-column micro-panels of op(B) are swept by a register-blocked
-//    micro-kernel that broadcasts op(A) values and FMAs them into MR x NR
-//    accumulators: AVX-512 12x32, AVX2 6x16, generic 4x8 (the compiler's
-//    vectors). An operand whose k-slices are contiguous in memory (op(A) when
-//    transA, op(B) when !transB) is read in place; otherwise it is packed (per
-//    k, MR or NR consecutive values), which is where transposes are handled.
-//    Operands that are contiguous but much reused are packed all the same:
-//    packed panels avoid the cache-set conflicts of long strides.
+//    packed op(B) block stays in L2), m in blocks of MC rows (packed op(A)).
+//    For each MR-row micro-panel of op(A) (L1) the NR-column micro-panels of
+//    op(B) are swept by a register-blocked micro-kernel that broadcasts op(A)
+//    values and FMAs them into MR x NR accumulators: AVX-512 12x32, AVX2 6x16,
+//    generic 4x8 (the compiler's vectors). Packing (per k, MR or NR
+//    consecutive values) handles the transposes, with 4x4 SSE transposes
+//    where the source is strided. An operand already contiguous per k (op(A)
+//    when transA, op(B) when !transB) that is reused little is read in place.
 //  - One micro-kernel instantiation per tile height (AVX-512 up to 14, so
 //    that m = 13 or 14 is one tile); edge columns use masked loads and
 //    stores; tiles of few accumulators split k over several accumulator sets
-//    to hide the FMA latency.
+//    to hide the FMA latency; for m <= 2 the AVX-512 tile is 128 wide.
 //  - The epilogue (alpha, beta on the first k block, bias and relu on the
 //    last) is applied as the tile is stored; beta 0 never reads C.
 //  - Small n (or tiny m with transB) with op(A) rows contiguous: dot products
