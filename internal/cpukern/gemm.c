@@ -20,6 +20,8 @@
 //    vectorised over k, op(B)'s columns packed as rows when needed.
 //  - Small n with transA: Cᵀ = op(B)ᵀ·op(A)ᵀ (both read in place) goes to a
 //    buffer, and the epilogue transposes it into C.
+//  - One row of C over op(B) in place (AVX-512): op(B) streamed row after row
+//    into an L1 accumulator row (column sums, Cᵀ of n = 1).
 // No shared mutable state, so calls may run concurrently: packed blocks live
 // in a per-thread buffer (freed at thread exit), small-path buffers on the
 // stack or malloc'ed per call.
@@ -33,7 +35,7 @@
 #include <immintrin.h>
 #endif
 
-enum { KC = 256, NC = 512, MC = 192, MRMAX = 14 };
+enum { KC = 256, NC = 512, MC = 192, MRMAX = 14, ROWMAX = 4096 };
 
 // epi is the epilogue of one k block of a tile.
 struct epi {
@@ -46,6 +48,9 @@ struct epi {
 // values of k: op(A)[i][p] = a[p*sa + i], op(B)[p][j] = b[p*sb + j].
 typedef void tile_fn(int kc, const float *a, long sa, const float *b, long sb,
                      float *c, long ldc, int mr, int nr, const struct epi *e);
+// A row function computes the single row C[0][j] = epi(Σp a[p*sa]·b[p*ldb + j]), n <= ROWMAX.
+typedef void row_fn(int n, int k, const float *a, long sa, const float *b, long ldb, float *c,
+                    const struct epi *e);
 // A dot function computes C[i][j] = epi(Σp a[i*lda + p]·bt[j*ldbt + p]).
 typedef void dot_fn(int m, int n, int k, const float *a, long lda, const float *bt,
                     long ldbt, float *c, long ldc, const struct epi *e);
@@ -58,6 +63,7 @@ struct path {
 	tile_fn *tile;
 	dot_fn *dot; // NULL: no dot-product path
 	int dotn;    // largest n for the dot-product path
+	row_fn *row; // NULL: no single-row path
 };
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
@@ -239,7 +245,7 @@ static void tile_generic(int kc, const float *a, long sa, const float *b, long s
 		for (int j = 0; j < nr; j++) c[i * ldc + j] = epi1(acc[i][j], c + i * ldc + j, e, j);
 }
 
-static const struct path path_generic = {GMR, GNR, GMR, GNR, 0, tile_generic, NULL, 0};
+static const struct path path_generic = {GMR, GNR, GMR, GNR, 0, tile_generic, NULL, 0, NULL};
 
 #if defined(__x86_64__)
 #define INL inline __attribute__((always_inline))
@@ -423,7 +429,44 @@ T512 static void dot512(int m, int n, int k, const float *a, long lda, const flo
 		}
 }
 
-static const struct path path_avx512 = {12, 32, 14, 128, 1, tile512, dot512, 16};
+// row512 streams op(B) row after row (sequential reads) into t, which stays
+// in L1, four rows per pass over t.
+T512 static void row512(int n, int k, const float *a, long sa, const float *b, long ldb, float *c,
+                        const struct epi *e) {
+	float t[ROWMAX] __attribute__((aligned(64)));
+	for (int j = 0; j < n; j += 16) _mm512_store_ps(t + j, _mm512_setzero_ps());
+	int p = 0;
+	for (; p + 4 <= k; p += 4) {
+		const float *b0 = b + p * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+		__m512 a0 = _mm512_set1_ps(a[p * sa]), a1 = _mm512_set1_ps(a[(p + 1) * sa]);
+		__m512 a2 = _mm512_set1_ps(a[(p + 2) * sa]), a3 = _mm512_set1_ps(a[(p + 3) * sa]);
+		for (int j = 0; j < n; j += 16) {
+			__mmask16 mk = mask16(n - j);
+			__m512 x = _mm512_fmadd_ps(a0, _mm512_maskz_loadu_ps(mk, b0 + j), _mm512_load_ps(t + j));
+			x = _mm512_fmadd_ps(a1, _mm512_maskz_loadu_ps(mk, b1 + j), x);
+			x = _mm512_fmadd_ps(a2, _mm512_maskz_loadu_ps(mk, b2 + j), x);
+			x = _mm512_fmadd_ps(a3, _mm512_maskz_loadu_ps(mk, b3 + j), x);
+			_mm512_store_ps(t + j, x);
+		}
+	}
+	for (; p < k; p++) {
+		const float *b0 = b + p * ldb;
+		__m512 a0 = _mm512_set1_ps(a[p * sa]);
+		for (int j = 0; j < n; j += 16)
+			_mm512_store_ps(t + j, _mm512_fmadd_ps(a0, _mm512_maskz_loadu_ps(mask16(n - j), b0 + j),
+			                                       _mm512_load_ps(t + j)));
+	}
+	for (int j = 0; j < n; j += 16) {
+		__mmask16 mk = mask16(n - j);
+		__m512 x = _mm512_mul_ps(_mm512_set1_ps(e->alpha), _mm512_load_ps(t + j));
+		if (e->beta != 0) x = _mm512_fmadd_ps(_mm512_set1_ps(e->beta), _mm512_maskz_loadu_ps(mk, c + j), x);
+		if (e->bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk, e->bias + j));
+		if (e->relu) x = _mm512_max_ps(x, _mm512_setzero_ps());
+		_mm512_mask_storeu_ps(c + j, mk, x);
+	}
+}
+
+static const struct path path_avx512 = {12, 32, 14, 128, 1, tile512, dot512, 16, row512};
 
 // ---- AVX2: 6x16 tiles, 3x3 dot blocks.
 
@@ -576,7 +619,7 @@ T256 static void dot256(int m, int n, int k, const float *a, long lda, const flo
 		}
 }
 
-static const struct path path_avx2 = {6, 16, 6, 16, 1, tile256, dot256, 12};
+static const struct path path_avx2 = {6, 16, 6, 16, 1, tile256, dot256, 12, NULL};
 #undef EACH
 #endif
 
@@ -586,6 +629,19 @@ static const struct path *active_path(void) {
 	if (cpukern_isa == CPUKERN_AVX2) return &path_avx2;
 #endif
 	return &path_generic;
+}
+
+// product is the blocked path, or the row path for one row of C over op(B)
+// read in place.
+static void product(const struct path *s, int tA, int tB, int m, int n, int k, float alpha,
+                    const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                    int ldc, const float *bias, int relu) {
+	if (s->row && m == 1 && !tB && n <= ROWMAX) {
+		const struct epi e = {alpha, beta, bias, relu};
+		s->row(n, k, a, tA ? lda : 1, b, ldb, c, &e);
+		return;
+	}
+	blocked(s, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
 }
 
 void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
@@ -613,7 +669,7 @@ void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
 	}
 	if (s->inplace && transA && n <= s->mr && m > n) {
 		float *t = (long)n * m <= 4096 ? small : xmalloc((size_t)n * m);
-		blocked(s, !transB, 0, n, m, k, alpha, b, ldb, a, lda, 0, t, m, NULL, 0);
+		product(s, !transB, 0, n, m, k, alpha, b, ldb, a, lda, 0, t, m, NULL, 0);
 		const struct epi e1 = {1, beta, bias, relu};
 		for (int i = 0; i < m; i++)
 			for (int j = 0; j < n; j++)
@@ -621,5 +677,5 @@ void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
 		if (t != small) free(t);
 		return;
 	}
-	blocked(s, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
+	product(s, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
 }
