@@ -1,8 +1,8 @@
 // Matrix products of package cpukern (see cpukern.h), single-threaded.
 //
 // Design, BLIS-like with vectors along n (rows of C):
-//  - Blocked path: k in blocks of at most KC, n in blocks of at most NC (the
-//    packed op(B) block stays in L2), m in blocks of MC rows (packed op(A)).
+//  - Blocked path: k in blocks of at most KC, n in blocks of at most NCF/KC
+//    (the packed op(B) block stays in L2), m in blocks of MC rows (packed op(A)).
 //    For each MR-row micro-panel of op(A) (L1) the NR-column micro-panels of
 //    op(B) are swept by a register-blocked micro-kernel that broadcasts op(A)
 //    values and FMAs them into MR x NR accumulators: AVX-512 12x32, AVX2 6x16,
@@ -35,7 +35,7 @@
 #include <immintrin.h>
 #endif
 
-enum { KC = 256, NC = 512, MC = 192, MRMAX = 14, ROWMAX = 4096 };
+enum { KC = 256, NCF = 160 * 1024, MC = 192, MRMAX = 14, ROWMAX = 4096 };
 
 // epi is the epilogue of one k block of a tile.
 struct epi {
@@ -200,9 +200,12 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
 	// In place only if contiguous per k and little reused: packed panels stay
 	// in L1/L2 where long strides would conflict in the caches.
 	const int packA = !tA || !s->inplace || n > 2 * NR, packB = tB || !s->inplace || m > 2 * MR;
-	// Even blocks, NC and KC at most; m in blocks of MC rows (whole panels).
-	int nb = (n + NC - 1) / NC, ncb = ((n + nb - 1) / nb + NR - 1) / NR * NR;
+	// Even blocks: KC at most, the op(B) block NCF floats at most (640 KB of
+	// L2: fewer n blocks mean fewer repacks of op(A)); m in blocks of MC rows
+	// (whole panels).
 	int kb = (k + KC - 1) / KC, kcb = (k + kb - 1) / kb;
+	int nc_max = imin(n, NCF / kcb / NR * NR);
+	int nb = (n + nc_max - 1) / nc_max, ncb = ((n + nb - 1) / nb + NR - 1) / NR * NR;
 	size_t blen = packB ? ((size_t)kcb * ncb + 15) & ~(size_t)15 : 0;
 	float *bp = packA || packB ? pack_buffer(blen + (packA ? (size_t)(MC + MRMAX) * kcb : 0)) : NULL;
 	float *ap = bp ? bp + blen : NULL;
