@@ -445,6 +445,10 @@ T512 static void row512(int n, int k, const float *a, long sa, const float *b, l
 		__m512 a2 = _mm512_set1_ps(a[(p + 2) * sa]), a3 = _mm512_set1_ps(a[(p + 3) * sa]);
 		for (int j = 0; j < n; j += 16) {
 			__mmask16 mk = mask16(n - j);
+			_mm_prefetch((const char *)(b0 + 4 * ldb + j), _MM_HINT_T0); // the next four rows
+			_mm_prefetch((const char *)(b1 + 4 * ldb + j), _MM_HINT_T0);
+			_mm_prefetch((const char *)(b2 + 4 * ldb + j), _MM_HINT_T0);
+			_mm_prefetch((const char *)(b3 + 4 * ldb + j), _MM_HINT_T0);
 			__m512 x = _mm512_fmadd_ps(a0, _mm512_maskz_loadu_ps(mk, b0 + j), _mm512_load_ps(t + j));
 			x = _mm512_fmadd_ps(a1, _mm512_maskz_loadu_ps(mk, b1 + j), x);
 			x = _mm512_fmadd_ps(a2, _mm512_maskz_loadu_ps(mk, b2 + j), x);
