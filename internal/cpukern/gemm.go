@@ -3,7 +3,10 @@ package cpukern
 // #include "cpukern.h"
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices, where
 // op(A) is [m,k] (A itself, or Aᵀ when transA) and op(B) is [k,n]; lda, ldb
@@ -60,4 +63,25 @@ func b2i(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// PeakGFLOPS measures the active path on an n×n×n product (no transposes):
+// the best of reps, in GFLOP/s.
+func PeakGFLOPS(n, reps int) float64 {
+	a := make([]float32, n*n)
+	b := make([]float32, n*n)
+	c := make([]float32, n*n)
+	for i := range a {
+		a[i] = float32(i%7) * 0.1
+		b[i] = float32(i%5) * 0.1
+	}
+	best := 0.0
+	for r := 0; r < reps; r++ {
+		t := time.Now()
+		Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+		if g := 2 * float64(n) * float64(n) * float64(n) / time.Since(t).Seconds() / 1e9; g > best {
+			best = g
+		}
+	}
+	return best
 }
