@@ -3,7 +3,8 @@
 # `admpo bench train` of the baseline build (OLD) and of the new one (NEW), one
 # thread each, under each OPENBLAS_CORETYPE given, and prints the new build's
 # times, GFLOP/s and share of the product peak with its speed-up over the
-# baseline. PyTorch (one thread) runs once, with the new build.
+# baseline (GOMAXPROCS=1, so its element-wise loops stay on one thread too).
+# PyTorch (one thread) runs once, with the new build.
 # Usage: scripts/bench_engine.sh OLD_BIN NEW_BIN [ITERS]   (CORETYPES="Haswell SkylakeX" by default;
 #   KERNELS="auto avx2" forces the new build's kernel paths; OUT=dir keeps the JSON)
 # Run it on an otherwise idle machine (pause long runs with kill -STOP/-CONT).
@@ -15,7 +16,7 @@ out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 torch=--torch-threads=1
 for ct in ${CORETYPES:-Haswell SkylakeX}; do
-  OPENBLAS_CORETYPE=$ct OPENBLAS_NUM_THREADS=1 "$old" bench train --iters "$iters" --no-torch --json > "$out/old-$ct.json"
+  GOMAXPROCS=1 OPENBLAS_CORETYPE=$ct OPENBLAS_NUM_THREADS=1 "$old" bench train --iters "$iters" --no-torch --json > "$out/old-$ct.json"
   for k in ${KERNELS:-auto}; do
     OPENBLAS_CORETYPE=$ct OPENBLAS_NUM_THREADS=1 "$new" bench train --iters "$iters" --threads 1 --kernels "$k" $torch --json > "$out/new-$ct-$k.json"
     torch=--no-torch
