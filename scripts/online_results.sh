@@ -7,7 +7,9 @@
 #   ENVS, SEEDS, ALGOS select a part of the matrix (defaults: the preset's tasks,
 #           seeds 0-2, admpo mbpo sac); EXTRA adds flags to every fresh run.
 #   EVIDENCE=1 copies each finished run's config.json, progress.csv and .jsonl to
-#           docs/results/online/ENV-ALGO-SEED/ (on by default for cpu and paper).
+#           docs/results/online/ENV-ALGO-SEED/ (on by default for cpu and paper);
+#           TAG=NAME puts it under docs/results/online/NAME/ instead (e.g. the build
+#           of a table's runs, so that one table keeps one build).
 #   ADMPO_BIN another admpo binary (e.g. a copy, so rebuilding bin/ cannot
 #           touch running jobs); NO_PLOT=1 leaves docs/ plots alone.
 #   REPO    the checkout whose docs/ receive evidence and plots (default: this
@@ -49,7 +51,7 @@ for env in $envs; do
         echo "$(date +%T) finished $dir: $(grep 'eval return' "$dir.log" | tail -1)"
       fi
       if [ -n "$evidence" ]; then
-        ev=$repo/docs/results/online/$env-$algo-$seed
+        ev=$repo/docs/results/online/${TAG:+$TAG/}$env-$algo-$seed
         mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$dir/progress.jsonl" "$ev/"
       fi
     done
