@@ -1,12 +1,5 @@
 package emu
 
-// #cgo LDFLAGS: -lopenblas
-// // OpenBLAS's cblas_sgemm, declared here rather than through cblas.h,
-// // which Debian picks among BLAS alternatives (OpenBLAS's spells its
-// // integers blasint, 32-bit in Debian's build). The enums are ints.
-// enum { admpo_col_major = 102, admpo_no_trans = 111, admpo_trans = 112 };
-// void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
-//                  const float *b, int ldb, float beta, float *c, int ldc);
 import "C"
 
 import (
@@ -14,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/kernels"
+	"github.com/admpo/admpo/internal/cpukern"
 )
 
 // sourceHash ties this package's build to the kernel sources: the cgo
@@ -183,16 +177,11 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 	if m == 0 || n == 0 {
 		return nil
 	}
-	ta, tb := C.int(C.admpo_no_trans), C.int(C.admpo_no_trans)
-	if transA {
-		ta = C.admpo_trans
-	}
-	if transB {
-		tb = C.admpo_trans
-	}
-	// A and B may be empty when k = 0; cblas then only scales C.
-	C.cblas_sgemm(C.admpo_col_major, ta, tb, C.int(m), C.int(n), C.int(k), C.float(alpha),
-		bufs[0].fptr(), C.int(lda), bufs[1].fptr(), C.int(ldb), C.float(beta), bufs[2].fptr(), C.int(ldc))
+	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ: the
+	// host training engine's kernels (cpukern) with the operands swapped, so
+	// emu's products round as the CPU path's do. A and B may be empty when
+	// k = 0; then C is only scaled.
+	cpukern.Sgemm(transB, transA, n, m, k, alpha, bufs[1].f, ldb, bufs[0].f, lda, beta, bufs[2].f, ldc)
 	return nil
 }
 
