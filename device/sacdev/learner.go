@@ -83,7 +83,7 @@ type Learner struct {
 	// The last actor step's sums of the actor loss's rows and of logπ,
 	// kept for Stats (the next update's target pass overwrites logp).
 	actorSums [2]device.Buffer
-	all                                                 []device.Buffer
+	all       []device.Buffer
 }
 
 // New allocates a learner on d with zero weights (SetWeights sets them)
