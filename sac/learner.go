@@ -140,7 +140,7 @@ func (s *Agent) learnerUpdate(b *buffer.Batch, epsNext, eps []float32) (bool, er
 		return false, errors.New("sac: the learner's actor schedule differs from the agent's")
 	}
 	s.Updates++
-	s.stateStale, s.lastOK, s.lastActor = true, false, actor
+	s.stateStale, s.statsUnread, s.lastActor = true, true, actor
 	if actor {
 		s.ActorOpt.LR, s.lastActorLR = lr, lr
 		s.actorStale, s.learnerActed = true, true
@@ -161,7 +161,7 @@ func (s *Agent) learnerUpdate(b *buffer.Batch, epsNext, eps []float32) (bool, er
 // such point, not once per update, and gets the same values as if it had
 // read them after every update.
 func (s *Agent) LastStats() (Stats, error) {
-	if s.learner == nil || s.lastOK {
+	if s.learner == nil || !s.statsUnread {
 		return s.last, nil
 	}
 	st, err := s.learner.Stats()
@@ -176,6 +176,6 @@ func (s *Agent) LastStats() (Stats, error) {
 	} else { // no actor step on this learner yet: keep the host's last one
 		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
 	}
-	s.last, s.lastOK = st, true
+	s.last, s.statsUnread = st, false
 	return st, nil
 }

@@ -103,13 +103,13 @@ type Agent struct {
 	learner                Learner
 	actorStale, stateStale bool
 
-	// last is the last update's Stats (LastStats), current unless lastOK
-	// is false: a learner's update since, not read back yet. lastActor
+	// last is the last update's Stats (LastStats), current unless
+	// statsUnread: a learner's update since, not read back yet. lastActor
 	// says whether that update stepped the actor, lastActorLR is the
 	// actor's rate at the last actor step on a learner, and learnerActed
 	// that the learner made one.
 	last                    Stats
-	lastOK                  bool
+	statsUnread             bool
 	lastActor, learnerActed bool
 	lastActorLR             float64
 }
@@ -201,7 +201,7 @@ func (s *Agent) Update(b *buffer.Batch) (actorUpdated bool, err error) {
 	if !st.ActorUpdated { // keep the last actor step's numbers
 		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
 	}
-	s.last, s.lastOK, s.lastActor = st, true, st.ActorUpdated
+	s.last, s.statsUnread, s.lastActor = st, false, st.ActorUpdated
 	return st.ActorUpdated, nil
 }
 
