@@ -35,22 +35,24 @@ type loop struct {
 	rng   *rand.Rand
 	srcs  rngSources
 
-	step    int
-	lastFit dynamics.FitReport
-	fitAt   int // env step of the last completed model fit (0: none yet)
+	step       int
+	lastFit    dynamics.FitReport
+	fitAt      int // env step of the last completed model fit (0: none yet)
+	evals      int
+	wallBefore float64 // seconds spent before a resume
+	time       Timing  // cumulative time by phase, resumes included
+	started    time.Time
+	progress   *Progress
+	tb         tbLog // TensorBoard event file
+	batch      *buffer.Batch
+	onStatus   func(Status)
+
 	// lastSAC is SAC's last update's stats as of the last read (sacStats);
 	// sacUnread says that updates ran since, actorSince that one of them
 	// stepped the actor.
 	lastSAC               sac.Stats
 	sacUnread, actorSince bool
-	evals                 int
-	wallBefore            float64 // seconds spent before a resume
-	time                  Timing  // cumulative time by phase, resumes included
-	started               time.Time
-	progress              *Progress
-	tb                    tbLog // TensorBoard event file
-	batch                 *buffer.Batch
-	onStatus              func(Status)
+
 	// realFloor takes floor(realRatio·Batch) real rows as the authors'
 	// int(batch_size*real_ratio) (version 2 configs); else the nearest
 	// integer.
