@@ -12,10 +12,20 @@ import (
 // device learner); the Agent keeps drawing the noise, counting updates and
 // acting on the host. Tensors are in models' order: each network's W0, B0,
 // W1, B1, ... and the critics' optimiser over critic 1's then critic 2's.
+//
+// Update reads nothing back: on a device it only queues the work, and
+// Stats, which the Agent calls only when its LastStats is asked for, is
+// the one read-back of the losses (a device synchronisation).
 type Learner interface {
 	// Update does one SAC update on b with the target's noise epsNext and
-	// the actor step's eps, the actor's learning rate actorLR.
-	Update(b *buffer.Batch, epsNext, eps []float32, actorLR float64) (Stats, error)
+	// the actor step's eps, the actor's learning rate actorLR, and tells
+	// whether it stepped the actor and α (the ActorEvery schedule).
+	Update(b *buffer.Batch, epsNext, eps []float32, actorLR float64) (actorUpdated bool, err error)
+	// Stats reads back the last update's Stats (ActorLR aside, which the
+	// Agent fills in), with ActorLoss, AlphaLoss and LogPi those of the
+	// learner's last actor step (0 before its first). The Agent calls it
+	// at most once per update.
+	Stats() (Stats, error)
 	// PullActor copies the learner's actor weights into dst (models'
 	// order).
 	PullActor(dst [][]float32) error
@@ -51,14 +61,17 @@ func (s *Agent) state() *State {
 
 // SetLearner makes l run the agent's updates from now on, starting from
 // the agent's current state (pushed to l now); nil returns them to the
-// host after copying l's state back.
+// host after copying l's state (and the last update's Stats) back.
 func (s *Agent) SetLearner(l Learner) error {
 	if s.learner != nil {
 		if err := s.Sync(); err != nil {
 			return err
 		}
+		if _, err := s.LastStats(); err != nil {
+			return err
+		}
 	}
-	s.learner, s.actorStale, s.stateStale = nil, false, false
+	s.learner, s.actorStale, s.stateStale, s.learnerActed = nil, false, false, false
 	if l == nil {
 		return nil
 	}
@@ -110,26 +123,59 @@ func (s *Agent) syncActor() error {
 }
 
 // learnerUpdate is Update on the learner: the noise is drawn as the host
-// update draws it, into the same slices.
-func (s *Agent) learnerUpdate(b *buffer.Batch, epsNext, eps []float32) (Stats, error) {
-	var st Stats
+// update draws it, into the same slices. It reads no Stats back
+// (LastStats does, when asked).
+func (s *Agent) learnerUpdate(b *buffer.Batch, epsNext, eps []float32) (bool, error) {
 	if b.N != s.Cfg.BatchSize || b.ObsDim != s.Actor.ObsDim || b.ActDim != s.Actor.ActDim {
-		return st, fmt.Errorf("sac: batch of %d×%d/%d, want %d×%d/%d", b.N, b.ObsDim, b.ActDim,
+		return false, fmt.Errorf("sac: batch of %d×%d/%d, want %d×%d/%d", b.N, b.ObsDim, b.ActDim,
 			s.Cfg.BatchSize, s.Actor.ObsDim, s.Actor.ActDim)
 	}
 	lr := s.Cfg.ActorLRAt(s.Updates)
-	st, err := s.learner.Update(b, epsNext, eps, lr)
+	due := s.actorDue()
+	actor, err := s.learner.Update(b, epsNext, eps, lr)
 	if err != nil {
-		return st, fmt.Errorf("sac: update %d: %w", s.Updates+1, err)
+		return false, fmt.Errorf("sac: update %d: %w", s.Updates+1, err)
 	}
-	if st.ActorUpdated != s.actorDue() {
-		return st, errors.New("sac: the learner's actor schedule differs from the agent's")
+	if actor != due {
+		return false, errors.New("sac: the learner's actor schedule differs from the agent's")
 	}
 	s.Updates++
-	s.stateStale = true
-	if st.ActorUpdated {
-		s.ActorOpt.LR, st.ActorLR = lr, lr
-		s.actorStale = true
+	s.stateStale, s.statsUnread, s.lastActor = true, true, actor
+	if actor {
+		s.ActorOpt.LR, s.lastActorLR = lr, lr
+		s.actorStale, s.learnerActed = true, true
 	}
+	return actor, nil
+}
+
+// LastStats returns the last update's Stats. When that update skipped the
+// actor (ActorUpdated false), ActorLoss, AlphaLoss, LogPi and ActorLR are
+// those of the agent's last update that stepped it (0 before the first).
+// Before any update it returns zero Stats.
+//
+// On the host the update computed them already. With a Learner the first
+// call after an update reads them back (Learner.Stats: on a device, a
+// synchronisation that waits for the queued updates) and later calls
+// return that copy until the next update: a training loop that asks only
+// when it logs, evaluates or writes a checkpoint reads them back once per
+// such point, not once per update, and gets the same values as if it had
+// read them after every update.
+func (s *Agent) LastStats() (Stats, error) {
+	if s.learner == nil || !s.statsUnread {
+		return s.last, nil
+	}
+	st, err := s.learner.Stats()
+	if err != nil {
+		return s.last, fmt.Errorf("sac: stats of update %d: %w", s.Updates, err)
+	}
+	if st.ActorUpdated != s.lastActor {
+		return s.last, errors.New("sac: the learner's stats are of another update than the agent's last")
+	}
+	if s.learnerActed {
+		st.ActorLR = s.lastActorLR
+	} else { // no actor step on this learner yet: keep the host's last one
+		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
+	}
+	s.last, s.statsUnread = st, false
 	return st, nil
 }

@@ -130,7 +130,10 @@ func runSACPendulum(p pendulumRun) (pendulumResult, error) {
 				if err := replay.Sample(batch); err != nil {
 					return res, err
 				}
-				if last, err = s.Update(batch); err != nil {
+				if _, err = s.Update(batch); err != nil {
+					return res, err
+				}
+				if last, err = s.LastStats(); err != nil {
 					return res, err
 				}
 				res.Updates++

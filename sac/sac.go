@@ -56,7 +56,8 @@ type Stats struct {
 	LogPi      float64 // mean log-density of the actor's samples
 	ActorLR    float64 // the actor learning rate used
 	// ActorUpdated is false for an update that skipped the actor and α
-	// (ActorEvery > 1); ActorLoss, AlphaLoss and LogPi are 0 then.
+	// (ActorEvery > 1); ActorLoss, AlphaLoss, LogPi and ActorLR are then
+	// those of the last update that stepped them (Agent.LastStats).
 	ActorUpdated bool
 }
 
@@ -75,7 +76,7 @@ type Stats struct {
 //
 // With a Learner (SetLearner) the updates run there: the exported fields
 // are then current only after Sync (the actor also after Act, ActBatch or
-// HostActor).
+// HostActor), and the losses are read back only when LastStats asks.
 type Agent struct {
 	Cfg              Config
 	Actor            *models.Actor
@@ -101,6 +102,16 @@ type Agent struct {
 	// host's last copy.
 	learner                Learner
 	actorStale, stateStale bool
+
+	// last is the last update's Stats (LastStats), current unless
+	// statsUnread: a learner's update since, not read back yet. lastActor
+	// says whether that update stepped the actor, lastActorLR is the
+	// actor's rate at the last actor step on a learner, and learnerActed
+	// that the learner made one.
+	last                    Stats
+	statsUnread             bool
+	lastActor, learnerActed bool
+	lastActorLR             float64
 }
 
 // New builds a SAC agent for observations of obsDim values and actions in
@@ -173,15 +184,25 @@ func (s *Agent) SetRand(rng *rand.Rand) { s.rng = rng }
 // Alpha is the current entropy coefficient.
 func (s *Agent) Alpha() float32 { return float32(math.Exp(float64(s.LogAlpha[0]))) }
 
-// Update does one SAC update on a batch of Cfg.BatchSize transitions.
-func (s *Agent) Update(b *buffer.Batch) (Stats, error) {
+// Update does one SAC update on a batch of Cfg.BatchSize transitions and
+// tells whether it stepped the actor and α (ActorEvery's schedule); its
+// losses are LastStats.
+func (s *Agent) Update(b *buffer.Batch) (actorUpdated bool, err error) {
 	epsNext, eps := s.targetG.Eps.Data, s.actorG.Eps.Data
 	fillNormal(epsNext, s.rng)
 	fillNormal(eps, s.rng)
 	if s.learner != nil {
 		return s.learnerUpdate(b, epsNext, eps)
 	}
-	return s.update(b)
+	st, err := s.update(b)
+	if err != nil {
+		return false, err
+	}
+	if !st.ActorUpdated { // keep the last actor step's numbers
+		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
+	}
+	s.last, s.statsUnread, s.lastActor = st, false, st.ActorUpdated
+	return st.ActorUpdated, nil
 }
 
 // update runs an update with the noise already in the graphs' Eps inputs.

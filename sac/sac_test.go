@@ -298,7 +298,10 @@ func TestSACActAndSchedules(t *testing.T) {
 	copy(b.NextObs, sacRand(len(b.NextObs), rng))
 	alpha0 := s.Alpha()
 	for u := 0; u < 6; u++ {
-		st, err := s.Update(b)
+		if _, err := s.Update(b); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.LastStats()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,9 +124,13 @@ func (o *Online) Checkpoint() error {
 	if err != nil {
 		return err
 	}
+	lastSAC, err := o.sacStats()
+	if err != nil {
+		return err
+	}
 	st := onlineState{Step: o.step, Obs: o.obs, EpReturn: o.epReturn, LastReturn: nanPtr(o.lastReturn),
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
-		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, Env: snap, HasModel: o.model != nil,
+		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: lastSAC, Env: snap, HasModel: o.model != nil,
 		EvalDue: o.evalDue}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.Save(f, "real") })
 }

@@ -58,6 +58,12 @@ func newDevLearner(name string, s *sac.Agent) (*devLearner, error) {
 	if err != nil || d == nil {
 		return nil, err
 	}
+	return newDevLearnerOn(d, name, s)
+}
+
+// newDevLearnerOn is newDevLearner on the open device d (named name in
+// errors), which it closes on failure.
+func newDevLearnerOn(d device.Device, name string, s *sac.Agent) (*devLearner, error) {
 	c, a := s.Cfg, s.Actor
 	l, err := sacdev.New(d, sacdev.Config{ObsDim: a.ObsDim, ActDim: a.ActDim, Hidden: c.Hidden, Batch: c.BatchSize,
 		Gamma: c.Gamma, Tau: c.Tau, ActorLR: c.ActorLR, CriticLR: c.CriticLR, AlphaLR: c.AlphaLR,
@@ -87,16 +93,23 @@ func (dl *devLearner) Close() error {
 	return err
 }
 
-// Update uploads b and the noise and runs one update.
-func (dl *devLearner) Update(b *buffer.Batch, epsNext, eps []float32, actorLR float64) (sac.Stats, error) {
+// Update uploads b and the noise and queues one update; it reads nothing
+// back (Stats does, when the run reports).
+func (dl *devLearner) Update(b *buffer.Batch, epsNext, eps []float32, actorLR float64) (bool, error) {
 	dl.l.SetActorLR(actorLR)
 	if err := dl.l.Upload(sacdev.Batch{Obs: b.Obs, Act: b.Act, Rew: b.Rew, Terminal: b.Terminal,
 		NextObs: b.NextObs, EpsNext: epsNext, Eps: eps}); err != nil {
-		return sac.Stats{}, err
+		return false, err
 	}
 	if err := dl.l.Update(); err != nil {
-		return sac.Stats{}, err
+		return false, err
 	}
+	return dl.l.ActorLast(), nil
+}
+
+// Stats downloads the last update's losses: a device synchronisation,
+// which sac.Agent.LastStats asks for once per update at most.
+func (dl *devLearner) Stats() (sac.Stats, error) {
 	st, err := dl.l.Stats()
 	if err != nil {
 		return sac.Stats{}, err

@@ -19,8 +19,10 @@ type DeviceTiming struct {
 	// device, waited for (device.Sync).
 	Update float64
 	// RunPath is an update as a run does it through sac.Agent: the noise
-	// drawn on the host, batch and noise uploaded, the update, its losses
-	// read back.
+	// drawn on the host, batch and noise uploaded, the update, waited for
+	// (device.Sync) so that it is timed. The losses are not read back: a
+	// run reads them only when it logs or writes a checkpoint
+	// (sac.Agent.LastStats), and does not wait after each update.
 	RunPath float64
 }
 
@@ -73,7 +75,12 @@ func BenchDeviceUpdate(device string, iters int) (DeviceTiming, error) {
 		slices.Sort(ts)
 		return ts[len(ts)/2], nil
 	}
-	if tm.RunPath, err = median(func() error { _, err := s.Update(b); return err }); err != nil {
+	if tm.RunPath, err = median(func() error {
+		if _, err := s.Update(b); err != nil {
+			return err
+		}
+		return dl.d.Sync()
+	}); err != nil {
 		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
 	}
 	if tm.Update, err = median(func() error {

@@ -109,15 +109,26 @@ func TestActorEveryUpdatesActorOnEveryNthCriticUpdate(t *testing.T) {
 		}
 		return false
 	}
+	var lastActor sac.Stats // the last actor step's stats
 	for cnt := 1; cnt <= 7; cnt++ {
 		actor, critic, target, alpha := flat(&s.Actor.Net), flat(&s.Critic1.Net), flat(&s.Target1.Net), s.LogAlpha[0]
-		st, err := s.Update(b)
+		stepped, err := s.Update(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.LastStats()
 		if err != nil {
 			t.Fatal(err)
 		}
 		due := cnt%3 == 0
-		if differs(actor, flat(&s.Actor.Net)) != due || (alpha != s.LogAlpha[0]) != due || st.ActorUpdated != due {
+		if differs(actor, flat(&s.Actor.Net)) != due || (alpha != s.LogAlpha[0]) != due || stepped != due || st.ActorUpdated != due {
 			t.Errorf("critic update %d: actor/alpha changed %v/%v, want %v", cnt, differs(actor, flat(&s.Actor.Net)), alpha != s.LogAlpha[0], due)
+		}
+		if due {
+			lastActor = st
+		} else if st.ActorLoss != lastActor.ActorLoss || st.LogPi != lastActor.LogPi || st.ActorLR != lastActor.ActorLR {
+			t.Errorf("critic update %d: actor loss %v, log pi %v, lr %v; want the last actor step's %v, %v, %v",
+				cnt, st.ActorLoss, st.LogPi, st.ActorLR, lastActor.ActorLoss, lastActor.LogPi, lastActor.ActorLR)
 		}
 		if !differs(critic, flat(&s.Critic1.Net)) || !differs(target, flat(&s.Target1.Net)) {
 			t.Errorf("critic update %d: critic or target unchanged", cnt)

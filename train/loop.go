@@ -38,7 +38,6 @@ type loop struct {
 	step       int
 	lastFit    dynamics.FitReport
 	fitAt      int // env step of the last completed model fit (0: none yet)
-	lastSAC    sac.Stats
 	evals      int
 	wallBefore float64 // seconds spent before a resume
 	time       Timing  // cumulative time by phase, resumes included
@@ -47,6 +46,13 @@ type loop struct {
 	tb         tbLog // TensorBoard event file
 	batch      *buffer.Batch
 	onStatus   func(Status)
+
+	// lastSAC is SAC's last update's stats as of the last read (sacStats);
+	// sacUnread says that updates ran since, actorSince that one of them
+	// stepped the actor.
+	lastSAC               sac.Stats
+	sacUnread, actorSince bool
+
 	// realFloor takes floor(realRatio·Batch) real rows as the authors'
 	// int(batch_size*real_ratio) (version 2 configs); else the nearest
 	// integer.
@@ -218,20 +224,42 @@ func (l *loop) report(steps int, lastEval float64, rolloutLen int, msg string) {
 	l.onStatus(Status{Step: l.step, Steps: steps, LastEval: lastEval, ModelLoss: loss, RolloutLen: rolloutLen, Message: msg})
 }
 
-// sacUpdate is one SAC update on a real/model mixture (see mixBatch).
+// sacUpdate is one SAC update on a real/model mixture (see mixBatch). It
+// reads no losses: sacStats does, when the loop reports them.
 func (l *loop) sacUpdate(realRatio float64) error {
 	if err := l.mixBatch(realRatio); err != nil {
 		return err
 	}
-	st, err := l.sac.Update(l.batch)
+	actor, err := l.sac.Update(l.batch)
 	if err != nil {
 		return err
 	}
-	if !st.ActorUpdated { // keep the last actor step's numbers for the logs
+	l.sacUnread = true
+	l.actorSince = l.actorSince || actor
+	return nil
+}
+
+// sacStats returns SAC's last update's stats, with the last actor step's
+// numbers after an update that skipped the actor, for a progress row,
+// TensorBoard, offline.csv or a checkpoint. With a device learner the first
+// call after updates reads them back (one device synchronisation; see
+// sac.Agent.LastStats), later ones reuse that copy: updates between two
+// reports never wait for the device. The values are those the loop got
+// when it read every update's stats. No check runs on the losses per update
+// (the loop has none); one added later must run here, at the reports.
+func (l *loop) sacStats() (sac.Stats, error) {
+	if !l.sacUnread {
+		return l.lastSAC, nil
+	}
+	st, err := l.sac.LastStats()
+	if err != nil {
+		return l.lastSAC, err
+	}
+	if !l.actorSince { // no actor step since the last read (or the checkpoint's)
 		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = l.lastSAC.ActorLoss, l.lastSAC.AlphaLoss, l.lastSAC.LogPi, l.lastSAC.ActorLR
 	}
-	l.lastSAC = st
-	return nil
+	l.lastSAC, l.sacUnread, l.actorSince = st, false, false
+	return st, nil
 }
 
 // mixBatch samples realRows(realRatio) real rows and the rest from the
@@ -348,8 +376,9 @@ func (l *loop) wall() float64 {
 }
 
 // record is a progress row for an evaluation, with the model and SAC
-// columns filled in once measured (NaN before) and no training return.
-func (l *loop) record(evalMean, evalStd float64, rolloutLen int) Record {
+// columns filled in once measured (NaN before) and no training return; it
+// reads SAC's stats (sacStats).
+func (l *loop) record(evalMean, evalStd float64, rolloutLen int) (Record, error) {
 	r := Record{Step: l.step, Wall: l.wall(), Time: l.time, EvalMean: evalMean, EvalStd: evalStd, TrainReturn: math.NaN(),
 		ModelTrainLoss: math.NaN(), ModelHoldoutLoss: math.NaN(), RolloutLen: rolloutLen,
 		Alpha: math.NaN(), CriticLoss: math.NaN(), ActorLoss: math.NaN()}
@@ -360,9 +389,13 @@ func (l *loop) record(evalMean, evalStd float64, rolloutLen int) Record {
 		r.ModelBuffer = l.model.Len()
 	}
 	if l.sac.Updates > 0 {
-		r.Alpha, r.CriticLoss, r.ActorLoss = l.lastSAC.Alpha, l.lastSAC.CriticLoss, l.lastSAC.ActorLoss
+		st, err := l.sacStats()
+		if err != nil {
+			return r, err
+		}
+		r.Alpha, r.CriticLoss, r.ActorLoss = st.Alpha, st.CriticLoss, st.ActorLoss
 	}
-	return r
+	return r, nil
 }
 
 // writeFinal writes the final policy (actor) and, when fitted, the model

@@ -539,12 +539,19 @@ func (o *Offline) log(scoreMean, scoreStd, retMean, retStd float64) error {
 	if o.dyn == nil {
 		rolloutLen = 0
 	}
-	r := o.record(em, es, rolloutLen)
+	r, err := o.record(em, es, rolloutLen)
+	if err != nil {
+		return err
+	}
 	q := math.NaN()
 	if o.bc != nil {
 		r.ActorLoss = o.lastBC // SAC makes no updates under bc
 	} else if o.sac.Updates > 0 {
-		q = o.lastSAC.Q1
+		st, err := o.sacStats() // record's copy: no second read
+		if err != nil {
+			return err
+		}
+		q = st.Q1
 	}
 	if err := o.progress.Log(r); err != nil {
 		return err

@@ -39,7 +39,11 @@ const fitSection = "fit"
 // sources; during the model fit, the fit's last snapshot. The data set is
 // not copied: a resume reloads the file and checks its checksum.
 func (o *Offline) Checkpoint() error {
-	st := offlineState{Step: o.step, Fitted: o.fitted, LastFit: fitToJSON(o.lastFit), LastSAC: o.lastSAC, LastBC: nanPtr(o.lastBC),
+	lastSAC, err := o.sacStats()
+	if err != nil {
+		return err
+	}
+	st := offlineState{Step: o.step, Fitted: o.fitted, LastFit: fitToJSON(o.lastFit), LastSAC: lastSAC, LastBC: nanPtr(o.lastBC),
 		LastRoll: o.lastRoll, LastScore: nanPtr(o.lastScore), Evals: o.evals, Wall: o.wall(), Time: o.time,
 		HasModel: o.model != nil, DataN: o.real.Len(), DataSum: o.dataSum, FitEpoch: o.FitInterruptedAt()}
 	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error {

@@ -366,7 +366,10 @@ func (o *Online) evaluate() (mean, std float64, err error) {
 }
 
 func (o *Online) log(evalMean, evalStd float64) error {
-	r := o.record(evalMean, evalStd, o.rolloutLen)
+	r, err := o.record(evalMean, evalStd, o.rolloutLen)
+	if err != nil {
+		return err
+	}
 	r.TrainReturn = o.lastReturn
 	if err := o.progress.Log(r); err != nil {
 		return err

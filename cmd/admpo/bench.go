@@ -81,7 +81,7 @@ func benchTrain(args []string) error {
 		t.Header["device"] = dt.Name
 		t.Rows = append(t.Rows,
 			[]any{fmt.Sprintf("SAC update total on %s (batch on the device)", d), dt.Update, nil, nil},
-			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update, losses back)", d), dt.RunPath, nil, nil})
+			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil})
 	}
 	return printTable(t, *asJSON)
 }

@@ -3,7 +3,9 @@
 // three Adam states stay on the device, and one Update is a fixed sequence
 // of kernel launches and matrix products over a batch (and its Gaussian
 // noise) uploaded once, with no copy back to the host; Stats reads the
-// losses back when asked.
+// losses back when asked (the last actor step's actor loss and mean logπ
+// are summed on the device when it runs, so that Stats after updates that
+// skipped the actor still has them).
 //
 // Update does what package sac's Agent.update does, in its order and with
 // its arithmetic (models' SAC graphs and models.Adam):

@@ -42,14 +42,16 @@ type Batch struct {
 	Obs, Act, Rew, Terminal, NextObs, EpsNext, Eps []float32
 }
 
-// Stats reports the last Update, as sac.Stats.
+// Stats reports the last Update, as sac.Stats. ActorLoss, AlphaLoss and
+// LogPi are those of the learner's last actor step: the last Update's when
+// ActorUpdated, else an earlier one's (0 before the learner's first).
 type Stats struct {
 	CriticLoss float64 // mean((Q1-y)²) + mean((Q2-y)²)
-	ActorLoss  float64 // mean(α·logπ - min(Q1,Q2)); 0 unless ActorUpdated
-	AlphaLoss  float64 // -log α·(mean logπ + H); 0 unless ActorUpdated and AutoAlpha
+	ActorLoss  float64 // mean(α·logπ - min(Q1,Q2)) of the last actor step
+	AlphaLoss  float64 // -log α·(mean logπ + H) of the last actor step; 0 without AutoAlpha
 	Alpha      float64 // α after the update
 	Q1, Q2     float64 // mean Q-values on the batch
-	LogPi      float64 // mean log-density of the actor step's samples; 0 unless ActorUpdated
+	LogPi      float64 // mean log-density of the last actor step's samples
 	// ActorUpdated is false for an update that skipped the actor and α.
 	ActorUpdated bool
 }
@@ -65,6 +67,7 @@ type Learner struct {
 	criticT, actorT, alphaT int
 	updates                 int
 	actorLast               bool // the last update stepped the actor
+	actorDone               bool // an update stepped the actor (actorSums hold its sums)
 
 	// log α and its optimiser's state, one element each.
 	logAlpha, alphaGrad, alphaM, alphaV, alphaLoss device.Buffer
@@ -77,7 +80,10 @@ type Learner struct {
 	qs, sqerr                                           [2]device.Buffer
 	rowLoss                                             device.Buffer
 	sums                                                []device.Buffer // one element each, for Stats
-	all                                                 []device.Buffer
+	// The last actor step's sums of the actor loss's rows and of logπ,
+	// kept for Stats (the next update's target pass overwrites logp).
+	actorSums [2]device.Buffer
+	all       []device.Buffer
 }
 
 // New allocates a learner on d with zero weights (SetWeights sets them)
@@ -142,12 +148,17 @@ func New(d device.Device, cfg Config) (*Learner, error) {
 		return fail(err)
 	}
 	l.all = append(l.all, l.idx)
-	for range 6 {
+	for range 4 {
 		s, err := alloc(1)
 		if err != nil {
 			return fail(err)
 		}
 		l.sums = append(l.sums, s)
+	}
+	for i := range l.actorSums {
+		if l.actorSums[i], err = alloc(1); err != nil {
+			return fail(err)
+		}
 	}
 	if err := d.Upload(l.scale, cfg.Scale); err != nil {
 		return fail(err)
@@ -353,6 +364,11 @@ func (l *Learner) actorStep(inv float32) error {
 		l.rowLoss, inv); err != nil {
 		return fmt.Errorf("actor step: %w", err)
 	}
+	for i, src := range []device.Buffer{l.rowLoss, l.logp} {
+		if err := d.Launch("col_sum", 1, src, l.actorSums[i], b); err != nil {
+			return fmt.Errorf("actor step: %w", err)
+		}
+	}
 	// The action's gradient through both critics (their weights get none).
 	for i, c := range l.critics {
 		if err := c.backward(d, l.critIn, false, true); err != nil {
@@ -371,17 +387,16 @@ func (l *Learner) actorStep(inv float32) error {
 		return fmt.Errorf("actor step: actor: %w", err)
 	}
 	l.actorT++
+	l.actorDone = true
 	if err := l.adam(l.actor, l.actorT, l.cfg.ActorLR); err != nil {
 		return fmt.Errorf("actor step: %w", err)
 	}
 	if !l.cfg.AutoAlpha {
 		return nil
 	}
-	// log α ← Adam on -mean(log α·(logπ + H)); gradient -(mean logπ + H).
-	if err := d.Launch("col_sum", 1, l.logp, l.sums[0], b); err != nil {
-		return fmt.Errorf("alpha step: %w", err)
-	}
-	if err := d.Launch("sac_alpha_grad", 1, l.alphaGrad, l.alphaLoss, l.sums[0], l.logAlpha, b,
+	// log α ← Adam on -mean(log α·(logπ + H)); gradient -(mean logπ + H),
+	// from the sum of logπ taken above.
+	if err := d.Launch("sac_alpha_grad", 1, l.alphaGrad, l.alphaLoss, l.actorSums[1], l.logAlpha, b,
 		float32(l.cfg.TargetEntropy)); err != nil {
 		return fmt.Errorf("alpha step: %w", err)
 	}
@@ -412,20 +427,32 @@ func (l *Learner) adamStep(t int, lr float64, p, g, m, v device.Buffer) error {
 	return nil
 }
 
-// Stats reads back the last Update's losses; it waits for the device.
+// ActorLast tells whether the last Update stepped the actor and α (the
+// ActorEvery schedule); it reads nothing from the device.
+func (l *Learner) ActorLast() bool { return l.actorLast }
+
+// Stats reads back the last Update's losses (and the last actor step's):
+// it waits for the device. Update does not read anything back, so a caller
+// that asks for Stats only when it reports them keeps the device queue
+// free of synchronisations in between.
 func (l *Learner) Stats() (Stats, error) {
 	st := Stats{ActorUpdated: l.actorLast}
 	if l.updates == 0 {
 		return st, errors.New("sacdev: stats: no update yet")
 	}
 	b := l.cfg.Batch
-	srcs := []device.Buffer{l.sqerr[0], l.sqerr[1], l.qs[0], l.qs[1], l.rowLoss, l.logp}
-	vals := make([]float64, len(srcs))
+	srcs := []device.Buffer{l.sqerr[0], l.sqerr[1], l.qs[0], l.qs[1]}
+	vals := make([]float64, len(srcs)+len(l.actorSums))
 	for k, src := range srcs {
-		s := l.sums[k]
-		if err := l.d.Launch("col_sum", 1, src, s, b); err != nil {
+		if err := l.d.Launch("col_sum", 1, src, l.sums[k], b); err != nil {
 			return st, fmt.Errorf("sacdev: stats: %w", err)
 		}
+	}
+	sums := append(append([]device.Buffer(nil), l.sums...), l.actorSums[:]...)
+	if !l.actorDone {
+		sums = sums[:len(srcs)]
+	}
+	for k, s := range sums {
 		var v [1]float32
 		if err := l.d.Download(v[:], s); err != nil {
 			return st, fmt.Errorf("sacdev: stats: %w", err)
@@ -433,7 +460,7 @@ func (l *Learner) Stats() (Stats, error) {
 		vals[k] = float64(v[0]) / float64(b)
 	}
 	st.CriticLoss, st.Q1, st.Q2 = vals[0]+vals[1], vals[2], vals[3]
-	if l.actorLast {
+	if l.actorDone {
 		st.ActorLoss, st.LogPi = vals[4], vals[5]
 		if l.cfg.AutoAlpha {
 			var v [1]float32

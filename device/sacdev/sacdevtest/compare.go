@@ -157,7 +157,10 @@ func compare(t *testing.T, d device.Device, opt Options, actorEvery int) {
 		agent.SetRand(rand.New(rand.NewSource(seed)))
 		nr := rand.New(rand.NewSource(seed))
 		epsNext, eps := normals(nr, batch*actDim), normals(nr, batch*actDim)
-		want, err := agent.Update(b)
+		if _, err := agent.Update(b); err != nil {
+			t.Fatal(err)
+		}
+		want, err := agent.LastStats()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,11 +184,11 @@ func compare(t *testing.T, d device.Device, opt Options, actorEvery int) {
 		relClose(t, when+" mean Q1", got.Q1, want.Q1, tol)
 		relClose(t, when+" mean Q2", got.Q2, want.Q2, tol)
 		relClose(t, when+" alpha", got.Alpha, want.Alpha, tol)
-		if want.ActorUpdated {
-			relClose(t, when+" actor loss", got.ActorLoss, want.ActorLoss, tol)
-			relClose(t, when+" alpha loss", got.AlphaLoss, want.AlphaLoss, tol)
-			relClose(t, when+" log pi", got.LogPi, want.LogPi, tol)
-		}
+		// Both report the last actor step's actor numbers after an update
+		// that skipped it.
+		relClose(t, when+" actor loss", got.ActorLoss, want.ActorLoss, tol)
+		relClose(t, when+" alpha loss", got.AlphaLoss, want.AlphaLoss, tol)
+		relClose(t, when+" log pi", got.LogPi, want.LogPi, tol)
 		w, err := l.Weights()
 		if err != nil {
 			t.Fatal(err)
