@@ -113,7 +113,7 @@ var overrideTable = []overrideFlag{
 	{name: "eval-episodes", kind: intFlag, s: atLeast1, help: "deterministic episodes per evaluation"},
 	{name: "checkpoint-every", kind: intFlag, s: atLeast1, help: "run steps (online: env steps; offline: policy updates) between checkpoints"},
 	{name: "threads", kind: intFlag, s: nonNeg, help: "ONNX Runtime threads for roll-outs (0: its default)"},
-	{name: "blas-threads", kind: intFlag, s: nonNeg, help: "OpenBLAS threads for training (0: leave OpenBLAS's choice; presets: 1)"},
+	{name: "blas-threads", kind: intFlag, s: nonNeg, help: "threads for training's matrix products (large products split over rows; 0: OpenBLAS's default, the CPU count; presets: 1)"},
 	{name: "provider", kind: stringFlag, help: "ONNX Runtime provider for roll-outs: cpu or cuda"},
 	{name: "device", kind: stringFlag, help: "where SAC's gradient updates run: cpu (default), emu (the device learner emulated on the\n" +
 		"host, for checks) or cuda (the GPU; a binary built with the admpo_cuda tag); BC and the model\n" +
