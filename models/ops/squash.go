@@ -92,13 +92,8 @@ func (k *squashKernel) forward(in [][]float32, shapes []tensor.Shape, y []float3
 			e.std = math.Exp(logStd)
 			x := float64(out[j]) + e.std*ej
 			e.y = math.Tanh(x)
-			// softplus(z) and σ(z) for z = -2x from one exponential.
-			z := -2 * x
-			ez := math.Exp(-math.Abs(z))
-			sp := max(z, 0) + math.Log1p(ez)
-			if e.sig = 1 / (1 + ez); z < 0 {
-				e.sig = ez / (1 + ez)
-			}
+			sp, sig := softplusLogistic(-2 * x)
+			e.sig = sig
 			dst[j] = float32(e.y*float64(k.s.Scale[j]) + float64(k.s.Bias[j]))
 			lp += -0.5*ej*ej - logStd + 2*x + 2*sp
 		}
