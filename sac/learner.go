@@ -174,7 +174,7 @@ func (s *Agent) LastStats() (Stats, error) {
 	if s.learnerActed {
 		st.ActorLR = s.lastActorLR
 	} else { // no actor step on this learner yet: keep the host's last one
-		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
+		st = s.withLastActorStep(st)
 	}
 	s.last, s.statsUnread = st, false
 	return st, nil

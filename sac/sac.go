@@ -198,8 +198,8 @@ func (s *Agent) Update(b *buffer.Batch) (actorUpdated bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if !st.ActorUpdated { // keep the last actor step's numbers
-		st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
+	if !st.ActorUpdated {
+		st = s.withLastActorStep(st)
 	}
 	s.last, s.statsUnread, s.lastActor = st, false, st.ActorUpdated
 	return st.ActorUpdated, nil
@@ -324,13 +324,19 @@ func (s *Agent) updateTargets() {
 	for _, pair := range [][2]*models.Critic{{s.Critic1, s.Target1}, {s.Critic2, s.Target2}} {
 		for l := range pair[0].Net.Layers {
 			src, dst := &pair[0].Net.Layers[l], &pair[1].Net.Layers[l]
-			polyak(dst.W, src.W, tau)
-			polyak(dst.B, src.B, tau)
+			cpukern.Polyak(dst.W, src.W, tau)
+			cpukern.Polyak(dst.B, src.B, tau)
 		}
 	}
 }
 
-func polyak(dst, src []float32, tau float32) { cpukern.Polyak(dst, src, tau) }
+// withLastActorStep returns st with ActorLoss, AlphaLoss, LogPi and
+// ActorLR of the last update that stepped the actor (for an update that
+// skipped it).
+func (s *Agent) withLastActorStep(st Stats) Stats {
+	st.ActorLoss, st.AlphaLoss, st.LogPi, st.ActorLR = s.last.ActorLoss, s.last.AlphaLoss, s.last.LogPi, s.last.ActorLR
+	return st
+}
 
 // Act returns an action for one observation: the mean action when
 // deterministic, else a sample drawn with rng.
