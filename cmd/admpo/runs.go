@@ -171,7 +171,8 @@ func runToEnd(r trainingRun, dir string, total int, unit string, fresh *freshSta
 	return err
 }
 
-// runAndClose is runToEnd without the clean-up of a failed start.
+// runAndClose is runToEnd without the clean-up of a failed start, which
+// runs after it so that the run's files are closed before any is removed.
 func runAndClose(r trainingRun, dir string, total int, unit string) error {
 	defer r.Close()
 	ctx, stop := interruptible()
