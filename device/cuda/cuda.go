@@ -291,11 +291,10 @@ func (d *Device) Launch(name string, n int, args ...any) error {
 	if n == 0 {
 		return nil
 	}
-	// Every parameter sits in a 64-bit slot (cu copies 8 bytes each); the
+	// Every parameter sits in a 64-bit slot (launch passes 8 bytes each); the
 	// driver reads as many bytes as the kernel's parameter has, and 32-bit
 	// values are the slot's low half on this little-endian machine.
 	vals := make([]uint64, len(a)+1)
-	params := make([]unsafe.Pointer, len(a)+1)
 	vals[0] = uint64(uint32(int32(n)))
 	for i, v := range a {
 		switch x := v.(type) {
@@ -309,16 +308,13 @@ func (d *Device) Launch(name string, n int, args ...any) error {
 			return fmt.Errorf("cuda: launch %s: argument %d is %T: %w", name, i, v, device.ErrArgs)
 		}
 	}
-	for i := range vals {
-		params[i] = unsafe.Pointer(&vals[i])
-	}
 	grid := min((n+blockSize-1)/blockSize, d.maxGrid)
 	leave, err := d.enter("launch " + name)
 	if err != nil {
 		return err
 	}
 	defer leave()
-	if err := fn.Launch(grid, 1, 1, blockSize, 1, 1, 0, d.stream, params); err != nil {
+	if err := launch(fn, grid, blockSize, d.stream, vals); err != nil {
 		return fmt.Errorf("cuda: launch %s over %d: %w", name, n, err)
 	}
 	return nil

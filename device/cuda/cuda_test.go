@@ -4,8 +4,11 @@ package cuda
 
 import (
 	"os"
+	"runtime/debug"
+	"sync"
 	"testing"
 
+	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
@@ -83,4 +86,66 @@ func BenchmarkSACSampleUpdate(b *testing.B) {
 	d := open(b)
 	defer d.Close()
 	sacdevtest.BenchSampleUpdate(b, d)
+}
+
+// TestLaunchUnderGC launches many kernels while other goroutines churn
+// pointer-holding garbage with the collector running almost all the time
+// (GC percent 1), so that its write barrier is on during the launches: cu's
+// own Function.Launch stored pointers into uninitialised C memory and died
+// here with "found bad pointer in Go heap" (launch.go). Each launch fills the
+// buffer with its own value; the last one must be what comes back.
+func TestLaunchUnderGC(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	const n, launches = 4096, 100000
+	buf, err := d.Alloc(device.Float32, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(buf)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			type node struct {
+				next *node
+				pad  [6]*int
+			}
+			var keep *node
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				keep = &node{next: keep}
+				if i%1000 == 0 {
+					keep = nil
+				}
+			}
+		}()
+	}
+	var last float32
+	for i := 0; i < launches; i++ {
+		last = float32(i % 977)
+		if err := d.Launch("fill", n, buf, last); err != nil {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("launch %d: %v", i, err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	got := make([]float32, n)
+	if err := d.Download(got, buf); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != last {
+			t.Fatalf("element %d is %g after the last fill with %g", i, v, last)
+		}
+	}
 }

@@ -313,8 +313,10 @@ func newCOptions(options map[string]string) *cOptions {
 	}
 	sort.Strings(keys)
 	n := len(keys)
-	size := C.size_t(n+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))
-	o := &cOptions{keys: (**C.char)(C.malloc(size)), vals: (**C.char)(C.malloc(size)), n: C.size_t(n)}
+	// Zeroed (calloc): Go stores pointers into these arrays, and the garbage
+	// collector's write barrier reads each slot's old word as a pointer.
+	size := C.size_t(unsafe.Sizeof((*C.char)(nil)))
+	o := &cOptions{keys: (**C.char)(C.calloc(C.size_t(n+1), size)), vals: (**C.char)(C.calloc(C.size_t(n+1), size)), n: C.size_t(n)}
 	ck := unsafe.Slice(o.keys, n+1)
 	cv := unsafe.Slice(o.vals, n+1)
 	for i, k := range keys {
