@@ -11,7 +11,7 @@
 # issue 32) and PyTorch's SAC update and ADM train step on the GPU
 # (torch_train.py --device cuda); admpo bench train --device cuda, a
 # short hopper SAC run with --device cuda and cpu, a short ADMPO-ON run with
-# --device cuda and a PAPER_S-second sample of the paper preset (train-admpo-cuda,
+# --device cuda and a PAPER_S-second sample of the cpu preset (train-admpo-cuda,
 # paper-cuda); the bisection of the graphs that crash
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
 # roll-out tests (ADMPO_GPU_TEST=1); admpo bench rollout with CUDA beside
@@ -209,12 +209,12 @@ TAIL=20 step train-cuda 100 "for d in cuda cpu; do t=\$SECONDS; $RUN '$G/admpo' 
 # An ADMPO-ON run on the device (the ADM fits and roll-outs beside the device
 # SAC updates: a run allocates more than SAC alone, which once exposed a crash
 # in cu's kernel launch under the garbage collector), and a time sample of
-# the paper preset on hopper with --device cuda and --provider cuda, stopped
+# the cpu preset (issue 32: the paper budget's hopper ADMPO-ON run) with --device cuda and --provider cuda, stopped
 # with SIGINT after PAPER_S seconds (default 150): its log's fit and roll-out
-# times and progress.jsonl's phase times extrapolate a paper-budget run.
+# times and progress.jsonl's phase times extrapolate the whole run.
 TAIL=20 step train-admpo-cuda 120 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo admpo --preset quick --steps 2000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-admpo-cuda' >'$WORK/run-admpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-admpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-admpo-cuda.log' | tail -n 5; cp '$WORK/run-admpo-cuda/progress.jsonl' '$JSON/admpo_cuda_quick_progress.jsonl'"
 PAPER_S=${PAPER_S:-150}
-TAIL=30 step paper-cuda $((PAPER_S + 40)) "$RUN timeout -s INT $PAPER_S '$G/admpo' train online --env hopper --algo admpo --preset paper --seed 0 --device cuda --provider cuda --blas-threads \$(nproc) --eval-every 250 --eval-episodes 2 --tensorboard=false --out '$WORK/run-paper-cuda' >'$WORK/run-paper-cuda.log' 2>&1; rc=\$?; echo \"admpo rc \$rc after at most ${PAPER_S} s\"; grep -E 'model fit|roll-out|interrupted|panic|fatal' '$WORK/run-paper-cuda.log' | tail -n 20; cp '$WORK/run-paper-cuda/progress.jsonl' '$JSON/paper_cuda_progress.jsonl' || { tail -n 20 '$WORK/run-paper-cuda.log'; exit 1; }; ! grep -q -E 'panic|fatal' '$WORK/run-paper-cuda.log'"
+TAIL=30 step paper-cuda $((PAPER_S + 40)) "$RUN timeout -s INT $PAPER_S '$G/admpo' train online --env hopper --algo admpo --preset cpu --seed 0 --device cuda --provider cuda --blas-threads \$(nproc) --eval-every 250 --eval-episodes 2 --tensorboard=false --out '$WORK/run-paper-cuda' >'$WORK/run-paper-cuda.log' 2>&1; rc=\$?; echo \"admpo rc \$rc after at most ${PAPER_S} s\"; grep -E 'model fit|roll-out|interrupted|panic|fatal' '$WORK/run-paper-cuda.log' | tail -n 20; cp '$WORK/run-paper-cuda/progress.jsonl' '$JSON/paper_cuda_progress.jsonl' || { tail -n 20 '$WORK/run-paper-cuda.log'; exit 1; }; ! grep -q -E 'panic|fatal' '$WORK/run-paper-cuda.log'"
 
 # --- issue 33: which operator of the packed and step graphs crashes the CUDA provider.
 if [ -f "$G/gpu_bisect.sh" ]; then
