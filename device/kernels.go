@@ -214,6 +214,123 @@ func init() {
 		}
 		return need(1)(n/w*scols, a)
 	}, fb("dst"), fb("src"), in("w"), in("scols"), in("off"), in("acc"))
+	defADM()
+}
+
+// defADM defines the ADM train step's kernels (adm.cu).
+func defADM() {
+	// steps checks a GRU step's launch: n = b·h over rows row0.. of
+	// [R, w·h] buffers at bufs (w columns of h each).
+	type span struct{ buf, w, rowArg int }
+	steps := func(hArg, rowArg, prevArg int, spans []span, batchBufs []span, vecs []int) func(n int, a args) error {
+		return func(n int, a args) error {
+			h, row0 := a.int(hArg), a.int(rowArg)
+			if h < 1 || n%h != 0 || row0 < 0 {
+				return fmt.Errorf("n=%d, h=%d, row0=%d: %w", n, h, row0, ErrArgs)
+			}
+			b := n / h
+			if a.int(prevArg) != 0 && row0 < b {
+				return fmt.Errorf("row0=%d has no previous step of %d rows: %w", row0, b, ErrArgs)
+			}
+			for _, s := range spans {
+				r := a.int(s.rowArg)
+				if r < 0 || (r+b) > MaxLen/(s.w*h) {
+					return fmt.Errorf("rows %d+%d of %d columns: %w", r, b, s.w*h, ErrRange)
+				}
+				if err := need(s.buf)((r+b)*s.w*h, a); err != nil {
+					return err
+				}
+			}
+			for _, s := range batchBufs {
+				if err := need(s.buf)(b*s.w*h, a); err != nil {
+					return err
+				}
+			}
+			return need(vecs...)(3*h, a)
+		}
+	}
+	def("adm_gru_fwd", steps(8, 9, 10, []span{{0, 3, 9}, {4, 3, 9}, {5, 1, 9}, {6, 1, 9}}, []span{{2, 3, 0}, {7, 1, 0}}, []int{1, 3}),
+		fb("gi"), fb("bi"), fb("gh"), fb("bh"), fb("gates"), fb("ghn"), fb("y"), fb("hcur"),
+		in("h"), in("row0"), in("has_prev"))
+	def("adm_gru_bwd", steps(8, 9, 11, []span{{0, 3, 9}, {1, 1, 9}, {2, 1, 9}, {3, 1, 9}, {5, 3, 9}, {6, 3, 10}},
+		[]span{{4, 1, 0}, {7, 3, 0}}, nil),
+		fb("gates"), fb("ghn"), fb("y"), fb("gy"), fb("dh"), fb("dgi"), fb("dgh"), fb("dghs"),
+		in("h"), in("row0"), in("drow"), in("has_prev"))
+	// perRow checks a launch over n rows of c columns (c at argument ci):
+	// mats hold [n, c], vecs [c], rowVecs [n].
+	perRow := func(ci int, mats, vecs, rowVecs []int) func(n int, a args) error {
+		return func(n int, a args) error {
+			c := a.int(ci)
+			if c < 1 || n > MaxLen/c {
+				return fmt.Errorf("n=%d rows of c=%d: %w", n, c, ErrArgs)
+			}
+			if err := need(mats...)(n*c, a); err != nil {
+				return err
+			}
+			if err := need(vecs...)(c, a); err != nil {
+				return err
+			}
+			return need(rowVecs...)(n, a)
+		}
+	}
+	def("adm_res_fwd", perRow(10, []int{0, 2, 3, 6, 7, 9}, []int{1, 4, 5}, []int{8}),
+		fb("u"), fb("bias"), fb("x"), fb("mask"), fb("gamma"), fb("beta"), fb("sig"), fb("xhat"), fb("inv"), fb("y"),
+		in("c"), fl("eps"))
+	def("adm_res_bwd", perRow(10, []int{0, 2, 4, 5, 6, 7, 8, 9}, []int{1}, []int{3}),
+		fb("gy"), fb("gamma"), fb("xhat"), fb("inv"), fb("u"), fb("sig"), fb("mask"), fb("dx"), fb("du"), fb("prod"),
+		in("c"))
+	def("adm_head", func(n int, a args) error {
+		d := a.int(11)
+		if d < 1 || n > MaxLen/(2*d) {
+			return fmt.Errorf("n=%d rows of d=%d: %w", n, d, ErrArgs)
+		}
+		if err := need(0, 7)(n*2*d, a); err != nil {
+			return err
+		}
+		if err := need(3, 6, 8, 9)(n*d, a); err != nil {
+			return err
+		}
+		if err := need(1, 2)(d, a); err != nil {
+			return err
+		}
+		if err := need(5)(1, a); err != nil {
+			return err
+		}
+		return need(4, 10)(n, a)
+	}, fb("o"), fb("mx"), fb("mn"), fb("tg"), fb("w"), fb("wsum"), fb("lv"), fb("dout"), fb("tmax"), fb("tmin"),
+		fb("rowloss"), in("d"))
+	def("adm_bounds_grad", func(n int, a args) error {
+		rows := a.int(4)
+		if rows < 0 || rows > MaxLen/max(n, 1) {
+			return fmt.Errorf("rows=%d: %w", rows, ErrRange)
+		}
+		if err := need(0, 1)(rows*n, a); err != nil {
+			return err
+		}
+		return need(2, 3)(n, a)
+	}, fb("tmax"), fb("tmin"), fb("gmax"), fb("gmin"), in("rows"), fl("coef"))
+	def("adm_loss", func(n int, a args) error {
+		rows, d := a.int(5), a.int(6)
+		if n > 1 || rows < 0 || d < 0 {
+			return fmt.Errorf("n=%d (want 1), rows=%d, d=%d: %w", n, rows, d, ErrArgs)
+		}
+		if err := need(0)(rows, a); err != nil {
+			return err
+		}
+		if err := need(1)(1, a); err != nil {
+			return err
+		}
+		if err := need(2, 3)(d, a); err != nil {
+			return err
+		}
+		return need(4)(2, a)
+	}, fb("rowloss"), fb("wsum"), fb("mx"), fb("mn"), fb("out"), in("rows"), in("d"), fl("coef"))
+	def("dropout_mask", func(n int, a args) error {
+		if thr := a.int(3); thr < 0 || thr > 1<<16 {
+			return fmt.Errorf("thr=%d outside [0, 65536]: %w", thr, ErrArgs)
+		}
+		return need(0)(n, a)
+	}, fb("mask"), in("lo"), in("hi"), in("thr"), fl("keep"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -55,4 +55,31 @@ var table = map[string]func(n C.int, a []any){
 	"take_cols": func(n C.int, a []any) {
 		C.take_cols(n, fb(a[0]), fb(a[1]), in(a[2]), in(a[3]), in(a[4]), in(a[5]))
 	},
+	"adm_gru_fwd": func(n C.int, a []any) {
+		C.adm_gru_fwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
+			in(a[8]), in(a[9]), in(a[10]))
+	},
+	"adm_gru_bwd": func(n C.int, a []any) {
+		C.adm_gru_bwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
+			in(a[8]), in(a[9]), in(a[10]), in(a[11]))
+	},
+	"adm_res_fwd": func(n C.int, a []any) {
+		C.adm_res_fwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
+			fb(a[9]), in(a[10]), fl(a[11]))
+	},
+	"adm_res_bwd": func(n C.int, a []any) {
+		C.adm_res_bwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
+			fb(a[9]), in(a[10]))
+	},
+	"adm_head": func(n C.int, a []any) {
+		C.adm_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
+			fb(a[9]), fb(a[10]), in(a[11]))
+	},
+	"adm_bounds_grad": func(n C.int, a []any) {
+		C.adm_bounds_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), in(a[4]), fl(a[5]))
+	},
+	"adm_loss": func(n C.int, a []any) {
+		C.adm_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), in(a[5]), in(a[6]), fl(a[7]))
+	},
+	"dropout_mask": func(n C.int, a []any) { C.dropout_mask(n, fb(a[0]), in(a[1]), in(a[2]), in(a[3]), fl(a[4])) },
 }

@@ -4,3 +4,4 @@
 #include "nn.cu"
 #include "adam.cu"
 #include "sac.cu"
+#include "adm.cu"

@@ -1,0 +1,259 @@
+// Kernels of the Any-step Dynamics Model's train step beyond a dense
+// layer's: the GRU cell of one time step and its backward pass, the
+// ResBlock's tail (bias, swish, dropout mask, residual, LayerNorm) and its
+// backward pass, the Gaussian head (log-variance soft clamp, weighted
+// negative log-likelihood and their gradients), the bounds' gradients and
+// penalty, and dropout masks. They follow package models' ADM training graph
+// (models/adm_graph.go and the fused ops of models/ops) operation for
+// operation; the soft clamp and the likelihood run in double as there.
+// Matrices are row-major; the GRU's rows are time-major (row t·b+i is step
+// t of sequence i), and a step's kernels address their rows by offset.
+#include "kernel.h"
+
+// adm_sigmoid: 1/(1+e^-x).
+__device__ float adm_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// adm_gru_fwd: one GRU step (PyTorch's equations, gate order r, z, n) over
+// n = b·h elements of a batch of b rows. gi [R,3h] holds x·Wi of every
+// step; row0 = t·b is this step's first row. gh [b,3h] is h_{t-1}·Wh; with
+// has_prev 0 the previous state is zero and gh is not read. With the biases
+// bi, bh [3h]:
+//
+//	r = σ(gi_r + bi_r + (gh_r + bh_r)), z likewise
+//	n = tanh(gi_n + bi_n + r·(gh_n + bh_n)), h_t = n + z·(h_{t-1} - n)
+//
+// It writes r, z, n to gates [R,3h], gh_n + bh_n to ghn [R,h] and h_t to y
+// [R,h] (rows row0..row0+b-1) and to hcur [b,h], which the next step's
+// product reads; h_{t-1} is read from y's rows row0-b...
+KERNEL adm_gru_fwd(int n, const float *__restrict__ gi, const float *__restrict__ bi, const float *__restrict__ gh,
+                   const float *__restrict__ bh, float *__restrict__ gates, float *__restrict__ ghn, float *y,
+                   float *__restrict__ hcur, int h, int row0, int has_prev) {
+	int b = n / h;
+	GRID_STRIDE(i, n) {
+		int r = i / h, j = i - r * h;
+		int g = row0 + r;
+		const float *gir = gi + g * 3 * h;
+		float ghr = bh[j], ghz = bh[h + j], ghnj = bh[2 * h + j], hp = 0.0f;
+		if (has_prev) {
+			ghr = gh[r * 3 * h + j] + ghr;
+			ghz = gh[r * 3 * h + h + j] + ghz;
+			ghnj = gh[r * 3 * h + 2 * h + j] + ghnj;
+			hp = y[(g - b) * h + j];
+		}
+		float rg = adm_sigmoid(gir[j] + bi[j] + ghr);
+		float z = adm_sigmoid(gir[h + j] + bi[h + j] + ghz);
+		float nn = tanhf(gir[2 * h + j] + bi[2 * h + j] + rg * ghnj);
+		float out = nn + z * (hp - nn);
+		gates[g * 3 * h + j] = rg;
+		gates[g * 3 * h + h + j] = z;
+		gates[g * 3 * h + 2 * h + j] = nn;
+		ghn[g * h + j] = ghnj;
+		y[g * h + j] = out;
+		hcur[i] = out;
+	}
+}
+
+// adm_gru_bwd: the backward pass of the step adm_gru_fwd ran at row0, over
+// n = b·h elements. gy [R,h] is the gradient of the layer's output y, dh
+// [b,h] that of h_t through the later steps; it becomes h_{t-1}'s (the host
+// then adds dgh·Whᵀ). It writes the gradients of the pre-activations
+// (x·Wi + bi) to dgi [R,3h] at rows row0.. and of (h·Wh + bh) to dgh [R,3h]
+// at rows drow.. and to dghs [b,3h] (the next product's operand).
+KERNEL adm_gru_bwd(int n, const float *__restrict__ gates, const float *__restrict__ ghn, const float *__restrict__ y,
+                   const float *__restrict__ gy, float *__restrict__ dh, float *__restrict__ dgi,
+                   float *__restrict__ dgh, float *__restrict__ dghs, int h, int row0, int drow, int has_prev) {
+	int b = n / h;
+	GRID_STRIDE(i, n) {
+		int r = i / h, j = i - r * h;
+		int g = row0 + r;
+		float d = dh[i] + gy[g * h + j];
+		float rg = gates[g * 3 * h + j], z = gates[g * 3 * h + h + j], nn = gates[g * 3 * h + 2 * h + j];
+		float hp = has_prev ? y[(g - b) * h + j] : 0.0f;
+		float dnp = d * (1.0f - z) * (1.0f - nn * nn);
+		float dzp = d * (hp - nn) * z * (1.0f - z);
+		float drp = dnp * ghn[g * h + j] * rg * (1.0f - rg);
+		dgi[g * 3 * h + j] = drp;
+		dgi[g * 3 * h + h + j] = dzp;
+		dgi[g * 3 * h + 2 * h + j] = dnp;
+		int k = (drow + r) * 3 * h;
+		dgh[k + j] = drp;
+		dgh[k + h + j] = dzp;
+		dgh[k + 2 * h + j] = dnp * rg;
+		dghs[r * 3 * h + j] = drp;
+		dghs[r * 3 * h + h + j] = dzp;
+		dghs[r * 3 * h + 2 * h + j] = dnp * rg;
+		dh[i] = d * z;
+	}
+}
+
+// adm_res_fwd: a ResBlock's tail over n rows of c columns, after the
+// product u = x·W: u += bias (kept for the backward pass), sig = σ(u),
+// w = x + mask ⊙ u ⊙ sig and y = LayerNorm(w)·gamma + beta with the
+// population variance, keeping xhat [n,c] and the inverse deviations inv
+// [n]. mask holds the dropout multipliers (0 or 1/(1-p); 1 without dropout).
+KERNEL adm_res_fwd(int n, float *__restrict__ u, const float *__restrict__ bias, const float *__restrict__ x,
+                   const float *__restrict__ mask, const float *__restrict__ gamma, const float *__restrict__ beta,
+                   float *__restrict__ sig, float *__restrict__ xhat, float *__restrict__ inv, float *__restrict__ y,
+                   int c, float eps) {
+	GRID_STRIDE(r, n) {
+		int o = r * c;
+		float mean = 0.0f;
+		for (int j = 0; j < c; j++) {
+			float v = u[o + j] + bias[j];
+			float s = adm_sigmoid(v);
+			float w = x[o + j] + mask[o + j] * v * s;
+			u[o + j] = v;
+			sig[o + j] = s;
+			y[o + j] = w;
+			mean += w;
+		}
+		mean /= (float)c;
+		float var = 0.0f;
+		for (int j = 0; j < c; j++) {
+			float d = y[o + j] - mean;
+			var += d * d;
+		}
+		var /= (float)c;
+		float is = 1.0f / sqrtf(var + eps);
+		inv[r] = is;
+		for (int j = 0; j < c; j++) {
+			float xh = (y[o + j] - mean) * is;
+			xhat[o + j] = xh;
+			y[o + j] = xh * gamma[j] + beta[j];
+		}
+	}
+}
+
+// adm_res_bwd: adm_res_fwd's backward pass over n rows of c columns from
+// the output's gradient gy: the gradient of w into dx (the residual's; the
+// host adds du·Wᵀ), of u into du, and gy ⊙ xhat into prod (its column sums
+// are gamma's gradient, gy's are beta's).
+KERNEL adm_res_bwd(int n, const float *__restrict__ gy, const float *__restrict__ gamma, const float *__restrict__ xhat,
+                   const float *__restrict__ inv, const float *__restrict__ u, const float *__restrict__ sig,
+                   const float *__restrict__ mask, float *__restrict__ dx, float *__restrict__ du,
+                   float *__restrict__ prod, int c) {
+	GRID_STRIDE(r, n) {
+		int o = r * c;
+		float s1 = 0.0f, s2 = 0.0f;
+		for (int j = 0; j < c; j++) {
+			float dxh = gy[o + j] * gamma[j];
+			s1 += dxh;
+			s2 += dxh * xhat[o + j];
+			prod[o + j] = gy[o + j] * xhat[o + j];
+		}
+		s1 /= (float)c;
+		s2 /= (float)c;
+		float is = inv[r];
+		for (int j = 0; j < c; j++) {
+			float dw = is * (gy[o + j] * gamma[j] - s1 - xhat[o + j] * s2);
+			float s = sig[o + j];
+			dx[o + j] = dw;
+			du[o + j] = dw * s * (1.0f + u[o + j] * (1.0f - s)) * mask[o + j];
+		}
+	}
+}
+
+// adm_softplus: softplus(z) = log(1+e^z), and σ(z) into *sig, from one
+// exponential (models/ops' softplusLogistic).
+__device__ double adm_softplus(double z, double *sig) {
+	double ez = exp(-fabs(z));
+	*sig = z >= 0.0 ? 1.0 / (1.0 + ez) : ez / (1.0 + ez);
+	return (z > 0.0 ? z : 0.0) + log1p(ez);
+}
+
+// adm_head: the Gaussian head over n rows. o [n,2d] is the output layer's:
+// the mean (columns 0..d-1) and the raw log-variance, soft-clamped into
+// lv [n,d] with the bounds mx, mn [d]:
+//
+//	a = mx - softplus(mx - raw), lv = mn + softplus(a - mn)
+//
+// The loss NLL = Σ_r w_r Σ_j [(μ-y)²·e^{-lv} + lv] / (d·Σw) (0 when Σw is
+// 0; wsum [1] holds Σw) gets its row terms w_r·Σ_j in rowloss [n]; its
+// gradients with respect to the mean and the raw log-variance go to dout
+// [n,2d], and each row's terms of the bounds' gradients to tmax, tmin [n,d]
+// (adm_bounds_grad sums them). tg [n,d] is the target, w [n] the weights.
+KERNEL adm_head(int n, const float *__restrict__ o, const float *__restrict__ mx, const float *__restrict__ mn,
+                const float *__restrict__ tg, const float *__restrict__ w, const float *__restrict__ wsum,
+                float *__restrict__ lv, float *__restrict__ dout, float *__restrict__ tmax, float *__restrict__ tmin,
+                float *__restrict__ rowloss, int d) {
+	double norm = (double)wsum[0] * (double)d;
+	GRID_STRIDE(r, n) {
+		double wr = (double)w[r];
+		double c = norm != 0.0 ? wr / norm : 0.0;
+		double rs = 0.0;
+		for (int j = 0; j < d; j++) {
+			double s1, s2;
+			double raw = (double)o[r * 2 * d + d + j];
+			double a = (double)mx[j] - adm_softplus((double)mx[j] - raw, &s1);
+			float l = (float)((double)mn[j] + adm_softplus(a - (double)mn[j], &s2));
+			lv[r * d + j] = l;
+			double e = (double)o[r * 2 * d + j] - (double)tg[r * d + j];
+			double iv = exp(-(double)l);
+			rs += e * e * iv + (double)l;
+			float dlv = (float)(c * (1.0 - e * e * iv));
+			double gl = (double)dlv;
+			dout[r * 2 * d + j] = (float)(c * 2.0 * e * iv);
+			dout[r * 2 * d + d + j] = (float)(gl * s2 * s1);
+			tmax[r * d + j] = (float)(gl * s2 * (1.0 - s1));
+			tmin[r * d + j] = (float)(gl * (1.0 - s2));
+		}
+		rowloss[r] = wr != 0.0 ? (float)(wr * rs) : 0.0f;
+	}
+}
+
+// adm_bounds_grad: the bounds' gradients over n = d columns: the column
+// sums (in double) of adm_head's terms tmax, tmin [rows,d] plus the
+// penalty coef·Σmx - coef·Σmn's: gmax = Σ tmax + coef, gmin = Σ tmin - coef.
+KERNEL adm_bounds_grad(int n, const float *__restrict__ tmax, const float *__restrict__ tmin, float *__restrict__ gmax,
+                       float *__restrict__ gmin, int rows, float coef) {
+	GRID_STRIDE(j, n) {
+		double sx = 0.0, sn = 0.0;
+		for (int r = 0; r < rows; r++) {
+			sx += (double)tmax[r * n + j];
+			sn += (double)tmin[r * n + j];
+		}
+		gmax[j] = (float)sx + coef;
+		gmin[j] = (float)sn - coef;
+	}
+}
+
+// adm_loss: the loss NLL + coef·Σmx - coef·Σmn into out[0] and the NLL
+// into out[1], from adm_head's rowloss [rows] and wsum; n is 1. Sums run in
+// double and each term is rounded to float as models' graph rounds it.
+KERNEL adm_loss(int n, const float *__restrict__ rowloss, const float *__restrict__ wsum,
+                const float *__restrict__ mx, const float *__restrict__ mn, float *__restrict__ out, int rows, int d,
+                float coef) {
+	GRID_STRIDE(i, n) {
+		double s = 0.0, sx = 0.0, sn = 0.0;
+		for (int r = 0; r < rows; r++) {
+			s += (double)rowloss[r];
+		}
+		for (int j = 0; j < d; j++) {
+			sx += (double)mx[j];
+			sn += (double)mn[j];
+		}
+		double norm = (double)wsum[0] * (double)d;
+		float nll = norm != 0.0 ? (float)(s / norm) : 0.0f;
+		float pen = (float)((double)coef * sx) + (float)((double)-coef * sn);
+		out[0] = nll + pen;
+		out[1] = nll;
+	}
+}
+
+// dropout_mask: inverted dropout multipliers over n elements from the
+// SplitMix64 stream whose state is (hi<<32 | lo), as package internal/cpukern's
+// DropoutMask draws them: element i takes 16 bits of the stream's draw
+// i/4 + 1 (bits 16·(i%4) up) and is 0 when they are below thr, else keep.
+// The stream is counter-based, so every element is drawn independently; the
+// host advances the state by ceil(n/4) draws.
+KERNEL dropout_mask(int n, float *__restrict__ mask, int lo, int hi, int thr, float keep) {
+	unsigned long long s = ((unsigned long long)(unsigned)hi << 32) | (unsigned long long)(unsigned)lo;
+	GRID_STRIDE(i, n) {
+		unsigned long long z = s + (unsigned long long)(i / 4 + 1) * 0x9e3779b97f4a7c15ULL;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		z = z ^ (z >> 31);
+		int bits = (int)((z >> (16 * (i % 4))) & 0xffffULL);
+		mask[i] = bits < thr ? 0.0f : keep;
+	}
+}
