@@ -77,3 +77,16 @@ func cloneF32(s []float32) []float32 { return append([]float32(nil), s...) }
 func cloneLinear(l Linear) Linear {
 	return Linear{In: l.In, Out: l.Out, W: cloneF32(l.W), B: cloneF32(l.B)}
 }
+
+// TrainedTensors returns views of m's trained weights (every tensor but
+// the normaliser's) in the order of an ADM training graph's Params: per GRU
+// layer Wi, Bi, Wh, Bh; per ResBlock W, B, Gamma, Beta; Out's W, B; the
+// bounds' Max, Min. Device trainers load and store weights through it.
+func (m *ADM) TrainedTensors() [][]float32 {
+	refs := admRefs(m)[2:]
+	ts := make([][]float32, len(refs))
+	for i, r := range refs {
+		ts[i] = r.data
+	}
+	return ts
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/admdev/admdevtest"
 	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
@@ -148,4 +149,36 @@ func TestLaunchUnderGC(t *testing.T) {
 			t.Fatalf("element %d is %g after the last fill with %g", i, v, last)
 		}
 	}
+}
+
+// TestADM runs the device's ADM train step beside models' training graph on
+// the CPU: three steps of a small model, and two at the paper's size (3x200
+// GRU, four ResBlocks, m = 5, batch 64), from the same weights, batches and
+// dropout masks. Losses and outputs within 1e-4 relatively; weights within
+// 1e-4 of each tensor's largest, at most 0.1% of them past that, each
+// within two Adam steps per step (near-zero gradients summed in cuBLAS's
+// order; see admdevtest.Options.Outliers).
+func TestADM(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	t.Run("small", func(t *testing.T) {
+		admdevtest.Compare(t, d, admdevtest.Options{Tol: 1e-4, Outliers: 1e-3})
+	})
+	t.Run("reference", func(t *testing.T) {
+		admdevtest.Compare(t, d, admdevtest.Options{Cfg: admdevtest.Reference, Batch: 64, Steps: 2, Tol: 1e-4, Outliers: 1e-3})
+	})
+}
+
+// TestTimeADM prints the milliseconds per ADM train step on the GPU
+// (paper's size, batch 256: issue 32's benchmark).
+func TestTimeADM(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	admdevtest.TimeStep(t, d, 500)
+}
+
+func BenchmarkADMStep(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	admdevtest.BenchStep(b, d)
 }

@@ -27,12 +27,15 @@
 //
 //	lib=$(find / -name 'libcublas.so.13' 2>/dev/null | head -1)
 //	ADMPO_GPU_TEST=1 ADMPO_CUBLAS=$lib LD_LIBRARY_PATH=$(dirname $lib) \
-//		./device.test -test.v -test.run . -test.bench 'MLPStep|SAC'
+//		./device.test -test.v -test.run . -test.bench 'MLPStep|SAC|ADM'
 //
 // TestTimeMLP prints the milliseconds per device-resident MLP train step
 // (the SAC critic's shape); BenchmarkMLPStep reports the same as ms/step.
 // TestSAC checks package sacdev's full SAC update against sac.Agent on the
 // CPU; TestTimeSAC and BenchmarkSACUpdate time it (hopper's sizes, batch
 // 256) in ms/update; BenchmarkSACSampleUpdate adds uploading each batch's
-// indices and noise (sacdev.Learner.Sample from a device replay).
+// indices and noise (sacdev.Learner.Sample from a device replay). TestADM
+// checks package admdev's ADM train step against models' training graph on
+// the CPU; TestTimeADM and BenchmarkADMStep time it (3x200 GRU, four
+// ResBlocks, m = 5, batch 256: issue 32's benchmark) in ms/step.
 package cuda
