@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/admdev"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
@@ -60,6 +62,11 @@ type ADMFitConfig struct {
 	// Resume, when set, snapshots the fit and continues it from
 	// Resume.From (see FitResume).
 	Resume *FitResume
+	// Device, when set, runs the train steps there (package admdev: the
+	// same step as the CPU graph's, dropout masks included); the weights
+	// come back to the host for every holdout evaluation and snapshot.
+	// The caller keeps it open and does not use it concurrently.
+	Device device.Device
 }
 
 // DefaultADMFitConfig returns the reference implementation's fit settings.
@@ -495,6 +502,13 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	}
 	defer g.Close()
 	opt := models.NewAdam(g.Params, fc.LR)
+	var tr *admdev.Trainer
+	if fc.Device != nil {
+		if tr, err = newADMTrainer(fc.Device, m, fc, seed); err != nil {
+			return rep, err
+		}
+		defer tr.Close()
+	}
 	sb := buffer.NewSeqBatch(fc.Batch, c.M, c.ObsDim, c.ActDim)
 	holdStarts := seqRange(split.nTrain, split.nTrain+split.nHold)
 	rep.HoldoutCount, rep.TrainStarts = split.nHold, split.nTrain
@@ -516,6 +530,12 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 			return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
 		}
 		g.SetDropoutState(pr.Dropout)
+		if tr != nil {
+			tr.SetDropoutState(pr.Dropout)
+			if err := tr.SetOptim(admdev.Optim{M: opt.M, V: opt.V, T: opt.T}); err != nil {
+				return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
+			}
+		}
 		bestMSE, rep.Best, since, total = pr.BestMSE, pr.Best, pr.Since, pr.TotalStart
 		rep.History, rep.Curve = pr.ADMHistory, pr.Curve
 		start = start.Add(-time.Duration(pr.Seconds * float64(time.Second)))
@@ -525,6 +545,9 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	var nllSum, wSum float64
 	steps, totalStart := 0, 0
 	snapshot := func(epoch, pos int, rngState []byte) ([]byte, error) {
+		if err := pullADM(tr, m, opt, g); err != nil {
+			return nil, err
+		}
 		p := &fitProgress{Kind: "adm", DataN: data.Len(), Epoch: epoch, Pos: pos, Steps: steps, TotalStart: totalStart,
 			Total: total, Since: since, Seconds: time.Since(start).Seconds(), RNG: rngState, Dropout: g.DropoutState(),
 			NLLSum: nllSum, WSum: wSum, BestMSE: bestMSE, Best: rep.Best, ADMHistory: rep.History, Curve: rep.Curve}
@@ -571,24 +594,21 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 			if w == 0 {
 				continue
 			}
-			if err := g.Run(); err != nil {
-				return rep, err
-			}
-			if err := opt.Step(); err != nil {
+			nll, err := admStep(tr, g, opt)
+			if err != nil {
 				return rep, err
 			}
 			steps++
 			total++
-			_, nll, err := g.LossValue()
-			if err != nil {
-				return rep, err
-			}
 			nllSum += float64(nll) * w
 			wSum += w
 		}
 		var drop *evalDropout
 		if fc.HoldoutDropout && fc.Dropout > 0 {
 			drop = &evalDropout{p: fc.Dropout, seed: rng.Int63()}
+		}
+		if err := pullADM(tr, m, opt, g); err != nil {
+			return rep, err
 		}
 		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap, scale, drop)
 		if err != nil {
@@ -637,4 +657,77 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		_, _, rep.TrainMSEPerK, rep.TrainNLLPerK = ev.summary()
 	}
 	return rep, nil
+}
+
+// newADMTrainer opens a device trainer of m's size with fc's batch,
+// learning rate and dropout, the dropout stream at seed (as the CPU graph's)
+// and m's weights.
+func newADMTrainer(d device.Device, m *models.ADM, fc ADMFitConfig, seed int64) (*admdev.Trainer, error) {
+	c := m.Cfg
+	eps := float32(1e-5)
+	for i, b := range m.Blocks {
+		if i > 0 && b.Norm.Eps != eps {
+			return nil, fmt.Errorf("dynamics: ADM blocks have LayerNorm eps %v and %v; the device step takes one", eps, b.Norm.Eps)
+		}
+		eps = b.Norm.Eps
+	}
+	tr, err := admdev.New(d, admdev.Config{ObsDim: c.ObsDim, ActDim: c.ActDim, Hidden: c.Hidden, Layers: c.Layers,
+		ResBlocks: c.ResBlocks, M: c.M, Batch: fc.Batch, LR: float64(fc.LR), Dropout: fc.Dropout, Eps: eps}, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dynamics: ADM fit on %s: %w", d.Name(), err)
+	}
+	if err := tr.SetWeights(m.TrainedTensors()); err != nil {
+		_ = tr.Close()
+		return nil, fmt.Errorf("dynamics: ADM fit on %s: %w", d.Name(), err)
+	}
+	return tr, nil
+}
+
+// admStep runs one train step on g's inputs, on the device trainer tr when
+// there is one, and returns its NLL.
+func admStep(tr *admdev.Trainer, g *models.ADMGraph, opt *models.Adam) (float32, error) {
+	if tr == nil {
+		if err := g.Run(); err != nil {
+			return 0, err
+		}
+		if err := opt.Step(); err != nil {
+			return 0, err
+		}
+		_, nll, err := g.LossValue()
+		return nll, err
+	}
+	if err := tr.Upload(admdev.Batch{X: g.X, Target: g.Target, Weight: g.Weight}); err != nil {
+		return 0, err
+	}
+	if err := tr.Step(); err != nil {
+		return 0, err
+	}
+	_, nll, err := tr.Loss()
+	return nll, err
+}
+
+// pullADM copies the device trainer's weights into m, its Adam state into
+// opt and its dropout stream's state into g, so that evaluations and
+// snapshots see the fit's state; without a trainer it does nothing.
+func pullADM(tr *admdev.Trainer, m *models.ADM, opt *models.Adam, g *models.ADMGraph) error {
+	if tr == nil {
+		return nil
+	}
+	if err := tr.WeightsInto(m.TrainedTensors()); err != nil {
+		return fmt.Errorf("dynamics: ADM fit: %w", err)
+	}
+	o, err := tr.Optim()
+	if err != nil {
+		return fmt.Errorf("dynamics: ADM fit: %w", err)
+	}
+	if len(o.M) != len(opt.M) {
+		return fmt.Errorf("dynamics: ADM fit: device Adam state has %d tensors, want %d", len(o.M), len(opt.M))
+	}
+	for i := range o.M {
+		copy(opt.M[i], o.M[i])
+		copy(opt.V[i], o.V[i])
+	}
+	opt.T = o.T
+	g.SetDropoutState(tr.DropoutState())
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/rng"
 	"github.com/admpo/admpo/models"
@@ -45,29 +46,10 @@ type resumeCase struct {
 
 func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 	adm := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
-		m, err := models.NewADM(models.ADMConfig{ObsDim: obs, ActDim: act, Hidden: 8, Layers: 1, ResBlocks: 1, M: 3}, rand.New(rand.NewSource(seed)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fc := DefaultADMFitConfig()
-		fc.Batch, fc.MaxEpochs, fc.Patience, fc.EpochPasses, fc.HoldoutDropout, fc.TrainEval = 32, 6, 2, 2, true, 100
-		fc.Resume = r
-		rep, err := FitADM(ctx, m, data, fc, rng)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i := range rep.History {
-			rep.History[i].Seconds = 0
-		}
-		for i := range rep.Curve {
-			rep.Curve[i].Seconds = 0
-		}
-		rep.Best.Seconds = 0
-		f := ckpt.New()
-		if err := models.PutADM(f, "adm", m); err != nil {
-			t.Fatal(err)
-		}
-		return f.Encode(), rep, nil
+		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, false)
+	}
+	admEmu := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
+		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, true)
 	}
 	ens := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
 		e := models.NewEnsemble(obs, act, 3, []int{16, 16}, rand.New(rand.NewSource(seed)))
@@ -91,7 +73,40 @@ func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 		}
 		return f.Encode(), rep, nil
 	}
-	return []resumeCase{{"adm", adm}, {"ensemble", ens}}
+	return []resumeCase{{"adm", adm}, {"adm-emu", admEmu}, {"ensemble", ens}}
+}
+
+// fitADMCase is resumeCases' ADM fit, its train steps on the emulated
+// device when dev is set (package admdev).
+func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume, obs, act int, data *buffer.Replay, dev bool) ([]byte, any, error) {
+	m, err := models.NewADM(models.ADMConfig{ObsDim: obs, ActDim: act, Hidden: 8, Layers: 1, ResBlocks: 1, M: 3}, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := DefaultADMFitConfig()
+	fc.Batch, fc.MaxEpochs, fc.Patience, fc.EpochPasses, fc.HoldoutDropout, fc.TrainEval = 32, 6, 2, 2, true, 100
+	fc.Resume = r
+	if dev {
+		d := emu.New()
+		defer d.Close()
+		fc.Device = d
+	}
+	rep, err := FitADM(ctx, m, data, fc, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range rep.History {
+		rep.History[i].Seconds = 0
+	}
+	for i := range rep.Curve {
+		rep.Curve[i].Seconds = 0
+	}
+	rep.Best.Seconds = 0
+	f := ckpt.New()
+	if err := models.PutADM(f, "adm", m); err != nil {
+		t.Fatal(err)
+	}
+	return f.Encode(), rep, nil
 }
 
 // TestFitResumesExactly fits an ADM and an ensemble straight through, then
