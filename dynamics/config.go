@@ -1,5 +1,7 @@
 package dynamics
 
+import "github.com/admpo/admpo/device"
+
 // Config sizes a run's dynamics model and sets how it is fitted. The online
 // and offline run configs convert their own config.json keys into it.
 type Config struct {
@@ -34,4 +36,7 @@ type Config struct {
 	// OnEpoch, when set, is called after every fit epoch with its point of
 	// the learning curve (progress for long fits).
 	OnEpoch func(FitEpoch)
+	// Device, when set, runs the ADM's train steps there
+	// (ADMFitConfig.Device); the ensemble trains on the CPU.
+	Device device.Device
 }

@@ -81,6 +81,15 @@ func newDevLearnerOn(d device.Device, name string, s *sac.Agent) (*devLearner, e
 	return dl, nil
 }
 
+// device is the learner's device for the run's other device work (the
+// ADM's fits); nil for nil.
+func (dl *devLearner) device() device.Device {
+	if dl == nil {
+		return nil
+	}
+	return dl.d
+}
+
 // Close frees the learner and closes the device; nil does nothing.
 func (dl *devLearner) Close() error {
 	if dl == nil {

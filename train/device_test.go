@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
@@ -340,4 +341,41 @@ func TestDeviceResumeOnAnotherDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDeviceEmuADMPORunMatchesCPU: a short online ADMPO run with device emu
+// (SAC's updates and the ADM's fits on the emulated device) ends within
+// rounding of the CPU run: the same counters, and the weights, the real and
+// model buffers (the roll-outs of the ADM fitted on emu) within 1e-4 of the
+// largest value.
+func TestDeviceEmuADMPORunMatchesCPU(t *testing.T) {
+	ortskip.IfMissing(t)
+	cfg := tinyConfig("admpo")
+	want := straightSynced(t, cfg)
+	cfg.Device = "emu"
+	o, err := NewOnline(cfg, t.TempDir()+"/probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm, ok := o.dyn.(*dynamics.ADM)
+	if !ok || adm.FitCfg.Device == nil || adm.FitCfg.Device != o.dev.d {
+		t.Errorf("the ADM's fits do not run on the learner's device (%T)", o.dyn)
+	}
+	o.Close()
+	got := straightSynced(t, cfg)
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+		t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
+	}
+	const tol = 1e-4
+	for _, x := range []struct {
+		what      string
+		got, want []float32
+	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+		{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
+		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+			t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
+		}
+	}
+	t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
+		maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
 }

@@ -125,7 +125,9 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	if o.real, err = buffer.New(od, ad, cfg.TotalSteps(), cfg.Seed+1); err != nil {
 		return nil, err
 	}
-	if err := o.initParts(cfg.Seed*7, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mbpo", cfg.dynamicsConfig()); err != nil {
+	dc := cfg.dynamicsConfig()
+	dc.Device = o.dev.device() // the ADM's fits run on the SAC learner's device
+	if err := o.initParts(cfg.Seed*7, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mbpo", dc); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -116,8 +116,8 @@ var overrideTable = []overrideFlag{
 	{name: "blas-threads", kind: intFlag, s: nonNeg, help: "threads for training's matrix products (large products split over rows; 0: OpenBLAS's default, the CPU count; presets: 1)"},
 	{name: "provider", kind: stringFlag, help: "ONNX Runtime provider for roll-outs: cpu or cuda"},
 	{name: "device", kind: stringFlag, help: "where SAC's gradient updates run: cpu (default), emu (the device learner emulated on the\n" +
-		"host, for checks) or cuda (the GPU; a binary built with the admpo_cuda tag); BC and the model\n" +
-		"fits stay on the CPU"},
+		"host, for checks) or cuda (the GPU; a binary built with the admpo_cuda tag); the ADM's fits\n" +
+		"train there too, BC and the ensemble's fits stay on the CPU"},
 }
 
 // fieldTypeOk tells whether p is a pointer to the config field type that
