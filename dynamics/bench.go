@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/admdev"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/models/ops"
 )
@@ -66,4 +68,89 @@ func BenchADMTrainStepConfig(cfg models.ADMConfig, iters int) (ms, flops float64
 	}
 	sort.Float64s(ts)
 	return ts[len(ts)/2], float64(ops.ProductFLOPs()-flops0) / float64(iters), nil
+}
+
+// DeviceADMTiming is BenchADMTrainStepOn's medians in milliseconds per ADM
+// train step on a device.
+type DeviceADMTiming struct {
+	// Step is the step alone on the batch already on the device, waited
+	// for (device.Sync).
+	Step float64
+	// FitPath is a step as FitADM takes it: the batch uploaded, the step,
+	// and its loss read back (which waits for the device).
+	FitPath float64
+}
+
+// BenchADMTrainStepOn times BenchADMTrainStep's step (the reference size,
+// batch 256, dropout on) on d (package admdev): iters timed steps of each
+// kind after a few warm-up ones.
+func BenchADMTrainStepOn(d device.Device, iters int) (DeviceADMTiming, error) {
+	var tm DeviceADMTiming
+	if iters <= 0 {
+		return tm, fmt.Errorf("dynamics: bench ADM on a device: iters %d must be positive", iters)
+	}
+	rng := rand.New(rand.NewSource(5))
+	m, err := models.NewADM(models.DefaultADMConfig(11, 3, 5), rng)
+	if err != nil {
+		return tm, err
+	}
+	const batch = 256
+	c := m.Cfg
+	rows := c.M * batch
+	b := admdev.Batch{X: make([]float32, rows*(c.ObsDim+c.ActDim)), Target: make([]float32, rows*(c.ObsDim+1)),
+		Weight: make([]float32, rows)}
+	for i := range b.X {
+		b.X[i] = float32(rng.NormFloat64())
+	}
+	for i := range b.Target {
+		b.Target[i] = float32(0.1 * rng.NormFloat64())
+	}
+	for i := range b.Weight {
+		b.Weight[i] = 1
+	}
+	fc := DefaultADMFitConfig()
+	fc.Batch = batch
+	tr, err := newADMTrainer(d, m, fc, 6)
+	if err != nil {
+		return tm, err
+	}
+	defer tr.Close()
+	if err := tr.Upload(b); err != nil {
+		return tm, err
+	}
+	median := func(f func() error) (float64, error) {
+		var ts []float64
+		for i := -3; i < iters; i++ {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			if i >= 0 {
+				ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
+			}
+		}
+		sort.Float64s(ts)
+		return ts[len(ts)/2], nil
+	}
+	if tm.Step, err = median(func() error {
+		if err := tr.Step(); err != nil {
+			return err
+		}
+		return d.Sync()
+	}); err != nil {
+		return tm, fmt.Errorf("dynamics: bench ADM on %s: %w", d.Name(), err)
+	}
+	if tm.FitPath, err = median(func() error {
+		if err := tr.Upload(b); err != nil {
+			return err
+		}
+		if err := tr.Step(); err != nil {
+			return err
+		}
+		_, _, err := tr.Loss()
+		return err
+	}); err != nil {
+		return tm, fmt.Errorf("dynamics: bench ADM on %s: %w", d.Name(), err)
+	}
+	return tm, nil
 }

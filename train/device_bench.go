@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -24,12 +25,19 @@ type DeviceTiming struct {
 	// run reads them only when it logs or writes a checkpoint
 	// (sac.Agent.LastStats), and does not wait after each update.
 	RunPath float64
+	// ADMStep is the ADM train step alone on a batch already on the device
+	// (dynamics.BenchADMTrainStepOn: m 5, batch 256, 3x200 GRU, 4
+	// ResBlocks), waited for; ADMFitPath a step as a fit takes it (upload,
+	// step, loss read back). Zero unless BenchDeviceUpdate was asked for
+	// them.
+	ADMStep, ADMFitPath float64
 }
 
 // BenchDeviceUpdate times SAC updates on the named device (emu or cuda) at
 // the sizes of sac.BenchUpdate (obs 11, act 3, 256x256, batch 256): iters
-// timed updates of each kind after a few warm-up ones.
-func BenchDeviceUpdate(device string, iters int) (DeviceTiming, error) {
+// timed updates of each kind after a few warm-up ones; with adm, also the
+// ADM train step (DeviceTiming.ADMStep).
+func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error) {
 	tm := DeviceTiming{Device: device}
 	if iters <= 0 {
 		return tm, fmt.Errorf("train: bench: iters %d must be positive", iters)
@@ -90,6 +98,13 @@ func BenchDeviceUpdate(device string, iters int) (DeviceTiming, error) {
 		return dl.d.Sync()
 	}); err != nil {
 		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+	}
+	if adm {
+		at, err := dynamics.BenchADMTrainStepOn(dl.d, iters)
+		if err != nil {
+			return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+		}
+		tm.ADMStep, tm.ADMFitPath = at.Step, at.FitPath
 	}
 	return tm, nil
 }

@@ -42,7 +42,7 @@ func benchTrain(args []string) error {
 	torchThreads := fs.Int("torch-threads", 0, "PyTorch threads (0: the same as --threads)")
 	kernels := fs.String("kernels", "auto", "CPU kernel path: auto (the best this CPU has), avx512, avx2 or generic")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	dev := fs.String("device", "cpu", "also time the SAC update on this device learner, beside the CPU's: emu (the kernels\n"+
+	dev := fs.String("device", "cpu", "also time the SAC update and the ADM train step on this device, beside the CPU's: emu (the kernels\n"+
 		"emulated on the host) or cuda (the GPU; a binary built with the admpo_cuda tag); cpu: the CPU rows only")
 	bound(fs, atLeast1, "iters", "threads")
 	bound(fs, nonNeg, "torch-threads")
@@ -74,14 +74,16 @@ func benchTrain(args []string) error {
 		return err
 	}
 	if d := strings.ToLower(*dev); d != "" && d != "cpu" {
-		dt, err := train.BenchDeviceUpdate(d, *iters)
+		dt, err := train.BenchDeviceUpdate(d, *iters, true)
 		if err != nil {
 			return err
 		}
 		t.Header["device"] = dt.Name
 		t.Rows = append(t.Rows,
 			[]any{fmt.Sprintf("SAC update total on %s (batch on the device)", d), dt.Update, nil, nil},
-			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil})
+			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil},
+			[]any{fmt.Sprintf("ADM train step on %s (batch on the device)", d), dt.ADMStep, nil, nil},
+			[]any{fmt.Sprintf("ADM train step on %s as a fit does it (upload, step, loss read-back)", d), dt.ADMFitPath, nil, nil})
 	}
 	return printTable(t, *asJSON)
 }
