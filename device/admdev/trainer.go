@@ -116,6 +116,7 @@ type Trainer struct {
 	gA, gB, du, prod, o, dout, lv, tmax, tmin, rowloss, mean, loss device.Buffer
 	// The bounds before the last step's Adam (for the loss's penalty).
 	maxSnap, minSnap device.Buffer
+	ones             device.Buffer // [R] of 1, for column sums as products
 	all              []device.Buffer
 }
 
@@ -159,7 +160,7 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 		{&tr.dh, B * H}, {&tr.dghs, B * 3 * H},
 		{&tr.gA, R * H}, {&tr.gB, R * H}, {&tr.du, R * H}, {&tr.prod, R * H}, {&tr.o, R * 2 * d2}, {&tr.dout, R * 2 * d2},
 		{&tr.lv, R * d2}, {&tr.tmax, R * d2}, {&tr.tmin, R * d2}, {&tr.rowloss, R}, {&tr.mean, R * d2}, {&tr.loss, 2},
-		{&tr.maxSnap, d2}, {&tr.minSnap, d2}}
+		{&tr.maxSnap, d2}, {&tr.minSnap, d2}, {&tr.ones, R}}
 	for l := range tr.grus {
 		g := &tr.grus[l]
 		ws = append(ws, want{&g.gates, R * 3 * H}, want{&g.ghn, R * H}, want{&g.y, R * H})
@@ -174,6 +175,9 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 		if *w.dst, err = alloc(w.n); err != nil {
 			return fail(err)
 		}
+	}
+	if err := d.Launch("fill", R, tr.ones, float32(1)); err != nil {
+		return fail(err)
 	}
 	if cfg.Dropout == 0 {
 		for i, b := range tr.blocks {
@@ -295,7 +299,7 @@ func (tr *Trainer) Upload(b Batch) error {
 			return fmt.Errorf("admdev: upload %s: %w", x.name, err)
 		}
 	}
-	if err := tr.d.Launch("col_sum", 1, tr.weight, tr.wsum, tr.weight.Len()); err != nil {
+	if err := tr.colSum(tr.weight, tr.wsum, 1); err != nil {
 		return fmt.Errorf("admdev: upload: weight sum: %w", err)
 	}
 	return nil
@@ -354,6 +358,14 @@ func (tr *Trainer) masks() error {
 		tr.rng += uint64((n+3)/4) * golden
 	}
 	return nil
+}
+
+// colSum queues out [cols] = the column sums of x [R, cols] as the product
+// xᵀ·1: a GPU's BLAS reduces the R rows in parallel (device's col_sum runs
+// one thread per column down all rows, slow for R = M·Batch).
+func (tr *Trainer) colSum(x, out device.Buffer, cols int) error {
+	R := tr.cfg.rows()
+	return tr.d.Gemm(false, false, cols, 1, R, 1, x, cols, tr.ones, R, 0, out, cols)
 }
 
 // forwardGRU queues the GRU layers and returns the top layer's output.
@@ -440,7 +452,7 @@ func (tr *Trainer) backwardHead(top device.Buffer) (device.Buffer, error) {
 	if err := d.Gemm(false, true, 2*d2, H, R, 1, tr.dout, 2*d2, h, H, 0, gw, 2*d2); err != nil {
 		return nil, fmt.Errorf("output layer weight gradient: %w", err)
 	}
-	if err := d.Launch("col_sum", 2*d2, tr.dout, gb, R); err != nil {
+	if err := tr.colSum(tr.dout, gb, 2*d2); err != nil {
 		return nil, fmt.Errorf("output layer bias gradient: %w", err)
 	}
 	if err := d.Launch("adm_bounds_grad", d2, tr.tmax, tr.tmin, tr.grads[tr.outParam(2)], tr.grads[tr.outParam(3)],
@@ -462,7 +474,7 @@ func (tr *Trainer) backwardHead(top device.Buffer) (device.Buffer, error) {
 		}
 		for _, x := range [][2]device.Buffer{{tr.prod, tr.grads[tr.blockParam(i, 2)]}, {cur, tr.grads[tr.blockParam(i, 3)]},
 			{tr.du, tr.grads[tr.blockParam(i, 1)]}} {
-			if err := d.Launch("col_sum", H, x[0], x[1], R); err != nil {
+			if err := tr.colSum(x[0], x[1], H); err != nil {
 				return nil, fmt.Errorf("block %d gradient: %w", i, err)
 			}
 		}
@@ -521,7 +533,7 @@ func (tr *Trainer) backwardGRU(gy device.Buffer) error {
 		if err := d.Gemm(false, true, 3*H, inDim, R, 1, tr.dgi, 3*H, in, inDim, 0, gwi, 3*H); err != nil {
 			return fmt.Errorf("gru %d Wi gradient: %w", l, err)
 		}
-		if err := d.Launch("col_sum", 3*H, tr.dgi, gbi, R); err != nil {
+		if err := tr.colSum(tr.dgi, gbi, 3*H); err != nil {
 			return fmt.Errorf("gru %d Bi gradient: %w", l, err)
 		}
 		// dWh = Σ_{t≥1} h_{t-1}ᵀ·dgh_t: y's first R-B rows against dgh's
@@ -529,7 +541,7 @@ func (tr *Trainer) backwardGRU(gy device.Buffer) error {
 		if err := d.Gemm(false, true, 3*H, H, R-B, 1, tr.dgh, 3*H, g.y, H, 0, gwh, 3*H); err != nil {
 			return fmt.Errorf("gru %d Wh gradient: %w", l, err)
 		}
-		if err := d.Launch("col_sum", 3*H, tr.dgh, gbh, R); err != nil {
+		if err := tr.colSum(tr.dgh, gbh, 3*H); err != nil {
 			return fmt.Errorf("gru %d Bh gradient: %w", l, err)
 		}
 		gy, free = free, gy
