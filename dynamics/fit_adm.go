@@ -545,7 +545,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	var nllSum, wSum float64
 	steps, totalStart := 0, 0
 	snapshot := func(epoch, pos int, rngState []byte) ([]byte, error) {
-		if err := pullADM(tr, m, opt, g); err != nil {
+		if err := pullADM(tr, m, opt, g, &nllSum); err != nil {
 			return nil, err
 		}
 		p := &fitProgress{Kind: "adm", DataN: data.Len(), Epoch: epoch, Pos: pos, Steps: steps, TotalStart: totalStart,
@@ -560,6 +560,9 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	}
 	for epoch := first; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
 		nllSum, wSum, steps, totalStart = 0, 0, 0, total
+		if err := pushNLLSum(tr, nllSum); err != nil {
+			return rep, err
+		}
 		rngState, err := rs.epochStart(epoch, first, func(st []byte) ([]byte, error) { return snapshot(epoch, 0, st) })
 		if err != nil {
 			return rep, err
@@ -577,6 +580,9 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		lo0 := 0
 		if pr != nil && epoch == first { // continue the snapshot's epoch
 			lo0, steps, total, nllSum, wSum = pr.Pos, pr.Steps, pr.Total, pr.NLLSum, pr.WSum
+			if err := pushNLLSum(tr, nllSum); err != nil {
+				return rep, err
+			}
 		}
 		for lo := lo0; lo < len(perm); lo += fc.Batch {
 			if err := ctx.Err(); err != nil {
@@ -600,14 +606,16 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 			}
 			steps++
 			total++
-			nllSum += float64(nll) * w
+			if tr == nil { // the device trainer sums Σw·NLL itself
+				nllSum += float64(nll) * w
+			}
 			wSum += w
 		}
 		var drop *evalDropout
 		if fc.HoldoutDropout && fc.Dropout > 0 {
 			drop = &evalDropout{p: fc.Dropout, seed: rng.Int63()}
 		}
-		if err := pullADM(tr, m, opt, g); err != nil {
+		if err := pullADM(tr, m, opt, g, &nllSum); err != nil {
 			return rep, err
 		}
 		ev, err := evaluateADM(m, split, holdStarts, fc.EvalRows, false, fc.Bootstrap, scale, drop)
@@ -684,7 +692,8 @@ func newADMTrainer(d device.Device, m *models.ADM, fc ADMFitConfig, seed int64) 
 }
 
 // admStep runs one train step on g's inputs, on the device trainer tr when
-// there is one, and returns its NLL.
+// there is one, and returns its NLL; the device's step returns 0 and reads
+// nothing back (it adds Σw·NLL to its NLLSum).
 func admStep(tr *admdev.Trainer, g *models.ADMGraph, opt *models.Adam) (float32, error) {
 	if tr == nil {
 		if err := g.Run(); err != nil {
@@ -699,20 +708,34 @@ func admStep(tr *admdev.Trainer, g *models.ADMGraph, opt *models.Adam) (float32,
 	if err := tr.Upload(admdev.Batch{X: g.X, Target: g.Target, Weight: g.Weight}); err != nil {
 		return 0, err
 	}
-	if err := tr.Step(); err != nil {
-		return 0, err
-	}
-	_, nll, err := tr.Loss()
-	return nll, err
+	return 0, tr.Step()
 }
 
-// pullADM copies the device trainer's weights into m, its Adam state into
-// opt and its dropout stream's state into g, so that evaluations and
-// snapshots see the fit's state; without a trainer it does nothing.
-func pullADM(tr *admdev.Trainer, m *models.ADM, opt *models.Adam, g *models.ADMGraph) error {
+// pushNLLSum sets the device trainer's running Σw·NLL to v (the epoch's so
+// far); without a trainer it does nothing.
+func pushNLLSum(tr *admdev.Trainer, v float64) error {
 	if tr == nil {
 		return nil
 	}
+	if err := tr.SetNLLSum(v); err != nil {
+		return fmt.Errorf("dynamics: ADM fit: %w", err)
+	}
+	return nil
+}
+
+// pullADM copies the device trainer's weights into m, its Adam state into
+// opt, its dropout stream's state into g and its running Σw·NLL into
+// nllSum, so that evaluations and snapshots see the fit's state; without a
+// trainer it does nothing.
+func pullADM(tr *admdev.Trainer, m *models.ADM, opt *models.Adam, g *models.ADMGraph, nllSum *float64) error {
+	if tr == nil {
+		return nil
+	}
+	s, err := tr.NLLSum()
+	if err != nil {
+		return fmt.Errorf("dynamics: ADM fit: %w", err)
+	}
+	*nllSum = s
 	if err := tr.WeightsInto(m.TrainedTensors()); err != nil {
 		return fmt.Errorf("dynamics: ADM fit: %w", err)
 	}

@@ -28,7 +28,7 @@ type DeviceTiming struct {
 	// ADMStep is the ADM train step alone on a batch already on the device
 	// (dynamics.BenchADMTrainStepOn: m 5, batch 256, 3x200 GRU, 4
 	// ResBlocks), waited for; ADMFitPath a step as a fit takes it (upload,
-	// step, loss read back). Zero unless BenchDeviceUpdate was asked for
+	// step, waited for; the loss stays on the device). Zero unless BenchDeviceUpdate was asked for
 	// them.
 	ADMStep, ADMFitPath float64
 }

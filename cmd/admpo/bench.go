@@ -83,7 +83,7 @@ func benchTrain(args []string) error {
 			[]any{fmt.Sprintf("SAC update total on %s (batch on the device)", d), dt.Update, nil, nil},
 			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil},
 			[]any{fmt.Sprintf("ADM train step on %s (batch on the device)", d), dt.ADMStep, nil, nil},
-			[]any{fmt.Sprintf("ADM train step on %s as a fit does it (upload, step, loss read-back)", d), dt.ADMFitPath, nil, nil})
+			[]any{fmt.Sprintf("ADM train step on %s as a fit does it (upload, step; no loss read-back)", d), dt.ADMFitPath, nil, nil})
 	}
 	return printTable(t, *asJSON)
 }

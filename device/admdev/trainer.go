@@ -117,6 +117,7 @@ type Trainer struct {
 	// The bounds before the last step's Adam (for the loss's penalty).
 	maxSnap, minSnap device.Buffer
 	ones             device.Buffer // [R] of 1, for column sums as products
+	nllSum           device.Buffer // [1]: Σ over steps of Σw·NLL (see NLLSum)
 	all              []device.Buffer
 }
 
@@ -160,7 +161,7 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 		{&tr.dh, B * H}, {&tr.dghs, B * 3 * H},
 		{&tr.gA, R * H}, {&tr.gB, R * H}, {&tr.du, R * H}, {&tr.prod, R * H}, {&tr.o, R * 2 * d2}, {&tr.dout, R * 2 * d2},
 		{&tr.lv, R * d2}, {&tr.tmax, R * d2}, {&tr.tmin, R * d2}, {&tr.rowloss, R}, {&tr.mean, R * d2}, {&tr.loss, 2},
-		{&tr.maxSnap, d2}, {&tr.minSnap, d2}, {&tr.ones, R}}
+		{&tr.maxSnap, d2}, {&tr.minSnap, d2}, {&tr.ones, R}, {&tr.nllSum, 1}}
 	for l := range tr.grus {
 		g := &tr.grus[l]
 		ws = append(ws, want{&g.gates, R * 3 * H}, want{&g.ghn, R * H}, want{&g.y, R * H})
@@ -331,6 +332,11 @@ func (tr *Trainer) step() error {
 	}
 	if err := tr.forwardHead(top); err != nil {
 		return err
+	}
+	// Σw·NLL = Σ rowloss / d, added to the running sum.
+	R, d2 := tr.cfg.rows(), tr.cfg.d()
+	if err := tr.d.Gemm(false, false, 1, 1, R, float32(1/float64(d2)), tr.rowloss, 1, tr.ones, R, 1, tr.nllSum, 1); err != nil {
+		return fmt.Errorf("nll sum: %w", err)
 	}
 	gy, err := tr.backwardHead(top)
 	if err != nil {
@@ -562,6 +568,27 @@ func (tr *Trainer) adam() error {
 			float32(1-b2), step, bc2s, float32(eps), float32(0)); err != nil {
 			return fmt.Errorf("adam step %d, tensor %d: %w", tr.t, i, err)
 		}
+	}
+	return nil
+}
+
+// NLLSum downloads the running sum, over the steps since SetNLLSum (or
+// New), of each step's NLL times its weight sum Σw: a fit's epoch divides
+// it by the Σw of its steps for the epoch's mean train NLL without reading
+// every step's loss back. It waits for the device.
+func (tr *Trainer) NLLSum() (float64, error) {
+	var v [1]float32
+	if err := tr.d.Download(v[:], tr.nllSum); err != nil {
+		return 0, fmt.Errorf("admdev: nll sum: %w", err)
+	}
+	return float64(v[0]), nil
+}
+
+// SetNLLSum sets the running sum NLLSum continues from (rounded to
+// float32, which it is kept in).
+func (tr *Trainer) SetNLLSum(v float64) error {
+	if err := tr.d.Upload(tr.nllSum, []float32{float32(v)}); err != nil {
+		return fmt.Errorf("admdev: set nll sum: %w", err)
 	}
 	return nil
 }

@@ -144,8 +144,13 @@ func Compare(t *testing.T, d device.Device, opt Options) {
 		t.Fatal(err)
 	}
 	got := m.Clone().TrainedTensors()
+	var nllSum float64 // Σ over steps of Σw·NLL, as a fit sums it
 	for s := 1; s <= steps; s++ {
 		b := randomBatch(g, rng)
+		w := 0.0
+		for _, v := range b.Weight {
+			w += float64(v)
+		}
 		if err := tr.Upload(b); err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +174,12 @@ func Compare(t *testing.T, d device.Device, opt Options) {
 		}
 		relClose(t, when+" loss", float64(gl), float64(wl), opt.Tol)
 		relClose(t, when+" nll", float64(gn), float64(wn), opt.Tol)
+		nllSum += float64(wn) * w
+		gs, err := tr.NLLSum()
+		if err != nil {
+			t.Fatal(err)
+		}
+		relClose(t, when+" running sum of weighted nll", gs, nllSum, opt.Tol)
 		wm, wv, err := g.Outputs()
 		if err != nil {
 			t.Fatal(err)
