@@ -98,9 +98,9 @@ type Trainer struct {
 	d   device.Device
 	// params, grads and the Adam moments, in Sizes' order.
 	params, grads, m, v []device.Buffer
-	t                   int // Adam steps taken
-	steps               int // train steps taken
-	rng                 uint64
+	t                   int    // Adam steps taken
+	steps               int    // train steps taken
+	rng                 uint64 // the dropout stream's SplitMix64 state
 
 	x, target, weight, wsum device.Buffer
 	grus                    []gru
