@@ -299,16 +299,6 @@ func defADM() {
 		return need(4, 10)(n, a)
 	}, fb("o"), fb("mx"), fb("mn"), fb("tg"), fb("w"), fb("wsum"), fb("lv"), fb("dout"), fb("tmax"), fb("tmin"),
 		fb("rowloss"), in("d"))
-	def("adm_bounds_grad", func(n int, a args) error {
-		rows := a.int(4)
-		if rows < 0 || rows > MaxLen/max(n, 1) {
-			return fmt.Errorf("rows=%d: %w", rows, ErrRange)
-		}
-		if err := need(0, 1)(rows*n, a); err != nil {
-			return err
-		}
-		return need(2, 3)(n, a)
-	}, fb("tmax"), fb("tmin"), fb("gmax"), fb("gmin"), in("rows"), fl("coef"))
 	def("adm_loss", func(n int, a args) error {
 		rows, d := a.int(5), a.int(6)
 		if n > 1 || rows < 0 || d < 0 {

@@ -461,9 +461,19 @@ func (tr *Trainer) backwardHead(top device.Buffer) (device.Buffer, error) {
 	if err := tr.colSum(tr.dout, gb, 2*d2); err != nil {
 		return nil, fmt.Errorf("output layer bias gradient: %w", err)
 	}
-	if err := d.Launch("adm_bounds_grad", d2, tr.tmax, tr.tmin, tr.grads[tr.outParam(2)], tr.grads[tr.outParam(3)],
-		R, float32(penalty)); err != nil {
-		return nil, fmt.Errorf("bounds gradient: %w", err)
+	// The bounds': the column sums of the head's terms plus the penalty's
+	// +0.01 (Max) and -0.01 (Min).
+	for i, x := range []struct {
+		terms device.Buffer
+		coef  float32
+	}{{tr.tmax, penalty}, {tr.tmin, -penalty}} {
+		g := tr.grads[tr.outParam(2+i)]
+		if err := tr.colSum(x.terms, g, d2); err != nil {
+			return nil, fmt.Errorf("bounds gradient: %w", err)
+		}
+		if err := d.Launch("axpy", d2, x.coef, tr.ones, g); err != nil {
+			return nil, fmt.Errorf("bounds gradient: %w", err)
+		}
 	}
 	// dh [R,H] = dout·Wᵀ.
 	cur, next := tr.gA, tr.gB

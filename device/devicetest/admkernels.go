@@ -20,7 +20,6 @@ func init() {
 	kernelTests["adm_res_fwd"] = testADMResFwd
 	kernelTests["adm_res_bwd"] = testADMResBwd
 	kernelTests["adm_head"] = testADMHead
-	kernelTests["adm_bounds_grad"] = testADMBoundsGrad
 	kernelTests["adm_loss"] = testADMLoss
 	kernelTests["dropout_mask"] = testDropoutMask
 }
@@ -268,27 +267,6 @@ func testADMHead(h h, r *rand.Rand, n int, tol float64) {
 	compare(h.t, "adm_head tmax", h.down(tmax), wx, 10*tol, 10*gs)
 	compare(h.t, "adm_head tmin", h.down(tmin), wn, 10*tol, 10*gs)
 	compare(h.t, "adm_head rowloss", h.down(rl), wr, 10*tol, 10*tol)
-}
-
-func testADMBoundsGrad(h h, r *rand.Rand, n int, tol float64) {
-	rows := 3 + 1000/n
-	tx, tn := randn(r, rows*n, 1), randn(r, rows*n, 1)
-	gx, gn := h.alloc(device.Float32, n), h.alloc(device.Float32, n)
-	const coef = 0.01
-	h.launch("adm_bounds_grad", n, h.up(tx), h.up(tn), gx, gn, rows, float32(coef))
-	wx, wn := make([]float64, n), make([]float64, n)
-	for i := range rows {
-		for j := range n {
-			wx[j] += float64(tx[i*n+j])
-			wn[j] += float64(tn[i*n+j])
-		}
-	}
-	for j := range n {
-		wx[j] += coef
-		wn[j] -= coef
-	}
-	compare(h.t, "adm_bounds_grad max", h.down(gx), wx, tol, tol)
-	compare(h.t, "adm_bounds_grad min", h.down(gn), wn, tol, tol)
 }
 
 func testADMLoss(h h, r *rand.Rand, n int, tol float64) {

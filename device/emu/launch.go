@@ -75,9 +75,6 @@ var table = map[string]func(n C.int, a []any){
 		C.adm_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
 			fb(a[9]), fb(a[10]), in(a[11]))
 	},
-	"adm_bounds_grad": func(n C.int, a []any) {
-		C.adm_bounds_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), in(a[4]), fl(a[5]))
-	},
 	"adm_loss": func(n C.int, a []any) {
 		C.adm_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), in(a[5]), in(a[6]), fl(a[7]))
 	},

@@ -2,7 +2,7 @@
 // layer's: the GRU cell of one time step and its backward pass, the
 // ResBlock's tail (bias, swish, dropout mask, residual, LayerNorm) and its
 // backward pass, the Gaussian head (log-variance soft clamp, weighted
-// negative log-likelihood and their gradients), the bounds' gradients and
+// negative log-likelihood and their gradients), the loss with the bounds'
 // penalty, and dropout masks. They follow package models' ADM training graph
 // (models/adm_graph.go and the fused ops of models/ops) operation for
 // operation; the soft clamp and the likelihood run in double as there.
@@ -171,7 +171,8 @@ __device__ double adm_softplus(double z, double *sig) {
 // 0; wsum [1] holds Σw) gets its row terms w_r·Σ_j in rowloss [n]; its
 // gradients with respect to the mean and the raw log-variance go to dout
 // [n,2d], and each row's terms of the bounds' gradients to tmax, tmin [n,d]
-// (adm_bounds_grad sums them). tg [n,d] is the target, w [n] the weights.
+// (their column sums are the likelihood's gradients with respect to mx and
+// mn). tg [n,d] is the target, w [n] the weights.
 KERNEL adm_head(int n, const float *__restrict__ o, const float *__restrict__ mx, const float *__restrict__ mn,
                 const float *__restrict__ tg, const float *__restrict__ w, const float *__restrict__ wsum,
                 float *__restrict__ lv, float *__restrict__ dout, float *__restrict__ tmax, float *__restrict__ tmin,
@@ -198,22 +199,6 @@ KERNEL adm_head(int n, const float *__restrict__ o, const float *__restrict__ mx
 			tmin[r * d + j] = (float)(gl * (1.0 - s2));
 		}
 		rowloss[r] = wr != 0.0 ? (float)(wr * rs) : 0.0f;
-	}
-}
-
-// adm_bounds_grad: the bounds' gradients over n = d columns: the column
-// sums (in double) of adm_head's terms tmax, tmin [rows,d] plus the
-// penalty coef·Σmx - coef·Σmn's: gmax = Σ tmax + coef, gmin = Σ tmin - coef.
-KERNEL adm_bounds_grad(int n, const float *__restrict__ tmax, const float *__restrict__ tmin, float *__restrict__ gmax,
-                       float *__restrict__ gmin, int rows, float coef) {
-	GRID_STRIDE(j, n) {
-		double sx = 0.0, sn = 0.0;
-		for (int r = 0; r < rows; r++) {
-			sx += (double)tmax[r * n + j];
-			sn += (double)tmin[r * n + j];
-		}
-		gmax[j] = (float)sx + coef;
-		gmin[j] = (float)sn - coef;
 	}
 }
 
