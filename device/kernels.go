@@ -256,28 +256,33 @@ func defADM() {
 		[]span{{4, 1, 0}, {7, 3, 0}}, nil),
 		fb("gates"), fb("ghn"), fb("y"), fb("gy"), fb("dh"), fb("dgi"), fb("dgh"), fb("dghs"),
 		in("h"), in("row0"), in("drow"), in("has_prev"))
-	// perRow checks a launch over n rows of c columns (c at argument ci):
-	// mats hold [n, c], vecs [c], rowVecs [n].
-	perRow := func(ci int, mats, vecs, rowVecs []int) func(n int, a args) error {
+	// rowsOfC checks an element-wise launch over n = rows·c elements (c at
+	// argument ci): mats hold [rows, c], vecs [c], rowVecs [rows].
+	rowsOfC := func(ci int, mats, vecs, rowVecs []int) func(n int, a args) error {
 		return func(n int, a args) error {
-			c := a.int(ci)
-			if c < 1 || n > MaxLen/c {
-				return fmt.Errorf("n=%d rows of c=%d: %w", n, c, ErrArgs)
+			if err := rowsOf(n, a, ci); err != nil {
+				return err
 			}
-			if err := need(mats...)(n*c, a); err != nil {
+			c := a.int(ci)
+			if err := need(mats...)(n, a); err != nil {
 				return err
 			}
 			if err := need(vecs...)(c, a); err != nil {
 				return err
 			}
-			return need(rowVecs...)(n, a)
+			return need(rowVecs...)(n/c, a)
 		}
 	}
-	def("adm_res_fwd", perRow(10, []int{0, 2, 3, 6, 7, 9}, []int{1, 4, 5}, []int{8}),
-		fb("u"), fb("bias"), fb("x"), fb("mask"), fb("gamma"), fb("beta"), fb("sig"), fb("xhat"), fb("inv"), fb("y"),
-		in("c"), fl("eps"))
-	def("adm_res_bwd", perRow(10, []int{0, 2, 4, 5, 6, 7, 8, 9}, []int{1}, []int{3}),
-		fb("gy"), fb("gamma"), fb("xhat"), fb("inv"), fb("u"), fb("sig"), fb("mask"), fb("dx"), fb("du"), fb("prod"),
+	def("adm_swish_res", rowsOfC(6, []int{0, 2, 3, 4, 5}, []int{1}, nil),
+		fb("u"), fb("bias"), fb("x"), fb("mask"), fb("sig"), fb("w"), in("c"))
+	def("adm_center", rowsOfC(4, []int{0, 2, 3}, nil, []int{1}),
+		fb("w"), fb("rowsum"), fb("xc"), fb("sq"), in("c"))
+	def("adm_norm", rowsOfC(6, []int{0, 5}, []int{2, 3}, []int{1, 4}),
+		fb("xhat"), fb("sqsum"), fb("gamma"), fb("beta"), fb("inv"), fb("y"), in("c"), fl("eps"))
+	def("adm_norm_terms", rowsOfC(6, []int{0, 2, 3, 4, 5}, []int{1}, nil),
+		fb("gy"), fb("gamma"), fb("xhat"), fb("g"), fb("gx"), fb("prod"), in("c"))
+	def("adm_res_grad", rowsOfC(10, []int{0, 3, 5, 6, 7, 8, 9}, nil, []int{1, 2, 4}),
+		fb("g"), fb("gsum"), fb("gxsum"), fb("xhat"), fb("inv"), fb("u"), fb("sig"), fb("mask"), fb("dx"), fb("du"),
 		in("c"))
 	def("adm_head", func(n int, a args) error {
 		d := a.int(11)

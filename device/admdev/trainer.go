@@ -116,9 +116,11 @@ type Trainer struct {
 	gA, gB, du, prod, o, dout, lv, tmax, tmin, rowloss, mean, loss device.Buffer
 	// The bounds before the last step's Adam (for the loss's penalty).
 	maxSnap, minSnap device.Buffer
-	ones             device.Buffer // [R] of 1, for column sums as products
-	nllSum           device.Buffer // [1]: Σ over steps of Σw·NLL (see NLLSum)
-	all              []device.Buffer
+	ones             device.Buffer // [max(R,H)] of 1, for row and column sums as products
+	// LayerNorm scratch: two [R,H] terms and two [R] row sums.
+	tA, tB, statA, statB device.Buffer
+	nllSum               device.Buffer // [1]: Σ over steps of Σw·NLL (see NLLSum)
+	all                  []device.Buffer
 }
 
 // New allocates a trainer on d with zero weights (SetWeights sets them),
@@ -161,7 +163,8 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 		{&tr.dh, B * H}, {&tr.dghs, B * 3 * H},
 		{&tr.gA, R * H}, {&tr.gB, R * H}, {&tr.du, R * H}, {&tr.prod, R * H}, {&tr.o, R * 2 * d2}, {&tr.dout, R * 2 * d2},
 		{&tr.lv, R * d2}, {&tr.tmax, R * d2}, {&tr.tmin, R * d2}, {&tr.rowloss, R}, {&tr.mean, R * d2}, {&tr.loss, 2},
-		{&tr.maxSnap, d2}, {&tr.minSnap, d2}, {&tr.ones, R}, {&tr.nllSum, 1}}
+		{&tr.maxSnap, d2}, {&tr.minSnap, d2}, {&tr.ones, max(R, H)}, {&tr.nllSum, 1},
+		{&tr.tA, R * H}, {&tr.tB, R * H}, {&tr.statA, R}, {&tr.statB, R}}
 	for l := range tr.grus {
 		g := &tr.grus[l]
 		ws = append(ws, want{&g.gates, R * 3 * H}, want{&g.ghn, R * H}, want{&g.y, R * H})
@@ -177,7 +180,7 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 			return fail(err)
 		}
 	}
-	if err := d.Launch("fill", R, tr.ones, float32(1)); err != nil {
+	if err := d.Launch("fill", tr.ones.Len(), tr.ones, float32(1)); err != nil {
 		return fail(err)
 	}
 	if cfg.Dropout == 0 {
@@ -374,6 +377,12 @@ func (tr *Trainer) colSum(x, out device.Buffer, cols int) error {
 	return tr.d.Gemm(false, false, cols, 1, R, 1, x, cols, tr.ones, R, 0, out, cols)
 }
 
+// rowSum queues out [R] = the row sums of x [R, cols] as the product x·1.
+func (tr *Trainer) rowSum(x, out device.Buffer, cols int) error {
+	R := tr.cfg.rows()
+	return tr.d.Gemm(true, false, R, 1, cols, 1, x, cols, tr.ones, cols, 0, out, R)
+}
+
 // forwardGRU queues the GRU layers and returns the top layer's output.
 func (tr *Trainer) forwardGRU() (device.Buffer, error) {
 	d, c := tr.d, tr.cfg
@@ -412,8 +421,25 @@ func (tr *Trainer) forwardHead(h device.Buffer) error {
 		if err := d.Gemm(false, false, H, R, H, 1, w, H, h, H, 0, b.u, H); err != nil {
 			return fmt.Errorf("block %d product: %w", i, err)
 		}
-		if err := d.Launch("adm_res_fwd", R, b.u, bias, h, b.mask, gamma, beta, b.sig, b.xhat, b.inv, b.out, H, c.Eps); err != nil {
-			return fmt.Errorf("block %d: %w", i, err)
+		// out = w = h + mask ⊙ swish(u + bias), then LayerNorm in place:
+		// the row means and variances as products with ones.
+		for _, k := range []struct {
+			name string
+			args []any
+			sum  [2]device.Buffer
+		}{
+			{"adm_swish_res", []any{b.u, bias, h, b.mask, b.sig, b.out, H}, [2]device.Buffer{b.out, tr.statA}},
+			{"adm_center", []any{b.out, tr.statA, b.xhat, tr.tA, H}, [2]device.Buffer{tr.tA, tr.statB}},
+			{"adm_norm", []any{b.xhat, tr.statB, gamma, beta, b.inv, b.out, H, c.Eps}, [2]device.Buffer{}},
+		} {
+			if err := d.Launch(k.name, R*H, k.args...); err != nil {
+				return fmt.Errorf("block %d: %w", i, err)
+			}
+			if k.sum[0] != nil {
+				if err := tr.rowSum(k.sum[0], k.sum[1], H); err != nil {
+					return fmt.Errorf("block %d: %w", i, err)
+				}
+			}
 		}
 		h = b.out
 	}
@@ -484,8 +510,16 @@ func (tr *Trainer) backwardHead(top device.Buffer) (device.Buffer, error) {
 		b := tr.blocks[i]
 		in := tr.headInput(top, i)
 		w := tr.params[tr.blockParam(i, 0)]
-		if err := d.Launch("adm_res_bwd", R, cur, tr.params[tr.blockParam(i, 2)], b.xhat, b.inv, b.u, b.sig, b.mask,
-			next, tr.du, tr.prod, H); err != nil {
+		if err := d.Launch("adm_norm_terms", R*H, cur, tr.params[tr.blockParam(i, 2)], b.xhat, tr.tA, tr.tB, tr.prod, H); err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+		if err := tr.rowSum(tr.tA, tr.statA, H); err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+		if err := tr.rowSum(tr.tB, tr.statB, H); err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+		if err := d.Launch("adm_res_grad", R*H, tr.tA, tr.statA, tr.statB, b.xhat, b.inv, b.u, b.sig, b.mask, next, tr.du, H); err != nil {
 			return nil, fmt.Errorf("block %d: %w", i, err)
 		}
 		for _, x := range [][2]device.Buffer{{tr.prod, tr.grads[tr.blockParam(i, 2)]}, {cur, tr.grads[tr.blockParam(i, 3)]},

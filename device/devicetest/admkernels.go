@@ -17,8 +17,11 @@ import (
 func init() {
 	kernelTests["adm_gru_fwd"] = testADMGRUFwd
 	kernelTests["adm_gru_bwd"] = testADMGRUBwd
-	kernelTests["adm_res_fwd"] = testADMResFwd
-	kernelTests["adm_res_bwd"] = testADMResBwd
+	kernelTests["adm_swish_res"] = testADMSwishRes
+	kernelTests["adm_center"] = testADMCenter
+	kernelTests["adm_norm"] = testADMNorm
+	kernelTests["adm_norm_terms"] = testADMNormTerms
+	kernelTests["adm_res_grad"] = testADMResGrad
 	kernelTests["adm_head"] = testADMHead
 	kernelTests["adm_loss"] = testADMLoss
 	kernelTests["dropout_mask"] = testDropoutMask
@@ -137,84 +140,144 @@ func admMask(r *rand.Rand, n int) []float32 {
 	return m
 }
 
+// admResCols is the columns of the ResBlock kernel tests; n elements are
+// ceil(n/c) rows.
 const admResCols = 7
 
-func testADMResFwd(h h, r *rand.Rand, n int, tol float64) {
-	c := admResCols
-	u0, x, mask := randn(r, n*c, 1.5), randn(r, n*c, 1), admMask(r, n*c)
-	bias, gamma, beta := randn(r, c, 0.5), randn(r, c, 1), randn(r, c, 1)
-	const eps = 1e-5
-	u := h.up(u0)
-	sig, xhat, inv, y := h.alloc(device.Float32, n*c), h.alloc(device.Float32, n*c), h.alloc(device.Float32, n), h.alloc(device.Float32, n*c)
-	h.launch("adm_res_fwd", n, u, h.up(bias), h.up(x), h.up(mask), h.up(gamma), h.up(beta), sig, xhat, inv, y, c, float32(eps))
-	wu, ws, wx, wi, wy := make([]float64, n*c), make([]float64, n*c), make([]float64, n*c), make([]float64, n), make([]float64, n*c)
-	for i := range n {
-		w := make([]float64, c)
-		mean := 0.0
+func admRows(n int) (rows, c int) { return (n + admResCols - 1) / admResCols, admResCols }
+
+// rowSums returns the sums of x's rows of c columns as the host's product
+// would give them.
+func rowSums(x []float32, c int) []float32 {
+	s := make([]float32, len(x)/c)
+	for r := range s {
+		v := 0.0
 		for j := range c {
-			k := i*c + j
-			v := float64(u0[k]) + float64(bias[j])
-			wu[k], ws[k] = v, sigmoid(v)
-			w[j] = float64(x[k]) + float64(mask[k])*v*sigmoid(v)
-			mean += w[j] / float64(c)
+			v += float64(x[r*c+j])
 		}
-		vr := 0.0
-		for j := range c {
-			vr += (w[j] - mean) * (w[j] - mean) / float64(c)
-		}
-		wi[i] = 1 / math.Sqrt(vr+eps)
-		for j := range c {
-			k := i*c + j
-			wx[k] = (w[j] - mean) * wi[i]
-			wy[k] = wx[k]*float64(gamma[j]) + float64(beta[j])
-		}
+		s[r] = float32(v)
 	}
-	compare(h.t, "adm_res_fwd u", h.down(u), wu, tol, tol)
-	compare(h.t, "adm_res_fwd sig", h.down(sig), ws, tol, tol)
-	// Normalised values carry the sum's rounding relative to the deviation.
-	compare(h.t, "adm_res_fwd xhat", h.down(xhat), wx, 10*tol, 10*tol)
-	compare(h.t, "adm_res_fwd inv", h.down(inv), wi, 10*tol, 0)
-	compare(h.t, "adm_res_fwd y", h.down(y), wy, 10*tol, 10*tol)
+	return s
 }
 
-func testADMResBwd(h h, r *rand.Rand, n int, tol float64) {
-	c := admResCols
-	gy, xh, u, mask := randn(r, n*c, 1), randn(r, n*c, 1), randn(r, n*c, 1.5), admMask(r, n*c)
+func testADMSwishRes(h h, r *rand.Rand, n int, tol float64) {
+	rows, c := admRows(n)
+	n = rows * c
+	u0, x, mask, bias := randn(r, n, 1.5), randn(r, n, 1), admMask(r, n), randn(r, c, 0.5)
+	u, sig, w := h.up(u0), h.alloc(device.Float32, n), h.alloc(device.Float32, n)
+	h.launch("adm_swish_res", n, u, h.up(bias), h.up(x), h.up(mask), sig, w, c)
+	wu, ws, ww := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		v := float64(u0[i]) + float64(bias[i%c])
+		// swish(v) = v·σ(v), dropped out by the mask, plus the residual.
+		wu[i], ws[i], ww[i] = v, sigmoid(v), float64(x[i])+float64(mask[i])*v*sigmoid(v)
+	}
+	compare(h.t, "adm_swish_res u", h.down(u), wu, tol, tol)
+	compare(h.t, "adm_swish_res sig", h.down(sig), ws, tol, tol)
+	compare(h.t, "adm_swish_res w", h.down(w), ww, tol, tol)
+}
+
+func testADMCenter(h h, r *rand.Rand, n int, tol float64) {
+	rows, c := admRows(n)
+	n = rows * c
+	w := randn(r, n, 2)
+	for i := range w {
+		w[i] += 3 // rows with a mean far from 0
+	}
+	sums := rowSums(w, c)
+	xc, sq := h.alloc(device.Float32, n), h.alloc(device.Float32, n)
+	h.launch("adm_center", n, h.up(w), h.up(sums), xc, sq, c)
+	wx, wq := make([]float64, n), make([]float64, n)
+	for i := range n {
+		d := float64(w[i]) - float64(sums[i/c])/float64(c)
+		wx[i], wq[i] = d, d*d
+	}
+	// Differences of values near 3: their rounding, relative to 3.
+	compare(h.t, "adm_center xc", h.down(xc), wx, tol, 4*tol)
+	compare(h.t, "adm_center sq", h.down(sq), wq, 10*tol, 10*tol)
+}
+
+func testADMNorm(h h, r *rand.Rand, n int, tol float64) {
+	rows, c := admRows(n)
+	n = rows * c
+	const eps = 1e-5
+	xc, gamma, beta := randn(r, n, 2), randn(r, c, 1), randn(r, c, 1)
+	sq := make([]float32, n)
+	for i, v := range xc {
+		sq[i] = v * v
+	}
+	sqsum := rowSums(sq, c)
+	xhat, inv, y := h.up(xc), h.alloc(device.Float32, rows), h.alloc(device.Float32, n)
+	h.launch("adm_norm", n, xhat, h.up(sqsum), h.up(gamma), h.up(beta), inv, y, c, float32(eps))
+	wx, wi, wy := make([]float64, n), make([]float64, rows), make([]float64, n)
+	for i := range n {
+		is := 1 / math.Sqrt(float64(sqsum[i/c])/float64(c)+eps)
+		wi[i/c] = is
+		wx[i] = float64(xc[i]) * is
+		wy[i] = wx[i]*float64(gamma[i%c]) + float64(beta[i%c])
+	}
+	compare(h.t, "adm_norm xhat", h.down(xhat), wx, tol, tol)
+	compare(h.t, "adm_norm inv", h.down(inv), wi, tol, 0)
+	compare(h.t, "adm_norm y", h.down(y), wy, tol, tol)
+}
+
+func testADMNormTerms(h h, r *rand.Rand, n int, tol float64) {
+	rows, c := admRows(n)
+	n = rows * c
+	gy, xh, gamma := randn(r, n, 1), randn(r, n, 1), randn(r, c, 1)
+	g, gx, prod := h.alloc(device.Float32, n), h.alloc(device.Float32, n), h.alloc(device.Float32, n)
+	h.launch("adm_norm_terms", n, h.up(gy), h.up(gamma), h.up(xh), g, gx, prod, c)
+	wg, wgx, wp := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		wg[i] = float64(gy[i]) * float64(gamma[i%c])
+		wgx[i] = wg[i] * float64(xh[i])
+		wp[i] = float64(gy[i]) * float64(xh[i])
+	}
+	compare(h.t, "adm_norm_terms g", h.down(g), wg, tol, tol)
+	compare(h.t, "adm_norm_terms gx", h.down(gx), wgx, tol, tol)
+	compare(h.t, "adm_norm_terms prod", h.down(prod), wp, tol, tol)
+}
+
+func testADMResGrad(h h, r *rand.Rand, n int, tol float64) {
+	rows, c := admRows(n)
+	n = rows * c
+	gy, xh, u, mask := randn(r, n, 1), randn(r, n, 1), randn(r, n, 1.5), admMask(r, n)
 	gamma := randn(r, c, 1)
-	inv, sig := make([]float32, n), make([]float32, n*c)
+	inv, sig, g, gx := make([]float32, rows), make([]float32, n), make([]float32, n), make([]float32, n)
 	for i := range inv {
 		inv[i] = float32(0.5 + r.Float64())
 	}
-	for i := range sig {
-		sig[i] = float32(sigmoid(float64(u[i])))
-	}
-	dx, du, prod := h.alloc(device.Float32, n*c), h.alloc(device.Float32, n*c), h.alloc(device.Float32, n*c)
-	h.launch("adm_res_bwd", n, h.up(gy), h.up(gamma), h.up(xh), h.up(inv), h.up(u), h.up(sig), h.up(mask), dx, du, prod, c)
-	wdx, wdu, wp := make([]float64, n*c), make([]float64, n*c), make([]float64, n*c)
 	for i := range n {
+		sig[i] = float32(sigmoid(float64(u[i])))
+		g[i] = gy[i] * gamma[i%c]
+		gx[i] = g[i] * xh[i]
+	}
+	dx, du := h.alloc(device.Float32, n), h.alloc(device.Float32, n)
+	h.launch("adm_res_grad", n, h.up(g), h.up(rowSums(g, c)), h.up(rowSums(gx, c)), h.up(xh), h.up(inv), h.up(u),
+		h.up(sig), h.up(mask), dx, du, c)
+	wdx, wdu := make([]float64, n), make([]float64, n)
+	for i := range rows {
 		// y = gamma ⊙ xhat + beta, xhat = (w - mean)·inv: the gradient of w
 		// is inv·(g - mean(g) - xhat·mean(g ⊙ xhat)) for g = gamma ⊙ gy.
 		m1, m2 := 0.0, 0.0
 		for j := range c {
 			k := i*c + j
-			g := float64(gy[k]) * float64(gamma[j])
-			m1 += g / float64(c)
-			m2 += g * float64(xh[k]) / float64(c)
+			gk := float64(gy[k]) * float64(gamma[j])
+			m1 += gk / float64(c)
+			m2 += gk * float64(xh[k]) / float64(c)
 		}
 		for j := range c {
 			k := i*c + j
-			g := float64(gy[k]) * float64(gamma[j])
-			dw := float64(inv[i]) * (g - m1 - float64(xh[k])*m2)
+			gk := float64(gy[k]) * float64(gamma[j])
+			dw := float64(inv[i]) * (gk - m1 - float64(xh[k])*m2)
 			// swish'(u) = σ(u) + u·σ(u)(1-σ(u)).
 			s := sigmoid(float64(u[k]))
 			wdx[k] = dw
 			wdu[k] = dw * (s + float64(u[k])*s*(1-s)) * float64(mask[k])
-			wp[k] = float64(gy[k]) * float64(xh[k])
 		}
 	}
-	compare(h.t, "adm_res_bwd dx", h.down(dx), wdx, 10*tol, 10*tol)
-	compare(h.t, "adm_res_bwd du", h.down(du), wdu, 10*tol, 10*tol)
-	compare(h.t, "adm_res_bwd prod", h.down(prod), wp, tol, tol)
+	compare(h.t, "adm_res_grad dx", h.down(dx), wdx, 10*tol, 10*tol)
+	compare(h.t, "adm_res_grad du", h.down(du), wdu, 10*tol, 10*tol)
 }
 
 func testADMHead(h h, r *rand.Rand, n int, tol float64) {

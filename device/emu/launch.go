@@ -63,12 +63,18 @@ var table = map[string]func(n C.int, a []any){
 		C.adm_gru_bwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
 			in(a[8]), in(a[9]), in(a[10]), in(a[11]))
 	},
-	"adm_res_fwd": func(n C.int, a []any) {
-		C.adm_res_fwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
-			fb(a[9]), in(a[10]), fl(a[11]))
+	"adm_swish_res": func(n C.int, a []any) {
+		C.adm_swish_res(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), in(a[6]))
 	},
-	"adm_res_bwd": func(n C.int, a []any) {
-		C.adm_res_bwd(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
+	"adm_center": func(n C.int, a []any) { C.adm_center(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), in(a[4])) },
+	"adm_norm": func(n C.int, a []any) {
+		C.adm_norm(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), in(a[6]), fl(a[7]))
+	},
+	"adm_norm_terms": func(n C.int, a []any) {
+		C.adm_norm_terms(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), in(a[6]))
+	},
+	"adm_res_grad": func(n C.int, a []any) {
+		C.adm_res_grad(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
 			fb(a[9]), in(a[10]))
 	},
 	"adm_head": func(n C.int, a []any) {

@@ -1,7 +1,7 @@
 // Kernels of the Any-step Dynamics Model's train step beyond a dense
 // layer's: the GRU cell of one time step and its backward pass, the
 // ResBlock's tail (bias, swish, dropout mask, residual, LayerNorm) and its
-// backward pass, the Gaussian head (log-variance soft clamp, weighted
+// backward pass in element-wise pieces, the Gaussian head (log-variance soft clamp, weighted
 // negative log-likelihood and their gradients), the loss with the bounds'
 // penalty, and dropout masks. They follow package models' ADM training graph
 // (models/adm_graph.go and the fused ops of models/ops) operation for
@@ -86,70 +86,82 @@ KERNEL adm_gru_bwd(int n, const float *__restrict__ gates, const float *__restri
 	}
 }
 
-// adm_res_fwd: a ResBlock's tail over n rows of c columns, after the
-// product u = x·W: u += bias (kept for the backward pass), sig = σ(u),
-// w = x + mask ⊙ u ⊙ sig and y = LayerNorm(w)·gamma + beta with the
-// population variance, keeping xhat [n,c] and the inverse deviations inv
-// [n]. mask holds the dropout multipliers (0 or 1/(1-p); 1 without dropout).
-KERNEL adm_res_fwd(int n, float *__restrict__ u, const float *__restrict__ bias, const float *__restrict__ x,
-                   const float *__restrict__ mask, const float *__restrict__ gamma, const float *__restrict__ beta,
-                   float *__restrict__ sig, float *__restrict__ xhat, float *__restrict__ inv, float *__restrict__ y,
-                   int c, float eps) {
-	GRID_STRIDE(r, n) {
-		int o = r * c;
-		float mean = 0.0f;
-		for (int j = 0; j < c; j++) {
-			float v = u[o + j] + bias[j];
-			float s = adm_sigmoid(v);
-			float w = x[o + j] + mask[o + j] * v * s;
-			u[o + j] = v;
-			sig[o + j] = s;
-			y[o + j] = w;
-			mean += w;
-		}
-		mean /= (float)c;
-		float var = 0.0f;
-		for (int j = 0; j < c; j++) {
-			float d = y[o + j] - mean;
-			var += d * d;
-		}
-		var /= (float)c;
-		float is = 1.0f / sqrtf(var + eps);
-		inv[r] = is;
-		for (int j = 0; j < c; j++) {
-			float xh = (y[o + j] - mean) * is;
-			xhat[o + j] = xh;
-			y[o + j] = xh * gamma[j] + beta[j];
+// The ResBlock's tail, y = LayerNorm(x + mask ⊙ swish(u + bias)), and its
+// backward pass run as element-wise kernels over n = rows·c elements of
+// [rows, c] matrices, every element in its own thread; the row sums that
+// LayerNorm needs are matrix products with a vector of ones between them
+// (the host's), so no kernel walks a whole row. mask holds the dropout
+// multipliers (0 or 1/(1-p); 1 without dropout).
+
+// adm_swish_res: u += bias (kept for the backward pass), sig = σ(u),
+// w = x + mask ⊙ u ⊙ sig.
+KERNEL adm_swish_res(int n, float *__restrict__ u, const float *__restrict__ bias, const float *__restrict__ x,
+                     const float *__restrict__ mask, float *__restrict__ sig, float *__restrict__ w, int c) {
+	GRID_STRIDE(i, n) {
+		float v = u[i] + bias[i % c];
+		float s = adm_sigmoid(v);
+		u[i] = v;
+		sig[i] = s;
+		w[i] = x[i] + mask[i] * v * s;
+	}
+}
+
+// adm_center: with the mean rowsum[r]/c of w's row, xc = w - mean and
+// sq = xc² (whose row sums give the population variance).
+KERNEL adm_center(int n, const float *__restrict__ w, const float *__restrict__ rowsum, float *__restrict__ xc,
+                  float *__restrict__ sq, int c) {
+	GRID_STRIDE(i, n) {
+		float d = w[i] - rowsum[i / c] / (float)c;
+		xc[i] = d;
+		sq[i] = d * d;
+	}
+}
+
+// adm_norm: with the variance sqsum[r]/c of the row, inv = 1/sqrt(var+eps)
+// (into inv[r] [rows]), xhat = xc·inv in place of xc, y = xhat·gamma + beta.
+KERNEL adm_norm(int n, float *xhat, const float *__restrict__ sqsum, const float *__restrict__ gamma,
+                const float *__restrict__ beta, float *__restrict__ inv, float *__restrict__ y, int c, float eps) {
+	GRID_STRIDE(i, n) {
+		int r = i / c, j = i - r * c;
+		float is = 1.0f / sqrtf(sqsum[r] / (float)c + eps);
+		float xh = xhat[i] * is;
+		xhat[i] = xh;
+		y[i] = xh * gamma[j] + beta[j];
+		if (j == 0) {
+			inv[r] = is;
 		}
 	}
 }
 
-// adm_res_bwd: adm_res_fwd's backward pass over n rows of c columns from
-// the output's gradient gy: the gradient of w into dx (the residual's; the
-// host adds du·Wᵀ), of u into du, and gy ⊙ xhat into prod (its column sums
-// are gamma's gradient, gy's are beta's).
-KERNEL adm_res_bwd(int n, const float *__restrict__ gy, const float *__restrict__ gamma, const float *__restrict__ xhat,
-                   const float *__restrict__ inv, const float *__restrict__ u, const float *__restrict__ sig,
-                   const float *__restrict__ mask, float *__restrict__ dx, float *__restrict__ du,
-                   float *__restrict__ prod, int c) {
-	GRID_STRIDE(r, n) {
-		int o = r * c;
-		float s1 = 0.0f, s2 = 0.0f;
-		for (int j = 0; j < c; j++) {
-			float dxh = gy[o + j] * gamma[j];
-			s1 += dxh;
-			s2 += dxh * xhat[o + j];
-			prod[o + j] = gy[o + j] * xhat[o + j];
-		}
-		s1 /= (float)c;
-		s2 /= (float)c;
-		float is = inv[r];
-		for (int j = 0; j < c; j++) {
-			float dw = is * (gy[o + j] * gamma[j] - s1 - xhat[o + j] * s2);
-			float s = sig[o + j];
-			dx[o + j] = dw;
-			du[o + j] = dw * s * (1.0f + u[o + j] * (1.0f - s)) * mask[o + j];
-		}
+// adm_norm_terms: the terms of LayerNorm's backward pass from the output's
+// gradient gy: g = gy ⊙ gamma, gx = g ⊙ xhat (the row sums of g and gx
+// feed adm_res_grad) and prod = gy ⊙ xhat (its column sums are gamma's
+// gradient, gy's are beta's).
+KERNEL adm_norm_terms(int n, const float *__restrict__ gy, const float *__restrict__ gamma,
+                      const float *__restrict__ xhat, float *__restrict__ g, float *__restrict__ gx,
+                      float *__restrict__ prod, int c) {
+	GRID_STRIDE(i, n) {
+		float v = gy[i] * gamma[i % c];
+		g[i] = v;
+		gx[i] = v * xhat[i];
+		prod[i] = gy[i] * xhat[i];
+	}
+}
+
+// adm_res_grad: with s1 = gsum[r]/c and s2 = gxsum[r]/c (row means of
+// adm_norm_terms' g and gx), the gradient of w, dx = inv·(g - s1 - xhat·s2)
+// (the residual's; the host adds du·Wᵀ), and of u, du = dx ⊙ swish'(u) ⊙
+// mask with swish'(u) = sig·(1 + u·(1-sig)).
+KERNEL adm_res_grad(int n, const float *__restrict__ g, const float *__restrict__ gsum,
+                    const float *__restrict__ gxsum, const float *__restrict__ xhat, const float *__restrict__ inv,
+                    const float *__restrict__ u, const float *__restrict__ sig, const float *__restrict__ mask,
+                    float *__restrict__ dx, float *__restrict__ du, int c) {
+	GRID_STRIDE(i, n) {
+		int r = i / c;
+		float dw = inv[r] * (g[i] - gsum[r] / (float)c - xhat[i] * (gxsum[r] / (float)c));
+		float s = sig[i];
+		dx[i] = dw;
+		du[i] = dw * s * (1.0f + u[i] * (1.0f - s)) * mask[i];
 	}
 }
 

@@ -21,8 +21,8 @@ func TestPTXMatchesSources(t *testing.T) {
 // point by name (extern "C", so no mangling).
 func TestPTXEntries(t *testing.T) {
 	for _, name := range []string{"fill", "scale", "axpy", "polyak", "gather_rows", "bias_add", "bias_relu",
-		"relu_grad", "col_sum", "mse_grad", "sq_err", "adam", "adm_gru_fwd", "adm_gru_bwd", "adm_res_fwd", "adm_res_bwd",
-		"adm_head", "adm_loss", "dropout_mask"} {
+		"relu_grad", "col_sum", "mse_grad", "sq_err", "adam", "adm_gru_fwd", "adm_gru_bwd", "adm_swish_res", "adm_center",
+		"adm_norm", "adm_norm_terms", "adm_res_grad", "adm_head", "adm_loss", "dropout_mask"} {
 		if !strings.Contains(PTX, ".entry "+name+"(") {
 			t.Errorf("kernels.ptx has no entry %s", name)
 		}
