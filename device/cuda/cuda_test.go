@@ -4,11 +4,13 @@ package cuda
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"testing"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/cuda/internal/cheap"
 	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
@@ -88,17 +90,18 @@ func BenchmarkSACSampleUpdate(b *testing.B) {
 	sacdevtest.BenchSampleUpdate(b, d)
 }
 
-// TestLaunchUnderGC launches many kernels while other goroutines churn
-// pointer-holding garbage with the collector running almost all the time
-// (GC percent 1), so that its write barrier is on during the launches: cu's
-// own Function.Launch stored pointers into uninitialised C memory and died
-// here with "found bad pointer in Go heap" (launch.go). Each launch fills the
-// buffer with its own value; the last one must be what comes back.
+// TestLaunchUnderGC launches many kernels while other goroutines keep the
+// collector marking (GC percent 1), each launch right after cheap.Poison has
+// left freed Go heap addresses in the C heap's chunks of the size a
+// launch's argument arrays take: gorgonia.org/cu's own Function.Launch
+// stores pointers into such chunks and dies here with "found bad pointer in
+// Go heap" (as a hopper ADMPO-ON run did on an H200; launch.go). Each launch
+// fills the buffer with its own value; the last one must come back.
 func TestLaunchUnderGC(t *testing.T) {
 	d := open(t)
 	defer d.Close()
 	defer debug.SetGCPercent(debug.SetGCPercent(1))
-	const n, launches = 4096, 100000
+	const n, launches = 4096, 50000
 	buf, err := d.Alloc(device.Float32, n)
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +131,12 @@ func TestLaunchUnderGC(t *testing.T) {
 			}
 		}()
 	}
+	runtime.LockOSThread() // one thread: one malloc cache for Poison and the launch
+	defer runtime.UnlockOSThread()
+	words := cheap.FreedGoAddresses(64, 256<<10)
 	var last float32
 	for i := 0; i < launches; i++ {
+		cheap.Poison(3*8, 8, words[i%len(words)]) // fill's 3 parameters, 8 bytes each
 		last = float32(i % 977)
 		if err := d.Launch("fill", n, buf, last); err != nil {
 			close(stop)
