@@ -19,7 +19,7 @@
 # rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
-# (1000000) change the row counts, BENCH_FORM (unrolled) and BENCH_ENGINES
+# (1000000) change the row counts, BENCH_FORM (packed, admpo's default) and BENCH_ENGINES
 # (direct) the CUDA benchmarks' graph form and engines; ADMPO_GPU_FORM and
 # ADMPO_GPU_ENGINES reach the roll-out tests (infer/gpu_cuda_test.go).
 # GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test") runs only
@@ -246,7 +246,7 @@ torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $JSON/N
 }
 SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
-FORM=${BENCH_FORM:-unrolled}
+FORM=${BENCH_FORM:-packed}
 ENGINES=${BENCH_ENGINES:-direct}
 bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
