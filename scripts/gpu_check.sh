@@ -212,7 +212,7 @@ fi
 # admpo's own trainers on the GPU (issue 32): the device SAC update beside the
 # CPU's in one process, and a short hopper SAC run with --device cuda and cpu.
 TAIL=30 step bench-train-cuda 90 "$RUN '$G/admpo' bench train --device cuda --no-torch --iters 200 --json >'$JSON/bench_train_cuda.json' || { cat '$JSON/bench_train_cuda.json'; exit 1; }; cat '$JSON/bench_train_cuda.json'"
-TAIL=20 step train-cuda 100 "for d in cuda cpu; do t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$d >'$WORK/run-'\$d.log 2>&1 || { tail -n 20 '$WORK/run-'\$d.log; exit 1; }; echo \"--device \$d: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$d.log; done"
+TAIL=24 step train-cuda 120 "for m in cuda cuda-graph cpu; do d=\${m%-graph}; g=0; [ \$m = cuda-graph ] && g=1; t=\$SECONDS; ADMPO_DEVICE_GRAPH=\$g $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$m >'$WORK/run-'\$m.log 2>&1 || { tail -n 20 '$WORK/run-'\$m.log; exit 1; }; echo \"--device \$d, ADMPO_DEVICE_GRAPH=\$g: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$m.log; done"
 
 # An ADMPO-ON run on the device (the ADM fits and roll-outs beside the device
 # SAC updates: a run allocates more than SAC alone, which once exposed a crash

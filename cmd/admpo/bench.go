@@ -82,6 +82,11 @@ func benchTrain(args []string) error {
 		t.Rows = append(t.Rows,
 			[]any{fmt.Sprintf("SAC update total on %s (batch on the device)", d), dt.Update, nil, nil},
 			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil})
+		if dt.GraphUpdate > 0 {
+			t.Rows = append(t.Rows,
+				[]any{fmt.Sprintf("SAC update total on %s, one device graph per update (%s=1)", d, train.GraphEnv), dt.GraphUpdate, nil, nil},
+				[]any{fmt.Sprintf("SAC update on %s as a run does it, one device graph per update", d), dt.GraphRunPath, nil, nil})
+		}
 	}
 	return printTable(t, *asJSON)
 }

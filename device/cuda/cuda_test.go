@@ -76,6 +76,24 @@ func TestTimeSAC(t *testing.T) {
 	sacdevtest.TimeUpdate(t, d, 2000)
 }
 
+// TestSACGraph: the SAC update recorded once as a CUDA graph and replayed
+// agrees with the direct updates (sacdevtest.CompareGraph) within 1e-5 of
+// each tensor's largest weight (the same kernels and products in the same
+// order; cuBLAS may pick another algorithm under capture).
+func TestSACGraph(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	sacdevtest.CompareGraph(t, d, 1e-5)
+}
+
+// BenchmarkSACGraphUpdate is BenchmarkSACUpdate with one CUDA graph per
+// update.
+func BenchmarkSACGraphUpdate(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	sacdevtest.BenchGraphUpdate(b, d)
+}
+
 func BenchmarkSACUpdate(b *testing.B) {
 	d := open(b)
 	defer d.Close()

@@ -19,3 +19,23 @@ KERNEL adam(int n, float *__restrict__ p, const float *__restrict__ g, float *__
 		p[i] -= step * mi / (sqrtf(vi) / bc2_sqrt + eps);
 	}
 }
+
+// adam_k is adam with the step's constants read from the device: k holds
+// b1, c1, b2, c2, step, bc2_sqrt, eps, wd. The host uploads them before each
+// step, so a recorded sequence of launches (a CUDA graph) replays with the
+// current step's bias corrections.
+KERNEL adam_k(int n, float *__restrict__ p, const float *__restrict__ g, float *__restrict__ m,
+              float *__restrict__ v, const float *__restrict__ k) {
+	const float b1 = k[0], c1 = k[1], b2 = k[2], c2 = k[3], step = k[4], bc2_sqrt = k[5], eps = k[6], wd = k[7];
+	GRID_STRIDE(i, n) {
+		float gi = g[i];
+		if (wd != 0.0f) {
+			gi += wd * p[i];
+		}
+		float mi = b1 * m[i] + c1 * gi;
+		float vi = b2 * v[i] + c2 * gi * gi;
+		m[i] = mi;
+		v[i] = vi;
+		p[i] -= step * mi / (sqrtf(vi) / bc2_sqrt + eps);
+	}
+}
