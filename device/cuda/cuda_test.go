@@ -5,8 +5,6 @@ package cuda
 import (
 	"os"
 	"runtime"
-	"runtime/debug"
-	"sync"
 	"testing"
 
 	"github.com/admpo/admpo/device"
@@ -118,52 +116,26 @@ func BenchmarkSACSampleUpdate(b *testing.B) {
 func TestLaunchUnderGC(t *testing.T) {
 	d := open(t)
 	defer d.Close()
-	defer debug.SetGCPercent(debug.SetGCPercent(1))
 	const n, launches = 4096, 50000
 	buf, err := d.Alloc(device.Float32, n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Free(buf)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := 0; g < 2; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			type node struct {
-				next *node
-				pad  [6]*int
-			}
-			var keep *node
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				keep = &node{next: keep}
-				if i%1000 == 0 {
-					keep = nil
-				}
-			}
-		}()
-	}
 	runtime.LockOSThread() // one thread: one malloc cache for Poison and the launch
 	defer runtime.UnlockOSThread()
 	words := cheap.FreedGoAddresses(64, 256<<10)
+	stop := cheap.Churn()
 	var last float32
 	for i := 0; i < launches; i++ {
 		cheap.Poison(3*8, 8, words[i%len(words)]) // fill's 3 parameters, 8 bytes each
 		last = float32(i % 977)
 		if err := d.Launch("fill", n, buf, last); err != nil {
-			close(stop)
-			wg.Wait()
+			stop()
 			t.Fatalf("launch %d: %v", i, err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	got := make([]float32, n)
 	if err := d.Download(got, buf); err != nil {
 		t.Fatal(err)

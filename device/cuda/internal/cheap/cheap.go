@@ -34,6 +34,8 @@ import "C"
 
 import (
 	"runtime"
+	"runtime/debug"
+	"sync"
 	"unsafe"
 )
 
@@ -81,4 +83,40 @@ func StoreZeroed(n int) {
 	}
 	C.cheapFree(argp)
 	C.cheapFree(argv)
+}
+
+// Churn keeps the collector marking nearly all the time (GC percent 1, two
+// goroutines allocating pointer-holding garbage), so that write barriers are
+// on; the returned function stops it and restores the GC percent.
+func Churn() (stop func()) {
+	old := debug.SetGCPercent(1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			type node struct {
+				next *node
+				pad  [6]*int
+			}
+			var keep *node
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				keep = &node{next: keep}
+				if i%1000 == 0 {
+					keep = nil
+				}
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+		debug.SetGCPercent(old)
+	}
 }

@@ -4,49 +4,22 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 )
 
 // underGC calls store 200k times with freshly poisoned C chunks of size
-// bytes while other goroutines keep the collector marking (GC percent 1).
+// bytes while Churn keeps the collector marking.
 func underGC(size int, store func()) {
 	runtime.LockOSThread() // one thread: one malloc cache for Poison and store
 	defer runtime.UnlockOSThread()
-	defer debug.SetGCPercent(debug.SetGCPercent(1))
 	words := FreedGoAddresses(64, 256<<10)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := 0; g < 2; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			type node struct {
-				next *node
-				pad  [6]*int
-			}
-			var keep *node
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				keep = &node{next: keep}
-				if i%1000 == 0 {
-					keep = nil
-				}
-			}
-		}()
-	}
+	stop := Churn()
 	for i := 0; i < 200000; i++ {
 		Poison(size, 8, words[i%len(words)])
 		store()
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	runtime.GC()
 }
 
