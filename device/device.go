@@ -65,6 +65,27 @@ type Device interface {
 	Close() error
 }
 
+// Graph is work a Capturer recorded: the same launches and products, with
+// the same scalar arguments and buffers, queued again by each Launch.
+type Graph interface {
+	// Launch queues the recorded work; it reads the buffers' contents as
+	// they are when the work runs.
+	Launch() error
+	// Free releases the graph; launching it afterwards is an error.
+	Free() error
+}
+
+// Capturer is a Device that can record work instead of running it: between
+// BeginCapture and EndCapture, Launch and Gemm are recorded (and checked as
+// always) but not run, and every other method but Name fails with
+// ErrCapturing. On cuda a Graph is a CUDA graph: one launch queues all of
+// its kernels and products.
+type Capturer interface {
+	Device
+	BeginCapture() error
+	EndCapture() (Graph, error)
+}
+
 // Errors that Device methods wrap.
 var (
 	ErrFreed        = errors.New("buffer was freed")
@@ -75,6 +96,7 @@ var (
 	ErrRange        = errors.New("out of range")
 	ErrType         = errors.New("wrong element type")
 	ErrInvalidShape = errors.New("invalid matrix shape")
+	ErrCapturing    = errors.New("not allowed while capturing")
 )
 
 // MaxLen is the most elements a buffer or a launch may have: kernels index

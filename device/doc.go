@@ -7,7 +7,7 @@
 // through gorgonia.org/cu (build tag admpo_cuda) with PTX compiled from the
 // kernel sources in device/kernels and cuBLAS loaded at run time. Package
 // device/emu compiles the same kernel sources for the host through a small
-// emulation header and multiplies through OpenBLAS, so everything above this
+// emulation header and multiplies through internal/cpukern, so everything above this
 // interface is tested on machines without a GPU.
 //
 // The kernels and their parameters are listed here (see Kernels), so both
@@ -19,4 +19,9 @@
 // type, a buffer too short for n, and a freed buffer, without running
 // anything. Launches, products and copies are ordered on one stream; Download
 // waits for the work before it.
+//
+// Both implementations are also Capturers: work queued between BeginCapture
+// and EndCapture is recorded into a Graph (a CUDA graph on cuda) that one
+// call queues again, reading the buffers as they are then; see
+// device/sacdev's Config.Graph.
 package device

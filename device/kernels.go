@@ -134,6 +134,12 @@ func init() {
 	def("sq_err", need(0, 1, 2), fb("pred"), fb("target"), fb("out"))
 	def("adam", need(0, 1, 2, 3), fb("p"), fb("g"), fb("m"), fb("v"),
 		fl("b1"), fl("c1"), fl("b2"), fl("c2"), fl("step"), fl("bc2_sqrt"), fl("eps"), fl("wd"))
+	def("adam_k", func(n int, a args) error {
+		if a.len(4) < 8 {
+			return fmt.Errorf("k has %d elements, needs 8 (b1, c1, b2, c2, step, bc2_sqrt, eps, wd): %w", a.len(4), ErrRange)
+		}
+		return need(0, 1, 2, 3)(n, a)
+	}, fb("p"), fb("g"), fb("m"), fb("v"), fb("k"))
 	// SAC (sac.cu): per-row kernels over n rows of ad action columns.
 	def("sac_head", func(n int, a args) error {
 		ad := a.int(8)

@@ -19,14 +19,15 @@
 # rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
-# (1000000) change the row counts, BENCH_FORM (unrolled) and BENCH_ENGINES
+# (1000000) change the row counts, BENCH_FORM (packed, admpo's default) and BENCH_ENGINES
 # (direct) the CUDA benchmarks' graph form and engines; ADMPO_GPU_FORM and
 # ADMPO_GPU_ENGINES reach the roll-out tests (infer/gpu_cuda_test.go).
 # GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test") runs only
-# those steps; the library set-up always runs. It never stops at a failure. Writes into
+# those steps (without it, every step but bisect and admpo_cpu); the library
+# set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
 # logs.tgz (every step's log and every JSON result), device.txt,
-# torch_train_cuda.json and what gpu_bisect.sh writes (bisect.txt); and a
+# torch_train_cuda.json, chunks.md and what gpu_bisect.sh writes (bisect.txt); and a
 # short account to stdout that ends with the summary and the ratios.
 set -uo pipefail
 
@@ -40,6 +41,9 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 T0=$SECONDS
 n=0
+# Steps that run only when GPU_CHECK_STEPS names them: the bisection (the
+# crash it hunted is gone since 2026-11-27) and the CPU roll-out bench.
+OPTIONAL_STEPS="bisect admpo_cpu"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
@@ -55,6 +59,10 @@ step() {
   log=$WORK/$(printf '%02d' "$n")-$name.log
   if [ -n "${GPU_CHECK_STEPS:-}" ] && [[ " $GPU_CHECK_STEPS " != *" $name "* ]]; then
     note "[skip] $name: not in GPU_CHECK_STEPS"
+    return 98
+  fi
+  if [ -z "${GPU_CHECK_STEPS:-}" ] && [[ " $OPTIONAL_STEPS " == *" $name "* ]]; then
+    note "[skip] $name: runs only when GPU_CHECK_STEPS names it"
     return 98
   fi
   local l
@@ -204,16 +212,16 @@ fi
 # admpo's own trainers on the GPU (issue 32): the device SAC update beside the
 # CPU's in one process, and a short hopper SAC run with --device cuda and cpu.
 TAIL=30 step bench-train-cuda 90 "$RUN '$G/admpo' bench train --device cuda --no-torch --iters 200 --json >'$JSON/bench_train_cuda.json' || { cat '$JSON/bench_train_cuda.json'; exit 1; }; cat '$JSON/bench_train_cuda.json'"
-TAIL=20 step train-cuda 100 "for d in cuda cpu; do t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$d >'$WORK/run-'\$d.log 2>&1 || { tail -n 20 '$WORK/run-'\$d.log; exit 1; }; echo \"--device \$d: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$d.log; done"
+TAIL=24 step train-cuda 120 "for m in cuda cuda-graph cpu; do d=\${m%-graph}; g=0; [ \$m = cuda-graph ] && g=1; t=\$SECONDS; ADMPO_DEVICE_GRAPH=\$g $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$m >'$WORK/run-'\$m.log 2>&1 || { tail -n 20 '$WORK/run-'\$m.log; exit 1; }; echo \"--device \$d, ADMPO_DEVICE_GRAPH=\$g: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$m.log; done"
 
 # An ADMPO-ON run on the device (the ADM fits and roll-outs beside the device
 # SAC updates: a run allocates more than SAC alone, which once exposed a crash
 # in cu's kernel launch under the garbage collector), and a time sample of
 # the cpu preset (issue 32: the paper budget's hopper ADMPO-ON run) with --device cuda and --provider cuda, stopped
-# with SIGINT after PAPER_S seconds (default 150): its log's fit and roll-out
+# with SIGINT after PAPER_S seconds (default 90): its log's fit and roll-out
 # times and progress.jsonl's phase times extrapolate the whole run.
 TAIL=20 step train-admpo-cuda 120 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo admpo --preset quick --steps 2000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-admpo-cuda' >'$WORK/run-admpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-admpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-admpo-cuda.log' | tail -n 5; cp '$WORK/run-admpo-cuda/progress.jsonl' '$JSON/admpo_cuda_quick_progress.jsonl'"
-PAPER_S=${PAPER_S:-150}
+PAPER_S=${PAPER_S:-90}
 TAIL=30 step paper-cuda $((PAPER_S + 40)) "$RUN timeout -s INT $PAPER_S '$G/admpo' train online --env hopper --algo admpo --preset cpu --seed 0 --device cuda --provider cuda --blas-threads \$(nproc) --eval-every 250 --eval-episodes 2 --tensorboard=false --out '$WORK/run-paper-cuda' >'$WORK/run-paper-cuda.log' 2>&1; rc=\$?; echo \"admpo rc \$rc after at most ${PAPER_S} s\"; grep -E 'model fit|roll-out|interrupted|panic|fatal' '$WORK/run-paper-cuda.log' | tail -n 20; cp '$WORK/run-paper-cuda/progress.jsonl' '$JSON/paper_cuda_progress.jsonl' || { tail -n 20 '$WORK/run-paper-cuda.log'; exit 1; }; ! grep -q -E 'panic|fatal' '$WORK/run-paper-cuda.log'"
 
 # --- issue 33: which operator of the packed and step graphs crashes the CUDA provider.
@@ -238,13 +246,42 @@ torchb() { # torchb NAME TIMEOUT ARGS: torch_rollout.py ARGS --json into $JSON/N
 }
 SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
-FORM=${BENCH_FORM:-unrolled}
+FORM=${BENCH_FORM:-packed}
 ENGINES=${BENCH_ENGINES:-direct}
 bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
 bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
+
+# Larger chunks (issue 33): both sides roll CHUNK_ROWS (default 131072) start
+# rows together instead of 8192 (fewer, larger ONNX Runtime runs and kernel
+# launches); written as chunks_*.json, which the ratio table below leaves out
+# (it compares the default chunk), and printed as their own table.
+CHUNK=${CHUNK_ROWS:-131072}
+step admpo_cuda_chunks 90 "$RUN '$G/admpo' bench rollout --provider cuda --engines direct --form $FORM --rows 100000,1000000 --repeats 1 --chunk-rows $CHUNK --json >'$JSON/chunks_admpo.json' || { cat '$JSON/chunks_admpo.json'; exit 1; }"
+step torch_cuda_chunks 75 "python3 '$G/torch_rollout.py' --device cuda --rows 100000,1000000 --repeats 1 --chunk-rows $CHUNK --json >'$JSON/chunks_torch.json' || { cat '$JSON/chunks_torch.json'; exit 1; }"
+python3 - "$JSON" "$CHUNK" >"$OUT/chunks.md" 2>&1 <<'PYEOF'
+import json, os, sys
+d, chunk = sys.argv[1], sys.argv[2]
+rows = {}
+for side in ("admpo", "torch"):
+    f = os.path.join(d, f"chunks_{side}.json")
+    if not os.path.exists(f):
+        continue
+    t = json.load(open(f))
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
+    for r in t["rows"]:
+        rows.setdefault((r[i["style"]], r[i["rows"]]), {})[(side, r[i["engine"]])] = r[i["transitions/s"]]
+print(f"| style | rows | admpo direct t/s | PyTorch direct t/s | PyTorch incremental t/s | admpo / PyTorch's faster | (chunk {chunk} rows) |")
+print("|---|---|---|---|---|---|---|")
+for (style, n), v in sorted(rows.items()):
+    a = v.get(("admpo", "direct"))
+    p = max([x for k, x in v.items() if k[0] == "torch"] or [0])
+    f = lambda x: "-" if x is None else f"{x:,.0f}"
+    print(f"| {style} | {n} | {f(a)} | {f(v.get(('torch', 'direct')))} | {f(v.get(('torch', 'incremental')))} | {'-' if not (a and p) else f'{a / p:.2f}'} | |")
+PYEOF
 
 # --- ratios: admpo transitions/s over PyTorch's, same style, engine and rows
 cat >"$WORK/ratios.py" <<'EOF'
@@ -284,3 +321,8 @@ cat "$SUMMARY"
 echo
 echo "== admpo / PyTorch ADM-Roll transitions/s (ratios.md)"
 cat "$OUT/ratios.md"
+if [ -s "$OUT/chunks.md" ]; then
+  echo
+  echo "== with ${CHUNK}-row chunks (chunks.md)"
+  cat "$OUT/chunks.md"
+fi

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/admpo/admpo/buffer"
@@ -51,24 +52,47 @@ type devLearner struct {
 	l *sacdev.Learner
 }
 
-// newDevLearner opens the named device and a learner sized for s, and
-// makes it run s's updates; nil for cpu.
+// GraphEnv names the environment variable that, set to 1, makes runs on a
+// device record each SAC update once as a device graph (a CUDA graph on
+// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1). It is off
+// by default until GPU measurements show it pays: docs/benchmarks.md.
+const GraphEnv = "ADMPO_DEVICE_GRAPH"
+
+// deviceGraph reports whether GraphEnv asks for graphs.
+func deviceGraph() (bool, error) {
+	switch v := os.Getenv(GraphEnv); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("train: %s=%q: want 0 or 1", GraphEnv, v)
+	}
+}
+
+// newDevLearner opens the named device and a learner sized for s (with
+// graphs if GraphEnv asks for them), and makes it run s's updates; nil for
+// cpu.
 func newDevLearner(name string, s *sac.Agent) (*devLearner, error) {
+	graph, err := deviceGraph()
+	if err != nil {
+		return nil, err
+	}
 	d, err := openDevice(name)
 	if err != nil || d == nil {
 		return nil, err
 	}
-	return newDevLearnerOn(d, name, s)
+	return newDevLearnerOn(d, name, s, graph)
 }
 
 // newDevLearnerOn is newDevLearner on the open device d (named name in
 // errors), which it closes on failure.
-func newDevLearnerOn(d device.Device, name string, s *sac.Agent) (*devLearner, error) {
+func newDevLearnerOn(d device.Device, name string, s *sac.Agent, graph bool) (*devLearner, error) {
 	c, a := s.Cfg, s.Actor
 	l, err := sacdev.New(d, sacdev.Config{ObsDim: a.ObsDim, ActDim: a.ActDim, Hidden: c.Hidden, Batch: c.BatchSize,
 		Gamma: c.Gamma, Tau: c.Tau, ActorLR: c.ActorLR, CriticLR: c.CriticLR, AlphaLR: c.AlphaLR,
 		AutoAlpha: c.AutoAlpha, TargetEntropy: c.TargetEntropy, ActorEvery: c.ActorEvery,
-		LogStdMin: a.LogStdMin, LogStdMax: a.LogStdMax, Scale: a.Scale, Bias: a.Bias})
+		LogStdMin: a.LogStdMin, LogStdMax: a.LogStdMax, Scale: a.Scale, Bias: a.Bias, Graph: graph})
 	if err != nil {
 		_ = d.Close()
 		return nil, fmt.Errorf("train: device %s: %w", name, err)

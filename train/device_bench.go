@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	dev "github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/sac"
 )
@@ -25,39 +26,79 @@ type DeviceTiming struct {
 	// run reads them only when it logs or writes a checkpoint
 	// (sac.Agent.LastStats), and does not wait after each update.
 	RunPath float64
+	// GraphUpdate and GraphRunPath are the same with the update recorded
+	// once as a device graph and replayed (GraphEnv); 0 where the device
+	// cannot record graphs.
+	GraphUpdate, GraphRunPath float64
 	// ADMStep is the ADM train step alone on a batch already on the device
 	// (dynamics.BenchADMTrainStepOn: m 5, batch 256, 3x200 GRU, 4
 	// ResBlocks), waited for; ADMFitPath a step as a fit takes it (upload,
-	// step, waited for; the loss stays on the device). Zero unless BenchDeviceUpdate was asked for
-	// them.
+	// step, waited for; the loss stays on the device). Zero unless
+	// BenchDeviceUpdate was asked for them.
 	ADMStep, ADMFitPath float64
 }
 
 // BenchDeviceUpdate times SAC updates on the named device (emu or cuda) at
 // the sizes of sac.BenchUpdate (obs 11, act 3, 256x256, batch 256): iters
-// timed updates of each kind after a few warm-up ones; with adm, also the
-// ADM train step (DeviceTiming.ADMStep).
+// timed updates of each kind after a few warm-up ones, without and (where
+// the device can record them) with a device graph; with adm, also the ADM
+// train step (DeviceTiming.ADMStep) on a freshly opened device.
 func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error) {
 	tm := DeviceTiming{Device: device}
 	if iters <= 0 {
 		return tm, fmt.Errorf("train: bench: iters %d must be positive", iters)
 	}
+	name, capturer, err := benchDeviceUpdate(device, iters, false, &tm.Update, &tm.RunPath)
+	if err != nil {
+		return tm, err
+	}
+	tm.Name = name
+	if capturer {
+		if _, _, err := benchDeviceUpdate(device, iters, true, &tm.GraphUpdate, &tm.GraphRunPath); err != nil {
+			return tm, fmt.Errorf("%w (with a device graph)", err)
+		}
+	}
+	if adm {
+		d, err := openDevice(device)
+		if err != nil {
+			return tm, err
+		}
+		at, err := dynamics.BenchADMTrainStepOn(d, iters)
+		if cerr := d.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing %s: %w", device, cerr)
+		}
+		if err != nil {
+			return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+		}
+		tm.ADMStep, tm.ADMFitPath = at.Step, at.FitPath
+	}
+	return tm, nil
+}
+
+// benchDeviceUpdate times one learner on a freshly opened device into
+// update and runPath, and reports the device's name and whether it can
+// record graphs.
+func benchDeviceUpdate(device string, iters int, graph bool, update, runPath *float64) (string, bool, error) {
 	const obsDim, actDim = 11, 3
 	cfg := sac.DefaultConfig(actDim)
 	s, err := sac.New(obsDim, []float64{-1, -1, -1}, []float64{1, 1, 1}, cfg)
 	if err != nil {
-		return tm, err
+		return "", false, err
 	}
 	defer s.Close()
-	dl, err := newDevLearner(device, s)
+	d, err := openDevice(device)
 	if err != nil {
-		return tm, err
+		return "", false, err
 	}
-	if dl == nil {
-		return tm, fmt.Errorf("train: bench: device %q is not a device learner (emu or cuda)", device)
+	if d == nil {
+		return "", false, fmt.Errorf("train: bench: device %q is not a device learner (emu or cuda)", device)
+	}
+	_, capturer := d.(dev.Capturer)
+	dl, err := newDevLearnerOn(d, device, s, graph)
+	if err != nil {
+		return "", false, err
 	}
 	defer dl.Close()
-	tm.Name = dl.d.Name()
 	rng := rand.New(rand.NewSource(7))
 	s.SetRand(rand.New(rand.NewSource(8)))
 	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
@@ -83,28 +124,21 @@ func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error)
 		slices.Sort(ts)
 		return ts[len(ts)/2], nil
 	}
-	if tm.RunPath, err = median(func() error {
+	if *runPath, err = median(func() error {
 		if _, err := s.Update(b); err != nil {
 			return err
 		}
 		return dl.d.Sync()
 	}); err != nil {
-		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+		return "", false, fmt.Errorf("train: bench on %s: %w", device, err)
 	}
-	if tm.Update, err = median(func() error {
+	if *update, err = median(func() error {
 		if err := dl.l.Update(); err != nil {
 			return err
 		}
 		return dl.d.Sync()
 	}); err != nil {
-		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
+		return "", false, fmt.Errorf("train: bench on %s: %w", device, err)
 	}
-	if adm {
-		at, err := dynamics.BenchADMTrainStepOn(dl.d, iters)
-		if err != nil {
-			return tm, fmt.Errorf("train: bench on %s: %w", device, err)
-		}
-		tm.ADMStep, tm.ADMFitPath = at.Step, at.FitPath
-	}
-	return tm, nil
+	return dl.d.Name(), capturer, nil
 }

@@ -54,7 +54,7 @@ func TestDeviceStatsReadOnlyWhenAsked(t *testing.T) {
 		}
 		t.Cleanup(func() { a.Close() })
 		d := &countingDevice{Device: emu.New()}
-		dl, err := newDevLearnerOn(d, "emu", a)
+		dl, err := newDevLearnerOn(d, "emu", a, false)
 		if err != nil {
 			t.Fatal(err)
 		}

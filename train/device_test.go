@@ -379,3 +379,19 @@ func TestDeviceEmuADMPORunMatchesCPU(t *testing.T) {
 	t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
 		maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
 }
+
+func TestDeviceGraphEnv(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+		t.Setenv(GraphEnv, v)
+		if got, err := deviceGraph(); err != nil || got != want {
+			t.Errorf("%s=%q: got %v, %v; want %v", GraphEnv, v, got, err, want)
+		}
+	}
+	t.Setenv(GraphEnv, "yes")
+	if _, err := deviceGraph(); err == nil {
+		t.Errorf("%s=yes: no error", GraphEnv)
+	}
+	if _, err := newDevLearner("emu", nil); err == nil {
+		t.Errorf("a device learner with %s=yes: no error", GraphEnv)
+	}
+}

@@ -81,7 +81,13 @@ func benchTrain(args []string) error {
 		t.Header["device"] = dt.Name
 		t.Rows = append(t.Rows,
 			[]any{fmt.Sprintf("SAC update total on %s (batch on the device)", d), dt.Update, nil, nil},
-			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil},
+			[]any{fmt.Sprintf("SAC update on %s as a run does it (noise, upload, update; no loss read-back)", d), dt.RunPath, nil, nil})
+		if dt.GraphUpdate > 0 {
+			t.Rows = append(t.Rows,
+				[]any{fmt.Sprintf("SAC update total on %s, one device graph per update (%s=1)", d, train.GraphEnv), dt.GraphUpdate, nil, nil},
+				[]any{fmt.Sprintf("SAC update on %s as a run does it, one device graph per update", d), dt.GraphRunPath, nil, nil})
+		}
+		t.Rows = append(t.Rows,
 			[]any{fmt.Sprintf("ADM train step on %s (batch on the device)", d), dt.ADMStep, nil, nil},
 			[]any{fmt.Sprintf("ADM train step on %s as a fit does it (upload, step; no loss read-back)", d), dt.ADMFitPath, nil, nil})
 	}

@@ -49,6 +49,8 @@ type Device struct {
 	blasPath string
 	blasVer  int
 	loaded   bool // mod holds the kernels' module
+	capture  bool // the stream is capturing (capture.go)
+	graphs   map[*graph]struct{}
 }
 
 type buffer struct {
@@ -139,6 +141,9 @@ func (d *Device) release() error {
 func (d *Device) enter(op string) (func(), error) {
 	if d.closed {
 		return nil, fmt.Errorf("cuda: %s: %w", op, device.ErrClosed)
+	}
+	if d.capture && !capturable(op) {
+		return nil, fmt.Errorf("cuda: %s: %w", op, device.ErrCapturing)
 	}
 	runtime.LockOSThread()
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
@@ -361,7 +366,11 @@ func (d *Device) Close() error {
 		return err
 	}
 	defer leave()
-	errs := []error{d.stream.Synchronize()}
+	errs := []error{d.abandonCapture(), d.stream.Synchronize()}
+	for g := range d.graphs {
+		errs = append(errs, g.destroy())
+	}
+	d.graphs = nil
 	for b := range d.live {
 		errs = append(errs, cu.MemFree(b.ptr))
 		b.ptr = 0
@@ -375,4 +384,4 @@ func (d *Device) Close() error {
 	return nil
 }
 
-var _ device.Device = (*Device)(nil)
+var _ device.Capturer = (*Device)(nil)

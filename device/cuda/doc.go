@@ -10,6 +10,10 @@
 // built against Debian's CUDA 11.8 toolkit runs on hosts with cuBLAS 13;
 // only libcuda.so.1 is linked.
 //
+// Kernels are launched through this package's own cgo (launch.go), not cu's
+// Function.Launch, which stores pointers into uninitialised C memory and can
+// crash the garbage collector (TestLaunchUnderGC).
+//
 // gorgonia.org/cu initialises the driver when the program starts and ends
 // the process if that fails, so binaries that import this package start
 // only where an NVIDIA driver and device exist. Its tests run the shared

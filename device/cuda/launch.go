@@ -47,11 +47,7 @@ func launch(fn cu.Function, grid, block int, stream cu.Stream, vals []uint64) er
 	f := *(*C.CUfunction)(unsafe.Pointer(&fn))
 	s := *(*C.CUstream)(unsafe.Pointer(&stream))
 	if r := C.admpoLaunch(f, C.uint(grid), C.uint(block), s, (*C.uint64_t)(unsafe.Pointer(&vals[0])), C.int(len(vals))); r != C.CUDA_SUCCESS {
-		var name *C.char
-		if C.cuGetErrorName(r, &name) != C.CUDA_SUCCESS || name == nil {
-			return fmt.Errorf("cuLaunchKernel: CUresult %d", int(r))
-		}
-		return fmt.Errorf("cuLaunchKernel: %s", C.GoString(name))
+		return cuErr("cuLaunchKernel", C.CUresult(r))
 	}
 	return nil
 }

@@ -122,6 +122,9 @@ func Run(t *testing.T, d device.Device, o Options) {
 	t.Run("gemm", func(t *testing.T) { testGemm(t, d, o) })
 	t.Run("copies", func(t *testing.T) { testCopies(t, d) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, d) })
+	if c, ok := d.(device.Capturer); ok {
+		t.Run("capture", func(t *testing.T) { testCapture(t, c) })
+	}
 	if err := d.Sync(); err != nil {
 		t.Fatalf("sync after the suite: %v", err)
 	}

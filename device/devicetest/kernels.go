@@ -172,14 +172,20 @@ var kernelTests = map[string]func(h h, r *rand.Rand, n int, tol float64){
 	},
 	"adam": func(h h, r *rand.Rand, n int, tol float64) {
 		for _, wd := range []float64{0, 0.01} {
-			testAdam(h, r, n, tol, wd)
+			testAdam(h, r, n, tol, wd, false)
+		}
+	},
+	"adam_k": func(h h, r *rand.Rand, n int, tol float64) {
+		for _, wd := range []float64{0, 0.01} {
+			testAdam(h, r, n, tol, wd, true)
 		}
 	},
 }
 
 // testAdam takes three Adam steps with PyTorch's formula in float64:
-// m̂ = m/(1-β1^t), v̂ = v/(1-β2^t), p -= lr·m̂/(sqrt(v̂)+eps).
-func testAdam(h h, r *rand.Rand, n int, tol, wd float64) {
+// m̂ = m/(1-β1^t), v̂ = v/(1-β2^t), p -= lr·m̂/(sqrt(v̂)+eps); with
+// fromBuffer through adam_k, each step's constants uploaded first.
+func testAdam(h h, r *rand.Rand, n int, tol, wd float64, fromBuffer bool) {
 	const lr, b1, b2, eps = 1e-2, 0.9, 0.999, 1e-8
 	p0 := randn(r, n, 1)
 	p, g := h.up(p0), h.alloc(device.Float32, n)
@@ -195,7 +201,12 @@ func testAdam(h h, r *rand.Rand, n int, tol, wd float64) {
 			h.t.Fatal(err)
 		}
 		c := AdamConstants(lr, b1, b2, t)
-		h.launch("adam", n, p, g, m, v, c.B1, c.C1, c.B2, c.C2, c.Step, c.BC2Sqrt, float32(eps), float32(wd))
+		if fromBuffer {
+			k := h.up([]float32{c.B1, c.C1, c.B2, c.C2, c.Step, c.BC2Sqrt, float32(eps), float32(wd)})
+			h.launch("adam_k", n, p, g, m, v, k)
+		} else {
+			h.launch("adam", n, p, g, m, v, c.B1, c.C1, c.B2, c.C2, c.Step, c.BC2Sqrt, float32(eps), float32(wd))
+		}
 		for i := range pr {
 			gi := float64(g0[i]) + wd*pr[i]
 			mr[i] = b1*mr[i] + (1-b1)*gi

@@ -21,6 +21,7 @@ var sourceHash = kernels.SourceHash()
 type Device struct {
 	live   map[*buffer]struct{}
 	closed bool
+	rec    *graph // the graph being captured, or nil
 }
 
 type buffer struct {
@@ -55,6 +56,9 @@ func (d *Device) Name() string { return "emu" }
 
 // Alloc returns a zeroed buffer of n elements of type t.
 func (d *Device) Alloc(t device.Type, n int) (device.Buffer, error) {
+	if err := d.capturing("alloc"); err != nil {
+		return nil, err
+	}
 	if d.closed {
 		return nil, fmt.Errorf("emu: alloc: %w", device.ErrClosed)
 	}
@@ -90,6 +94,9 @@ func (d *Device) own(op string, b device.Buffer) (*buffer, error) {
 
 // Free releases b.
 func (d *Device) Free(b device.Buffer) error {
+	if err := d.capturing("free"); err != nil {
+		return err
+	}
 	eb, err := d.own("free", b)
 	if err != nil {
 		return err
@@ -101,6 +108,9 @@ func (d *Device) Free(b device.Buffer) error {
 
 // Upload copies src into the start of dst.
 func (d *Device) Upload(dst device.Buffer, src []float32) error {
+	if err := d.capturing("upload"); err != nil {
+		return err
+	}
 	b, err := d.own("upload", dst)
 	if err != nil {
 		return err
@@ -114,6 +124,9 @@ func (d *Device) Upload(dst device.Buffer, src []float32) error {
 
 // UploadInt32 copies src into the start of dst.
 func (d *Device) UploadInt32(dst device.Buffer, src []int32) error {
+	if err := d.capturing("upload"); err != nil {
+		return err
+	}
 	b, err := d.own("upload", dst)
 	if err != nil {
 		return err
@@ -127,6 +140,9 @@ func (d *Device) UploadInt32(dst device.Buffer, src []int32) error {
 
 // Download copies the start of src into dst.
 func (d *Device) Download(dst []float32, src device.Buffer) error {
+	if err := d.capturing("download"); err != nil {
+		return err
+	}
 	b, err := d.own("download", src)
 	if err != nil {
 		return err
@@ -140,6 +156,9 @@ func (d *Device) Download(dst []float32, src device.Buffer) error {
 
 // DownloadInt32 copies the start of src into dst.
 func (d *Device) DownloadInt32(dst []int32, src device.Buffer) error {
+	if err := d.capturing("download"); err != nil {
+		return err
+	}
 	b, err := d.own("download", src)
 	if err != nil {
 		return err
@@ -161,6 +180,10 @@ func (d *Device) Launch(name string, n int, args ...any) error {
 	if !ok {
 		return fmt.Errorf("emu: launch %q: %w (no emulation)", name, device.ErrUnknown)
 	}
+	if d.rec != nil {
+		d.rec.ops = append(d.rec.ops, func() error { return d.Launch(name, n, args...) })
+		return nil
+	}
 	if n > 0 {
 		run(C.int(n), a)
 	}
@@ -177,6 +200,12 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 	if m == 0 || n == 0 {
 		return nil
 	}
+	if d.rec != nil {
+		d.rec.ops = append(d.rec.ops, func() error {
+			return d.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		})
+		return nil
+	}
 	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ: the
 	// host training engine's kernels (cpukern) with the operands swapped, so
 	// emu's products round as the CPU path's do. A and B may be empty when
@@ -187,6 +216,9 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 
 // Sync returns nil: emulated work runs when it is queued.
 func (d *Device) Sync() error {
+	if err := d.capturing("sync"); err != nil {
+		return err
+	}
 	if d.closed {
 		return fmt.Errorf("emu: sync: %w", device.ErrClosed)
 	}
@@ -203,7 +235,8 @@ func (d *Device) Close() error {
 	}
 	d.live = nil
 	d.closed = true
+	d.rec = nil
 	return nil
 }
 
-var _ device.Device = (*Device)(nil)
+var _ device.Capturer = (*Device)(nil)

@@ -34,6 +34,7 @@ var table = map[string]func(n C.int, a []any){
 		C.adam(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fl(a[4]), fl(a[5]), fl(a[6]), fl(a[7]),
 			fl(a[8]), fl(a[9]), fl(a[10]), fl(a[11]))
 	},
+	"adam_k": func(n C.int, a []any) { C.adam_k(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4])) },
 	"sac_head": func(n C.int, a []any) {
 		C.sac_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
 			in(a[8]), fl(a[9]), fl(a[10]), fl(a[11]))

@@ -23,4 +23,11 @@
 // indices and the noise. Layouts are package models': batches row-major
 // [batch, features], W row-major [in, out], the actor's output [mean,
 // raw log-std] and the critics' input [obs, act].
+//
+// Each update's Adam constants (the bias corrections of its step counts and
+// the learning rates) are uploaded before its work is queued, and the Adam
+// kernel reads them from the device, so the queued work is the same every
+// update. With Config.Graph the learner records it once as a device graph
+// (device.Capturer: a CUDA graph on cuda) and replays it, one launch per
+// update instead of about 140.
 package sacdev

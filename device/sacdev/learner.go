@@ -25,6 +25,11 @@ type Config struct {
 	// ([ActDim]), as models.Actor holds them.
 	LogStdMin, LogStdMax float32
 	Scale, Bias          []float32
+	// Graph records the update's launches and products once (the second
+	// Update) as a device graph and replays it from then on: one launch per
+	// update instead of ~140 on cuda. It needs a device.Capturer and
+	// ActorEvery <= 1 (every update queues the same work).
+	Graph bool
 }
 
 // Weights are the learner's parameters on the host, each network's in
@@ -71,6 +76,11 @@ type Learner struct {
 
 	// log α and its optimiser's state, one element each.
 	logAlpha, alphaGrad, alphaM, alphaV, alphaLoss device.Buffer
+	// Each optimiser's step constants for adam_k (8 values), uploaded
+	// before each update so that a graph replays with the current ones.
+	kCritic, kActor, kAlpha device.Buffer
+	graph                   device.Graph // the recorded update (Config.Graph)
+	warm                    bool         // an update ran directly (a graph is recorded after one)
 	// The batch and noise.
 	obs, act, rew, term, nextObs, epsNext, eps device.Buffer
 	idx                                        device.Buffer // int32 [Batch], for Sample
@@ -101,6 +111,14 @@ func New(d device.Device, cfg Config) (*Learner, error) {
 	}
 	if !(cfg.LogStdMax > cfg.LogStdMin) {
 		return nil, fmt.Errorf("sacdev: log-std bounds [%v, %v]", cfg.LogStdMin, cfg.LogStdMax)
+	}
+	if cfg.Graph {
+		if _, ok := d.(device.Capturer); !ok {
+			return nil, fmt.Errorf("sacdev: graph: device %s cannot record graphs", d.Name())
+		}
+		if cfg.ActorEvery > 1 {
+			return nil, fmt.Errorf("sacdev: graph: actor every %d updates (a graph needs the same work every update: 1)", cfg.ActorEvery)
+		}
 	}
 	cfg.Hidden = append([]int(nil), cfg.Hidden...)
 	cfg.Scale, cfg.Bias = append([]float32(nil), cfg.Scale...), append([]float32(nil), cfg.Bias...)
@@ -134,6 +152,7 @@ func New(d device.Device, cfg Config) (*Learner, error) {
 		n   int
 	}{
 		{&l.logAlpha, 1}, {&l.alphaGrad, 1}, {&l.alphaM, 1}, {&l.alphaV, 1}, {&l.alphaLoss, 1},
+		{&l.kCritic, 8}, {&l.kActor, 8}, {&l.kAlpha, 8},
 		{&l.obs, b * od}, {&l.act, b * ad}, {&l.rew, b}, {&l.term, b}, {&l.nextObs, b * od},
 		{&l.epsNext, b * ad}, {&l.eps, b * ad},
 		{&l.scale, ad}, {&l.bias, ad}, {&l.action, b * ad}, {&l.logp, b}, {&l.xs, b * ad}, {&l.ths, b * ad},
@@ -279,6 +298,80 @@ func (l *Learner) Update() error {
 }
 
 func (l *Learner) update() error {
+	l.actorLast = l.cfg.ActorEvery <= 1 || (l.updates+1)%l.cfg.ActorEvery == 0
+	if err := l.stepConstants(); err != nil {
+		return err
+	}
+	if !l.cfg.Graph || !l.warm {
+		// Without a graph, and the learner's first update with one: run
+		// directly (this sets cuBLAS up for its shapes before a capture).
+		l.warm = true
+		return l.queue()
+	}
+	if l.graph == nil {
+		c := l.d.(device.Capturer)
+		if err := c.BeginCapture(); err != nil {
+			return fmt.Errorf("graph: %w", err)
+		}
+		qerr := l.queue()
+		g, err := c.EndCapture()
+		if qerr != nil || err != nil {
+			if g != nil {
+				_ = g.Free()
+			}
+			return fmt.Errorf("graph: %w", errors.Join(qerr, err))
+		}
+		l.graph = g
+	}
+	return l.graph.Launch()
+}
+
+// stepConstants counts this update's optimiser steps and uploads their Adam
+// constants (formed in float64 and rounded once, as models.Adam does).
+func (l *Learner) stepConstants() error {
+	l.criticT++
+	steps := []struct {
+		k  device.Buffer
+		t  int
+		lr float64
+	}{{l.kCritic, l.criticT, l.cfg.CriticLR}}
+	if l.actorLast {
+		l.actorT++
+		l.actorDone = true
+		steps = append(steps, struct {
+			k  device.Buffer
+			t  int
+			lr float64
+		}{l.kActor, l.actorT, l.cfg.ActorLR})
+		if l.cfg.AutoAlpha {
+			l.alphaT++
+			steps = append(steps, struct {
+				k  device.Buffer
+				t  int
+				lr float64
+			}{l.kAlpha, l.alphaT, l.cfg.AlphaLR})
+		}
+	}
+	for _, st := range steps {
+		if err := l.d.Upload(st.k, adamConstants(st.t, st.lr)); err != nil {
+			return fmt.Errorf("adam constants: %w", err)
+		}
+	}
+	return nil
+}
+
+// adamConstants are adam_k's b1, c1, b2, c2, step, bc2_sqrt, eps, wd for
+// step t (1-based) at learning rate lr.
+func adamConstants(t int, lr float64) []float32 {
+	const b1, b2, eps = 0.9, 0.999, 1e-8
+	bc1 := 1 - math.Pow(b1, float64(t))
+	bc2 := 1 - math.Pow(b2, float64(t))
+	return []float32{float32(b1), float32(1 - b1), float32(b2), float32(1 - b2),
+		float32(lr / bc1), float32(math.Sqrt(bc2)), float32(eps), 0}
+}
+
+// queue queues one update's launches and products.
+func (l *Learner) queue() error {
 	d, b := l.d, l.cfg.Batch
 	inv := float32(1 / float64(b))
 	// Target: y = r + γ(1-d)(min Q'(s',a') - α logπ(a'|s')).
@@ -322,13 +415,11 @@ func (l *Learner) update() error {
 			return fmt.Errorf("critic %d: %w", i+1, err)
 		}
 	}
-	l.criticT++
 	for i, c := range l.critics {
-		if err := l.adam(c, l.criticT, l.cfg.CriticLR); err != nil {
+		if err := l.adam(c, l.kCritic); err != nil {
 			return fmt.Errorf("critic %d: %w", i+1, err)
 		}
 	}
-	l.actorLast = l.cfg.ActorEvery <= 1 || (l.updates+1)%l.cfg.ActorEvery == 0
 	if l.actorLast {
 		if err := l.actorStep(inv); err != nil {
 			return err
@@ -386,9 +477,7 @@ func (l *Learner) actorStep(inv float32) error {
 	if err := l.actor.backward(d, l.obs, true, false); err != nil {
 		return fmt.Errorf("actor step: actor: %w", err)
 	}
-	l.actorT++
-	l.actorDone = true
-	if err := l.adam(l.actor, l.actorT, l.cfg.ActorLR); err != nil {
+	if err := l.adam(l.actor, l.kActor); err != nil {
 		return fmt.Errorf("actor step: %w", err)
 	}
 	if !l.cfg.AutoAlpha {
@@ -400,29 +489,24 @@ func (l *Learner) actorStep(inv float32) error {
 		float32(l.cfg.TargetEntropy)); err != nil {
 		return fmt.Errorf("alpha step: %w", err)
 	}
-	l.alphaT++
-	return l.adamStep(l.alphaT, l.cfg.AlphaLR, l.logAlpha, l.alphaGrad, l.alphaM, l.alphaV)
+	return l.adamStep(l.kAlpha, l.logAlpha, l.alphaGrad, l.alphaM, l.alphaV)
 }
 
-// adam queues one Adam step (step count t) of n's weights.
-func (l *Learner) adam(n *net, t int, lr float64) error {
+// adam queues one Adam step of n's weights with the constants in k.
+func (l *Learner) adam(n *net, k device.Buffer) error {
 	for i, p := range n.params {
-		if err := l.adamStep(t, lr, p, n.grads[i], n.m[i], n.v[i]); err != nil {
+		if err := l.adamStep(k, p, n.grads[i], n.m[i], n.v[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// adamStep queues Adam's step t on p with gradient g and moments m, v; the
-// constants are formed in float64 and rounded once, as models.Adam does.
-func (l *Learner) adamStep(t int, lr float64, p, g, m, v device.Buffer) error {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
-	bc1 := 1 - math.Pow(b1, float64(t))
-	bc2 := 1 - math.Pow(b2, float64(t))
-	if err := l.d.Launch("adam", p.Len(), p, g, m, v, float32(b1), float32(1-b1), float32(b2), float32(1-b2),
-		float32(lr/bc1), float32(math.Sqrt(bc2)), float32(eps), float32(0)); err != nil {
-		return fmt.Errorf("adam step %d: %w", t, err)
+// adamStep queues an Adam step on p with gradient g, moments m, v and the
+// constants in k (stepConstants).
+func (l *Learner) adamStep(k, p, g, m, v device.Buffer) error {
+	if err := l.d.Launch("adam_k", p.Len(), p, g, m, v, k); err != nil {
+		return fmt.Errorf("adam: %w", err)
 	}
 	return nil
 }
@@ -478,9 +562,13 @@ func (l *Learner) Stats() (Stats, error) {
 	return st, nil
 }
 
-// Close frees the learner's buffers.
+// Close frees the learner's buffers and graph.
 func (l *Learner) Close() error {
 	var errs []error
+	if l.graph != nil {
+		errs = append(errs, l.graph.Free())
+		l.graph = nil
+	}
 	for _, b := range l.all {
 		errs = append(errs, l.d.Free(b))
 	}

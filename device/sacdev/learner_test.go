@@ -3,6 +3,7 @@ package sacdev_test
 import (
 	"testing"
 
+	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/device/sacdev"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
@@ -144,5 +145,30 @@ func TestOptimRoundTrip(t *testing.T) {
 	o2.ActorT = -1
 	if err := l.SetOptim(o2); err == nil {
 		t.Error("SetOptim took a negative step count")
+	}
+}
+
+// TestGraph: an update recorded once as an emu graph and replayed equals
+// the direct updates bit for bit.
+func TestGraph(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	sacdevtest.CompareGraph(t, d, 0)
+}
+
+// notCapturer hides emu's BeginCapture and EndCapture.
+type notCapturer struct{ device.Device }
+
+func TestGraphErrors(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	c := okConfig()
+	c.Graph = true
+	if _, err := sacdev.New(notCapturer{d}, c); err == nil {
+		t.Error("a graph on a device that cannot record one: no error")
+	}
+	c.ActorEvery = 2
+	if _, err := sacdev.New(d, c); err == nil {
+		t.Error("a graph with the actor every 2 updates: no error")
 	}
 }

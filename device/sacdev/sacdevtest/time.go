@@ -13,14 +13,16 @@ import (
 
 // newBench returns a Learner at hopper's sizes with sac.New's initial
 // weights and one uploaded batch.
-func newBench(tb testing.TB, d device.Device) *sacdev.Learner {
+func newBench(tb testing.TB, d device.Device, graph bool) *sacdev.Learner {
 	tb.Helper()
 	agent, err := sac.New(obsDim, low, high, sac.DefaultConfig(actDim))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer agent.Close()
-	l, err := sacdev.New(d, ConfigOf(agent))
+	cfg := ConfigOf(agent)
+	cfg.Graph = graph
+	l, err := sacdev.New(d, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -39,10 +41,14 @@ func newBench(tb testing.TB, d device.Device) *sacdev.Learner {
 
 // BenchUpdate reports the milliseconds per full SAC update (hopper's
 // sizes, batch 256) on d.
-func BenchUpdate(b *testing.B, d device.Device) {
-	l := newBench(b, d)
-	if err := l.Update(); err != nil { // warm-up: JIT, cuBLAS heuristics
-		b.Fatal(err)
+func BenchUpdate(b *testing.B, d device.Device) { benchUpdate(b, d, false) }
+
+func benchUpdate(b *testing.B, d device.Device, graph bool) {
+	l := newBench(b, d, graph)
+	for range 2 { // warm-up: JIT, cuBLAS heuristics; with graph, the recording
+		if err := l.Update(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := d.Sync(); err != nil {
 		b.Fatal(err)
@@ -63,7 +69,7 @@ func BenchUpdate(b *testing.B, d device.Device) {
 // d after a warm-up, and the critic loss and α before and after (one
 // batch repeated); it fails if the learner's statistics stop being finite.
 func TimeUpdate(t *testing.T, d device.Device, n int) {
-	l := newBench(t, d)
+	l := newBench(t, d, false)
 	for range 10 {
 		if err := l.Update(); err != nil {
 			t.Fatal(err)
@@ -104,7 +110,7 @@ func TimeUpdate(t *testing.T, d device.Device, n int) {
 // uploaded (Learner.Sample from a device Replay of 10000 transitions),
 // then one Update.
 func BenchSampleUpdate(b *testing.B, d device.Device) {
-	l := newBench(b, d)
+	l := newBench(b, d, false)
 	const rows = 10000
 	rng := rand.New(rand.NewSource(4))
 	r, err := sacdev.NewReplay(d, obsDim, actDim, normals(rng, rows*obsDim), normals(rng, rows*actDim),
