@@ -330,8 +330,14 @@ func defADM() {
 		if thr := a.int(3); thr < 0 || thr > 1<<16 {
 			return fmt.Errorf("thr=%d outside [0, 65536]: %w", thr, ErrArgs)
 		}
+		if at := a.int(2); at < 0 || at > MaxLen/2-1 {
+			return fmt.Errorf("at=%d: %w", at, ErrArgs)
+		}
+		if err := need(1)(2*a.int(2)+2, a); err != nil {
+			return err
+		}
 		return need(0)(n, a)
-	}, fb("mask"), in("lo"), in("hi"), in("thr"), fl("keep"))
+	}, fb("mask"), ib("state"), in("at"), in("thr"), fl("keep"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -25,6 +25,15 @@ func TestStepMatchesCPU(t *testing.T) {
 	}
 }
 
+// TestGraphStepMatchesCPU: the same with the step recorded as a device
+// graph (emu records it) from the second step on, over four steps: the
+// replays read the current Adam constants and dropout states.
+func TestGraphStepMatchesCPU(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	admdevtest.Compare(t, d, admdevtest.Options{Tol: 1e-5, Graph: true, Steps: 4})
+}
+
 // TestReferenceStepMatchesCPU: the same at the paper's size (3x200 GRU,
 // four ResBlocks, m = 5) with batch 64, for two steps. Losses and outputs
 // agree within 1e-5; of each tensor's weights at most 0.01% (in practice

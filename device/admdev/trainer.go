@@ -26,6 +26,10 @@ type Config struct {
 	Dropout float64
 	// Eps is the ResBlocks' LayerNorm epsilon (1e-5).
 	Eps float32
+	// Graph records the step's launches and products once (the second
+	// Step) as a device graph and replays it from then on: one launch per
+	// step on cuda instead of about 180. It needs a device.Capturer.
+	Graph bool
 }
 
 // penalty is the bounds' penalty coefficient (models.BoundsNodes.Penalty).
@@ -117,6 +121,12 @@ type Trainer struct {
 	// The bounds before the last step's Adam (for the loss's penalty).
 	maxSnap, minSnap device.Buffer
 	ones             device.Buffer // [max(R,H)] of 1, for row and column sums as products
+	// The step's Adam constants for adam_k [8] and each ResBlock's dropout
+	// stream state (int32 lo, hi per block), uploaded before every step so
+	// that a recorded graph replays with the current ones.
+	kAdam, maskState device.Buffer
+	graph            device.Graph // the recorded step (Config.Graph)
+	warm             bool         // a step ran directly (a graph is recorded after one)
 	// LayerNorm scratch: two [R,H] terms and two [R] row sums.
 	tA, tB, statA, statB device.Buffer
 	nllSum               device.Buffer // [1]: Σ over steps of Σw·NLL (see NLLSum)
@@ -129,6 +139,11 @@ type Trainer struct {
 func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if cfg.Graph {
+		if _, ok := d.(device.Capturer); !ok {
+			return nil, fmt.Errorf("admdev: graph: device %s cannot record graphs", d.Name())
+		}
 	}
 	tr := &Trainer{cfg: cfg, d: d, rng: uint64(seed)}
 	alloc := func(n int) (device.Buffer, error) {
@@ -164,7 +179,7 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 		{&tr.gA, R * H}, {&tr.gB, R * H}, {&tr.du, R * H}, {&tr.prod, R * H}, {&tr.o, R * 2 * d2}, {&tr.dout, R * 2 * d2},
 		{&tr.lv, R * d2}, {&tr.tmax, R * d2}, {&tr.tmin, R * d2}, {&tr.rowloss, R}, {&tr.mean, R * d2}, {&tr.loss, 2},
 		{&tr.maxSnap, d2}, {&tr.minSnap, d2}, {&tr.ones, max(R, H)}, {&tr.nllSum, 1},
-		{&tr.tA, R * H}, {&tr.tB, R * H}, {&tr.statA, R}, {&tr.statB, R}}
+		{&tr.tA, R * H}, {&tr.tB, R * H}, {&tr.statA, R}, {&tr.statB, R}, {&tr.kAdam, 8}}
 	for l := range tr.grus {
 		g := &tr.grus[l]
 		ws = append(ws, want{&g.gates, R * 3 * H}, want{&g.ghn, R * H}, want{&g.y, R * H})
@@ -180,6 +195,11 @@ func New(d device.Device, cfg Config, seed int64) (*Trainer, error) {
 			return fail(err)
 		}
 	}
+	var err error
+	if tr.maskState, err = d.Alloc(device.Int32, 2*max(1, cfg.ResBlocks)); err != nil {
+		return fail(err)
+	}
+	tr.all = append(tr.all, tr.maskState)
 	if err := d.Launch("fill", tr.ones.Len(), tr.ones, float32(1)); err != nil {
 		return fail(err)
 	}
@@ -326,6 +346,63 @@ func (tr *Trainer) blockParam(b, k int) int { return 4*(tr.cfg.Layers+b) + k } /
 func (tr *Trainer) outParam(k int) int      { return 4*(tr.cfg.Layers+tr.cfg.ResBlocks) + k }
 
 func (tr *Trainer) step() error {
+	if err := tr.stepInputs(); err != nil {
+		return err
+	}
+	if !tr.cfg.Graph || !tr.warm {
+		// Without a graph, and the first step with one: run directly (this
+		// sets cuBLAS up for its shapes before a capture).
+		tr.warm = true
+		return tr.queue()
+	}
+	if tr.graph == nil {
+		c := tr.d.(device.Capturer)
+		if err := c.BeginCapture(); err != nil {
+			return fmt.Errorf("graph: %w", err)
+		}
+		qerr := tr.queue()
+		g, err := c.EndCapture()
+		if qerr != nil || err != nil {
+			if g != nil {
+				_ = g.Free()
+			}
+			return fmt.Errorf("graph: %w", errors.Join(qerr, err))
+		}
+		tr.graph = g
+	}
+	return tr.graph.Launch()
+}
+
+// stepInputs counts the step's Adam step and uploads its constants and the
+// ResBlocks' dropout stream states, advancing the stream as models' graph
+// does (ceil(n/4) draws per mask).
+func (tr *Trainer) stepInputs() error {
+	const b1, b2, eps = 0.9, 0.999, 1e-8
+	tr.t++
+	bc1 := 1 - math.Pow(b1, float64(tr.t))
+	bc2 := 1 - math.Pow(b2, float64(tr.t))
+	k := []float32{float32(b1), float32(1 - b1), float32(b2), float32(1 - b2), float32(tr.cfg.LR / bc1),
+		float32(math.Sqrt(bc2)), float32(eps), 0}
+	if err := tr.d.Upload(tr.kAdam, k); err != nil {
+		return fmt.Errorf("adam constants: %w", err)
+	}
+	if tr.cfg.Dropout == 0 || len(tr.blocks) == 0 {
+		return nil
+	}
+	st := make([]int32, 0, 2*len(tr.blocks))
+	for _, b := range tr.blocks {
+		st = append(st, int32(uint32(tr.rng)), int32(uint32(tr.rng>>32)))
+		tr.rng += uint64((b.mask.Len()+3)/4) * golden
+	}
+	if err := tr.d.UploadInt32(tr.maskState, st); err != nil {
+		return fmt.Errorf("dropout states: %w", err)
+	}
+	return nil
+}
+
+// queue queues one step's launches and products (nothing else, so that it
+// can be recorded as a graph).
+func (tr *Trainer) queue() error {
 	if err := tr.masks(); err != nil {
 		return err
 	}
@@ -351,8 +428,7 @@ func (tr *Trainer) step() error {
 	return tr.adam()
 }
 
-// masks draws every ResBlock's dropout mask, advancing the stream as
-// models' graph does (ceil(n/4) draws per mask).
+// masks draws every ResBlock's dropout mask from its state in maskState.
 func (tr *Trainer) masks() error {
 	p := tr.cfg.Dropout
 	if p == 0 {
@@ -360,11 +436,9 @@ func (tr *Trainer) masks() error {
 	}
 	keep, thr := float32(1/(1-p)), int32(p*65536)
 	for i, b := range tr.blocks {
-		n := b.mask.Len()
-		if err := tr.d.Launch("dropout_mask", n, b.mask, int32(uint32(tr.rng)), int32(uint32(tr.rng>>32)), thr, keep); err != nil {
+		if err := tr.d.Launch("dropout_mask", b.mask.Len(), b.mask, tr.maskState, i, thr, keep); err != nil {
 			return fmt.Errorf("block %d dropout mask: %w", i, err)
 		}
-		tr.rng += uint64((n+3)/4) * golden
 	}
 	return nil
 }
@@ -599,18 +673,12 @@ func (tr *Trainer) backwardGRU(gy device.Buffer) error {
 	return nil
 }
 
-// adam queues one Adam step of every weight; the constants are formed in
-// float64 and rounded once, as models.Adam does.
+// adam queues one Adam step of every weight with the constants in kAdam
+// (formed in float64 and rounded once, as models.Adam does; stepInputs).
 func (tr *Trainer) adam() error {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
-	tr.t++
-	bc1 := 1 - math.Pow(b1, float64(tr.t))
-	bc2 := 1 - math.Pow(b2, float64(tr.t))
-	step, bc2s := float32(tr.cfg.LR/bc1), float32(math.Sqrt(bc2))
 	for i, p := range tr.params {
-		if err := tr.d.Launch("adam", p.Len(), p, tr.grads[i], tr.m[i], tr.v[i], float32(b1), float32(1-b1), float32(b2),
-			float32(1-b2), step, bc2s, float32(eps), float32(0)); err != nil {
-			return fmt.Errorf("adam step %d, tensor %d: %w", tr.t, i, err)
+		if err := tr.d.Launch("adam_k", p.Len(), p, tr.grads[i], tr.m[i], tr.v[i], tr.kAdam); err != nil {
+			return fmt.Errorf("adam, tensor %d: %w", i, err)
 		}
 	}
 	return nil
@@ -676,9 +744,13 @@ func (tr *Trainer) Outputs() (mean, logvar []float32, err error) {
 	return mean, logvar, nil
 }
 
-// Close frees the trainer's buffers.
+// Close frees the trainer's buffers and graph.
 func (tr *Trainer) Close() error {
 	var errs []error
+	if tr.graph != nil {
+		errs = append(errs, tr.graph.Free())
+		tr.graph = nil
+	}
 	for _, b := range tr.all {
 		errs = append(errs, tr.d.Free(b))
 	}

@@ -365,8 +365,9 @@ func testDropoutMask(h h, r *rand.Rand, n int, tol float64) {
 			h.t.Fatalf("DropoutMask advanced the state to %#x, want %#x (ceil(n/4) draws)", s, adv)
 		}
 		mask := h.alloc(device.Float32, n)
-		h.launch("dropout_mask", n, mask, int32(uint32(state)), int32(uint32(state>>32)), int32(p*65536),
-			float32(1/(1-p)))
+		// The state at index 1 of a buffer of two.
+		st := h.upInt([]int32{-1, -1, int32(uint32(state)), int32(uint32(state >> 32))})
+		h.launch("dropout_mask", n, mask, st, 1, int32(p*65536), float32(1/(1-p)))
 		compare(h.t, "dropout_mask", h.down(mask), f64(want), 0, 0)
 	}
 }

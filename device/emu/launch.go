@@ -85,5 +85,5 @@ var table = map[string]func(n C.int, a []any){
 	"adm_loss": func(n C.int, a []any) {
 		C.adm_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), in(a[5]), in(a[6]), fl(a[7]))
 	},
-	"dropout_mask": func(n C.int, a []any) { C.dropout_mask(n, fb(a[0]), in(a[1]), in(a[2]), in(a[3]), fl(a[4])) },
+	"dropout_mask": func(n C.int, a []any) { C.dropout_mask(n, fb(a[0]), ib(a[1]), in(a[2]), in(a[3]), fl(a[4])) },
 }

@@ -238,13 +238,16 @@ KERNEL adm_loss(int n, const float *__restrict__ rowloss, const float *__restric
 }
 
 // dropout_mask: inverted dropout multipliers over n elements from the
-// SplitMix64 stream whose state is (hi<<32 | lo), as package internal/cpukern's
+// SplitMix64 stream whose state is (hi<<32 | lo) with lo = state[2·at],
+// hi = state[2·at+1] (read from the device, so that a recorded graph
+// replays with the current states), as package internal/cpukern's
 // DropoutMask draws them: element i takes 16 bits of the stream's draw
 // i/4 + 1 (bits 16·(i%4) up) and is 0 when they are below thr, else keep.
 // The stream is counter-based, so every element is drawn independently; the
 // host advances the state by ceil(n/4) draws.
-KERNEL dropout_mask(int n, float *__restrict__ mask, int lo, int hi, int thr, float keep) {
-	unsigned long long s = ((unsigned long long)(unsigned)hi << 32) | (unsigned long long)(unsigned)lo;
+KERNEL dropout_mask(int n, float *__restrict__ mask, const int *__restrict__ state, int at, int thr, float keep) {
+	unsigned long long s = ((unsigned long long)(unsigned)state[2 * at + 1] << 32) |
+	                       (unsigned long long)(unsigned)state[2 * at];
 	GRID_STRIDE(i, n) {
 		unsigned long long z = s + (unsigned long long)(i / 4 + 1) * 0x9e3779b97f4a7c15ULL;
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

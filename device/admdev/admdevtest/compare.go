@@ -34,6 +34,9 @@ type Options struct {
 	Steps int
 	// NoDropout trains without dropout (default: models.ADMDropout).
 	NoDropout bool
+	// Graph runs the trainer with admdev.Config.Graph: step 1 directly,
+	// step 2 recorded as a device graph and replayed, later steps replayed.
+	Graph bool
 }
 
 // Small is a model small enough for emu tests: hopper's dimensions, three
@@ -135,6 +138,7 @@ func Compare(t *testing.T, d device.Device, opt Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dc.Graph = opt.Graph
 	tr, err := admdev.New(d, dc, seed)
 	if err != nil {
 		t.Fatal(err)
