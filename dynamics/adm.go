@@ -35,7 +35,7 @@ func NewADM(cfg Config, obsDim, actDim int) (Model, error) {
 	}
 	fc := DefaultADMFitConfig()
 	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.Patience, cfg.MaxEpochs, cfg.WarmStart
-	fc.MaxSteps, fc.OnEpoch, fc.Device = cfg.EpochSteps, cfg.OnEpoch, cfg.Device
+	fc.MaxSteps, fc.OnEpoch, fc.Device, fc.DeviceGraph = cfg.EpochSteps, cfg.OnEpoch, cfg.Device, cfg.DeviceGraph
 	fc.EpochPasses, fc.AuthorsImprove = cfg.EpochPasses, cfg.Improve == "authors"
 	if cfg.LR > 0 {
 		fc.LR = float32(cfg.LR)

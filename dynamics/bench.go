@@ -82,9 +82,10 @@ type DeviceADMTiming struct {
 }
 
 // BenchADMTrainStepOn times BenchADMTrainStep's step (the reference size,
-// batch 256, dropout on) on d (package admdev): iters timed steps of each
-// kind after a few warm-up ones.
-func BenchADMTrainStepOn(d device.Device, iters int) (DeviceADMTiming, error) {
+// batch 256, dropout on) on d (package admdev), recorded as a device graph
+// when graph is set: iters timed steps of each kind after a few warm-up
+// ones.
+func BenchADMTrainStepOn(d device.Device, iters int, graph bool) (DeviceADMTiming, error) {
 	var tm DeviceADMTiming
 	if iters <= 0 {
 		return tm, fmt.Errorf("dynamics: bench ADM on a device: iters %d must be positive", iters)
@@ -109,7 +110,7 @@ func BenchADMTrainStepOn(d device.Device, iters int) (DeviceADMTiming, error) {
 		b.Weight[i] = 1
 	}
 	fc := DefaultADMFitConfig()
-	fc.Batch = batch
+	fc.Batch, fc.DeviceGraph = batch, graph
 	tr, err := newADMTrainer(d, m, fc, 6)
 	if err != nil {
 		return tm, err

@@ -37,6 +37,8 @@ type Config struct {
 	// the learning curve (progress for long fits).
 	OnEpoch func(FitEpoch)
 	// Device, when set, runs the ADM's train steps there
-	// (ADMFitConfig.Device); the ensemble trains on the CPU.
-	Device device.Device
+	// (ADMFitConfig.Device); the ensemble trains on the CPU. DeviceGraph
+	// records the step as a device graph (ADMFitConfig.DeviceGraph).
+	Device      device.Device
+	DeviceGraph bool
 }

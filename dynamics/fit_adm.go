@@ -67,6 +67,10 @@ type ADMFitConfig struct {
 	// come back to the host for every holdout evaluation and snapshot.
 	// The caller keeps it open and does not use it concurrently.
 	Device device.Device
+	// DeviceGraph records the device's train step once as a device graph
+	// and replays it (admdev.Config.Graph; Device must be a
+	// device.Capturer).
+	DeviceGraph bool
 }
 
 // DefaultADMFitConfig returns the reference implementation's fit settings.
@@ -680,7 +684,8 @@ func newADMTrainer(d device.Device, m *models.ADM, fc ADMFitConfig, seed int64) 
 		eps = b.Norm.Eps
 	}
 	tr, err := admdev.New(d, admdev.Config{ObsDim: c.ObsDim, ActDim: c.ActDim, Hidden: c.Hidden, Layers: c.Layers,
-		ResBlocks: c.ResBlocks, M: c.M, Batch: fc.Batch, LR: float64(fc.LR), Dropout: fc.Dropout, Eps: eps}, seed)
+		ResBlocks: c.ResBlocks, M: c.M, Batch: fc.Batch, LR: float64(fc.LR), Dropout: fc.Dropout, Eps: eps,
+		Graph: fc.DeviceGraph}, seed)
 	if err != nil {
 		return nil, fmt.Errorf("dynamics: ADM fit on %s: %w", d.Name(), err)
 	}

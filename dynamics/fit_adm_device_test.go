@@ -13,13 +13,13 @@ import (
 )
 
 // TestFitADMOnDeviceMatchesCPU fits the same ADM to the same data on the
-// CPU graph and on the emulated device (three epochs of 20 steps, dropout
-// on): every epoch's train NLL and holdout MSE agree within 1e-5
+// CPU graph and on the emulated device, with and without a device graph
+// (three epochs of 20 steps, dropout on): every epoch's train NLL and holdout MSE agree within 1e-5
 // relatively, and so do the final weights (each within 1e-5 of its tensor's
 // largest but for 0.1%, within two Adam steps per step: near-zero
 // gradients, see admdevtest.Options.Outliers).
 func TestFitADMOnDeviceMatchesCPU(t *testing.T) {
-	fit := func(dev bool) (*models.ADM, ADMFitReport) {
+	fit := func(dev, graph bool) (*models.ADM, ADMFitReport) {
 		rng := rand.New(rand.NewSource(admTestSeed))
 		ls := newLinearSystemAngle(admTestGain, admTestAngle, rng)
 		data := linearReplay(t, ls, 40, admTestLen, rng)
@@ -33,7 +33,7 @@ func TestFitADMOnDeviceMatchesCPU(t *testing.T) {
 		if dev {
 			d := emu.New()
 			defer d.Close()
-			fc.Device = d
+			fc.Device, fc.DeviceGraph = d, graph
 		}
 		rep, err := FitADM(context.Background(), m, data, fc, rng)
 		if err != nil {
@@ -41,8 +41,17 @@ func TestFitADMOnDeviceMatchesCPU(t *testing.T) {
 		}
 		return m, rep
 	}
-	mc, rc := fit(false)
-	md, rd := fit(true)
+	mc, rc := fit(false, false)
+	for _, graph := range []bool{false, true} {
+		md, rd := fit(true, graph)
+		compareFits(t, graph, mc, rc, md, rd)
+	}
+}
+
+// compareFits is TestFitADMOnDeviceMatchesCPU's comparison of a device fit
+// (md, rd) with the CPU's (mc, rc).
+func compareFits(t *testing.T, graph bool, mc *models.ADM, rc ADMFitReport, md *models.ADM, rd ADMFitReport) {
+	t.Helper()
 	if len(rc.History) != len(rd.History) {
 		t.Fatalf("%d epochs on the device, %d on the CPU", len(rd.History), len(rc.History))
 	}
@@ -64,6 +73,6 @@ func TestFitADMOnDeviceMatchesCPU(t *testing.T) {
 	for i, w := range md.TrainedTensors() {
 		devicetest.CloseTo(t, fmt.Sprintf("tensor %d", i), w, want[i], 1e-5, 1e-3, 2*2e-3*60)
 	}
-	t.Logf("epochs %d, train NLL %.6f (CPU %.6f), holdout MSE %.6f (CPU %.6f)", len(rd.History),
+	t.Logf("graph %v: epochs %d, train NLL %.6f (CPU %.6f), holdout MSE %.6f (CPU %.6f)", graph, len(rd.History),
 		rd.TrainLoss, rc.TrainLoss, rd.HoldoutLoss, rc.HoldoutLoss)
 }

@@ -46,10 +46,13 @@ type resumeCase struct {
 
 func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 	adm := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
-		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, false)
+		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, false, false)
 	}
 	admEmu := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
-		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, true)
+		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, true, false)
+	}
+	admEmuGraph := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
+		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, true, true)
 	}
 	ens := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
 		e := models.NewEnsemble(obs, act, 3, []int{16, 16}, rand.New(rand.NewSource(seed)))
@@ -73,12 +76,13 @@ func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 		}
 		return f.Encode(), rep, nil
 	}
-	return []resumeCase{{"adm", adm}, {"adm-emu", admEmu}, {"ensemble", ens}}
+	return []resumeCase{{"adm", adm}, {"adm-emu", admEmu}, {"adm-emu-graph", admEmuGraph}, {"ensemble", ens}}
 }
 
 // fitADMCase is resumeCases' ADM fit, its train steps on the emulated
-// device when dev is set (package admdev).
-func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume, obs, act int, data *buffer.Replay, dev bool) ([]byte, any, error) {
+// device when dev is set (package admdev), recorded as a device graph when
+// graph is.
+func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume, obs, act int, data *buffer.Replay, dev, graph bool) ([]byte, any, error) {
 	m, err := models.NewADM(models.ADMConfig{ObsDim: obs, ActDim: act, Hidden: 8, Layers: 1, ResBlocks: 1, M: 3}, rand.New(rand.NewSource(seed)))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +93,7 @@ func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r
 	if dev {
 		d := emu.New()
 		defer d.Close()
-		fc.Device = d
+		fc.Device, fc.DeviceGraph = d, graph
 	}
 	rep, err := FitADM(ctx, m, data, fc, rng)
 	if err != nil {

@@ -48,13 +48,15 @@ func openDevice(name string) (device.Device, error) {
 
 // devLearner runs a sac.Agent's updates on a sacdev.Learner.
 type devLearner struct {
-	d device.Device
-	l *sacdev.Learner
+	d     device.Device
+	l     *sacdev.Learner
+	graph bool // GraphEnv asked for graphs (the ADM's fits record theirs too)
 }
 
 // GraphEnv names the environment variable that, set to 1, makes runs on a
 // device record each SAC update once as a device graph (a CUDA graph on
-// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1). It is off
+// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1), and the
+// ADM's train step likewise (admdev.Config.Graph). It is off
 // by default until GPU measurements show it pays: docs/benchmarks.md.
 const GraphEnv = "ADMPO_DEVICE_GRAPH"
 
@@ -97,7 +99,7 @@ func newDevLearnerOn(d device.Device, name string, s *sac.Agent, graph bool) (*d
 		_ = d.Close()
 		return nil, fmt.Errorf("train: device %s: %w", name, err)
 	}
-	dl := &devLearner{d: d, l: l}
+	dl := &devLearner{d: d, l: l, graph: graph}
 	if err := s.SetLearner(dl); err != nil {
 		_ = dl.Close()
 		return nil, fmt.Errorf("train: device %s: %w", name, err)
@@ -106,12 +108,12 @@ func newDevLearnerOn(d device.Device, name string, s *sac.Agent, graph bool) (*d
 }
 
 // device is the learner's device for the run's other device work (the
-// ADM's fits); nil for nil.
-func (dl *devLearner) device() device.Device {
+// ADM's fits) and whether that records device graphs; nil for nil.
+func (dl *devLearner) device() (device.Device, bool) {
 	if dl == nil {
-		return nil
+		return nil, false
 	}
-	return dl.d
+	return dl.d, dl.graph
 }
 
 // Close frees the learner and closes the device; nil does nothing.

@@ -33,9 +33,11 @@ type DeviceTiming struct {
 	// ADMStep is the ADM train step alone on a batch already on the device
 	// (dynamics.BenchADMTrainStepOn: m 5, batch 256, 3x200 GRU, 4
 	// ResBlocks), waited for; ADMFitPath a step as a fit takes it (upload,
-	// step, waited for; the loss stays on the device). Zero unless
-	// BenchDeviceUpdate was asked for them.
-	ADMStep, ADMFitPath float64
+	// step, waited for; the loss stays on the device). ADMGraphStep and
+	// ADMGraphFitPath are the same with the step recorded once as a device
+	// graph and replayed (0 where the device cannot record graphs). Zero
+	// unless BenchDeviceUpdate was asked for them.
+	ADMStep, ADMFitPath, ADMGraphStep, ADMGraphFitPath float64
 }
 
 // BenchDeviceUpdate times SAC updates on the named device (emu or cuda) at
@@ -59,20 +61,38 @@ func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error)
 		}
 	}
 	if adm {
-		d, err := openDevice(device)
-		if err != nil {
-			return tm, err
+		for _, graph := range []bool{false, true} {
+			if graph && !capturer {
+				break
+			}
+			at, err := benchDeviceADM(device, iters, graph)
+			if err != nil {
+				return tm, err
+			}
+			if graph {
+				tm.ADMGraphStep, tm.ADMGraphFitPath = at.Step, at.FitPath
+			} else {
+				tm.ADMStep, tm.ADMFitPath = at.Step, at.FitPath
+			}
 		}
-		at, err := dynamics.BenchADMTrainStepOn(d, iters)
-		if cerr := d.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("closing %s: %w", device, cerr)
-		}
-		if err != nil {
-			return tm, fmt.Errorf("train: bench on %s: %w", device, err)
-		}
-		tm.ADMStep, tm.ADMFitPath = at.Step, at.FitPath
 	}
 	return tm, nil
+}
+
+// benchDeviceADM times the ADM train step on a freshly opened device.
+func benchDeviceADM(device string, iters int, graph bool) (dynamics.DeviceADMTiming, error) {
+	d, err := openDevice(device)
+	if err != nil {
+		return dynamics.DeviceADMTiming{}, err
+	}
+	at, err := dynamics.BenchADMTrainStepOn(d, iters, graph)
+	if cerr := d.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing %s: %w", device, cerr)
+	}
+	if err != nil {
+		return at, fmt.Errorf("train: bench on %s: %w", device, err)
+	}
+	return at, nil
 }
 
 // benchDeviceUpdate times one learner on a freshly opened device into

@@ -212,7 +212,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	}
 	dc := cfg.dynamicsConfig()
 	dc.OnEpoch = o.fitEpoch
-	dc.Device = o.dev.device() // the ADM's fits run on the SAC learner's device
+	dc.Device, dc.DeviceGraph = o.dev.device() // the ADM's fits run on the SAC learner's device
 	if err := o.initParts(cfg.Seed*11, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mopo", dc); err != nil {
 		o.Close()
 		return nil, err

@@ -126,7 +126,7 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 		return nil, err
 	}
 	dc := cfg.dynamicsConfig()
-	dc.Device = o.dev.device() // the ADM's fits run on the SAC learner's device
+	dc.Device, dc.DeviceGraph = o.dev.device() // the ADM's fits run on the SAC learner's device
 	if err := o.initParts(cfg.Seed*7, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mbpo", dc); err != nil {
 		return nil, err
 	}

@@ -90,6 +90,11 @@ func benchTrain(args []string) error {
 		t.Rows = append(t.Rows,
 			[]any{fmt.Sprintf("ADM train step on %s (batch on the device)", d), dt.ADMStep, nil, nil},
 			[]any{fmt.Sprintf("ADM train step on %s as a fit does it (upload, step; no loss read-back)", d), dt.ADMFitPath, nil, nil})
+		if dt.ADMGraphStep > 0 {
+			t.Rows = append(t.Rows,
+				[]any{fmt.Sprintf("ADM train step on %s, one device graph per step (%s=1)", d, train.GraphEnv), dt.ADMGraphStep, nil, nil},
+				[]any{fmt.Sprintf("ADM train step on %s as a fit does it, one device graph per step", d), dt.ADMGraphFitPath, nil, nil})
+		}
 	}
 	return printTable(t, *asJSON)
 }

@@ -105,7 +105,8 @@ func TestBenchTrainDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"SAC update total", "SAC update total on emu", "SAC update on emu as a run does it",
-		"ADM train step on emu (batch on the device)", "ADM train step on emu as a fit does it"} {
+		"ADM train step on emu (batch on the device)", "ADM train step on emu as a fit does it",
+		"ADM train step on emu, one device graph per step"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench train --device emu prints no %q row:\n%s", want, out)
 		}

@@ -57,7 +57,7 @@ func TestReferenceStepMatchesCPU(t *testing.T) {
 func BenchmarkStep(b *testing.B) {
 	d := emu.New()
 	defer d.Close()
-	admdevtest.BenchStep(b, d)
+	admdevtest.BenchStep(b, d, false)
 }
 
 // TestStepReorderedWithinGPUTolerance: with every matrix product summed in

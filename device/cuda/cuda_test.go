@@ -164,18 +164,31 @@ func TestADM(t *testing.T) {
 	t.Run("reference", func(t *testing.T) {
 		admdevtest.Compare(t, d, admdevtest.Options{Cfg: admdevtest.Reference, Batch: 64, Steps: 2, Tol: 1e-4, Outliers: 1e-3})
 	})
+	// The step recorded as a CUDA graph at the second step and replayed.
+	t.Run("graph", func(t *testing.T) {
+		admdevtest.Compare(t, d, admdevtest.Options{Tol: 1e-4, Outliers: 1e-3, Graph: true, Steps: 4})
+	})
 }
 
 // TestTimeADM prints the milliseconds per ADM train step on the GPU
-// (paper's size, batch 256: issue 32's benchmark).
+// (paper's size, batch 256: issue 32's benchmark), queued directly and as
+// one CUDA graph per step.
 func TestTimeADM(t *testing.T) {
 	d := open(t)
 	defer d.Close()
-	admdevtest.TimeStep(t, d, 500)
+	admdevtest.TimeStep(t, d, 500, false)
+	admdevtest.TimeStep(t, d, 500, true)
 }
 
 func BenchmarkADMStep(b *testing.B) {
 	d := open(b)
 	defer d.Close()
-	admdevtest.BenchStep(b, d)
+	admdevtest.BenchStep(b, d, false)
+}
+
+// BenchmarkADMGraphStep is BenchmarkADMStep with one CUDA graph per step.
+func BenchmarkADMGraphStep(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	admdevtest.BenchStep(b, d, true)
 }

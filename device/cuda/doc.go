@@ -40,6 +40,8 @@
 // 256) in ms/update; BenchmarkSACSampleUpdate adds uploading each batch's
 // indices and noise (sacdev.Learner.Sample from a device replay). TestADM
 // checks package admdev's ADM train step against models' training graph on
-// the CPU; TestTimeADM and BenchmarkADMStep time it (3x200 GRU, four
-// ResBlocks, m = 5, batch 256: issue 32's benchmark) in ms/step.
+// the CPU (also recorded as a CUDA graph); TestTimeADM, BenchmarkADMStep
+// and BenchmarkADMGraphStep time it (3x200 GRU, four ResBlocks, m = 5,
+// batch 256: issue 32's benchmark) in ms/step, directly and as one CUDA
+// graph per step.
 package cuda

@@ -16,8 +16,9 @@ import (
 const BenchBatch = 256
 
 // newBench returns a Trainer at the Reference size with models.NewADM's
-// initial weights and one uploaded batch.
-func newBench(tb testing.TB, d device.Device) *admdev.Trainer {
+// initial weights and one uploaded batch, recording its step as a device
+// graph when graph is set.
+func newBench(tb testing.TB, d device.Device, graph bool) *admdev.Trainer {
 	tb.Helper()
 	m, err := models.NewADM(Reference, rand.New(rand.NewSource(1)))
 	if err != nil {
@@ -32,6 +33,7 @@ func newBench(tb testing.TB, d device.Device) *admdev.Trainer {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	cfg.Graph = graph
 	tr, err := admdev.New(d, cfg, 1)
 	if err != nil {
 		tb.Fatal(err)
@@ -47,11 +49,14 @@ func newBench(tb testing.TB, d device.Device) *admdev.Trainer {
 }
 
 // BenchStep reports the milliseconds per ADM train step (forward,
-// backward, Adam; Reference size, batch 256) on d.
-func BenchStep(b *testing.B, d device.Device) {
-	tr := newBench(b, d)
-	if err := tr.Step(); err != nil { // warm-up: JIT, cuBLAS heuristics
-		b.Fatal(err)
+// backward, Adam; Reference size, batch 256) on d, recorded once as a
+// device graph and replayed when graph is set.
+func BenchStep(b *testing.B, d device.Device, graph bool) {
+	tr := newBench(b, d, graph)
+	for range 2 { // warm-up: JIT, cuBLAS heuristics, the graph's recording
+		if err := tr.Step(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := d.Sync(); err != nil {
 		b.Fatal(err)
@@ -69,10 +74,11 @@ func BenchStep(b *testing.B, d device.Device) {
 }
 
 // TimeStep logs the milliseconds per ADM train step over n steps on d after
-// a warm-up, and the loss before and after (one batch repeated); it fails
-// if the loss stops being finite.
-func TimeStep(t *testing.T, d device.Device, n int) {
-	tr := newBench(t, d)
+// a warm-up (recorded once as a device graph and replayed when graph is
+// set), and the loss before and after (one batch repeated); it fails if the
+// loss stops being finite.
+func TimeStep(t *testing.T, d device.Device, n int, graph bool) {
+	tr := newBench(t, d, graph)
 	for range 3 {
 		if err := tr.Step(); err != nil {
 			t.Fatal(err)
@@ -97,9 +103,9 @@ func TimeStep(t *testing.T, d device.Device, n int) {
 		t.Fatal(err)
 	}
 	c := Reference
-	t.Logf("%s: ADM train step (obs %d, act %d, m %d, %dx%d GRU, %d ResBlocks, batch %d): %.4f ms/step over %d steps "+
-		"(loss %.4f -> %.4f on one batch)", d.Name(), c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.ResBlocks,
-		BenchBatch, el.Seconds()*1e3/float64(n), n, first, last)
+	t.Logf("%s: ADM train step (obs %d, act %d, m %d, %dx%d GRU, %d ResBlocks, batch %d; device graph %v): %.4f ms/step "+
+		"over %d steps (loss %.4f -> %.4f on one batch)", d.Name(), c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.ResBlocks,
+		BenchBatch, graph, el.Seconds()*1e3/float64(n), n, first, last)
 	if math.IsNaN(float64(last)) || math.IsInf(float64(last), 0) {
 		t.Errorf("loss %v after %d steps on one batch", last, n+3)
 	}
