@@ -12,7 +12,11 @@
 //
 // Dropout masks are drawn on the device from the same counter-based stream
 // as the CPU graph's (internal/cpukern.DropoutMask), so from the same seed
-// both train with the same masks. Weights and the Adam state load from and
+// both train with the same masks. A step is a fixed sequence of launches
+// and products (LayerNorm's row sums and the bias gradients are products
+// with a vector of ones) whose only per-step inputs, the batch, Adam's
+// constants and the dropout states, are uploaded before it, so it can be
+// recorded once as a device graph and replayed (Config.Graph). Weights and the Adam state load from and
 // store to the host as plain slices in the training graph's parameter order
 // (models.ADM.TrainedTensors gives them), so checkpoints stay
 // interchangeable; like the other device packages this one does not link
