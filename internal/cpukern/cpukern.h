@@ -13,10 +13,12 @@ void cpukern_set_isa(int isa);
 
 // Matrix product on row-major matrices:
 //   C = alpha·op(A)·op(B) + beta·C (+ bias[j] on every row) (then max(.,0) if relu)
-// op(A) is [m,k], op(B) is [k,n]; bias may be NULL. beta 0 ignores C's contents.
+//   (then +0 where mask[i*ldc + j] is not > 0 as an int32: cpukern_relu_bwd's test)
+// op(A) is [m,k], op(B) is [k,n]; bias and mask may be NULL; mask has C's
+// layout. beta 0 ignores C's contents.
 void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
                    const float *a, int lda, const float *b, int ldb, float beta,
-                   float *c, int ldc, const float *bias, int relu);
+                   float *c, int ldc, const float *bias, int relu, const float *mask);
 
 // Element-wise kernels (elementwise.c); acc 1 adds into the output.
 // y = relu(x); d (+)= g where x > 0 (bitwise: +0 and negative values give 0).
