@@ -25,8 +25,8 @@ type linearOp struct {
 	// is formed already masked by x > 0 (that layer's ReLU backward pass, in
 	// the product's epilogue; see LinearAfterRelu).
 	maskX bool
-	gpre         outBuf // DoDiff's scratch: the gradient before the ReLU
-	out          outBuf
+	gpre  outBuf // DoDiff's scratch: the gradient before the ReLU
+	out   outBuf
 }
 
 // outBuf is an op's output tensor, kept between runs. A Gorgonia op instance
