@@ -485,3 +485,104 @@ func TestReluMLPMaskedBackward(t *testing.T) {
 	}
 	fdCheck("second consumer", extra, naive(true))
 }
+
+// TestMarkDataSkipsInputGradient checks ops.MarkData: an MLP on a marked
+// input (or on ConcatColumns of two marked inputs) forms no product for the
+// input gradient, its weight gradients equal bit for bit those of the same
+// graph on unmarked inputs, differentiating by a marked input fails, and a
+// concatenation with an unmarked input still passes that input's gradient.
+func TestMarkDataSkipsInputGradient(t *testing.T) {
+	rng := rand.New(rand.NewSource(32))
+	const batch = 7
+	mlp := NewMLP([]int{5, 8, 6, 2}, "relu", rng)
+	av := make([]float32, batch*3)
+	bv := make([]float32, batch*2)
+	for _, v := range [][]float32{av, bv} {
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+	}
+	type result struct {
+		grads  [][]float32
+		dxOps  int
+		bGrad  []float32 // d cost / d b when b is unmarked and differentiated
+		gradOK error
+	}
+	run := func(markA, markB bool) result {
+		g := G.NewGraph()
+		a, b := NewGraphInput(g, "a", batch, 3), NewGraphInput(g, "b", batch, 2)
+		copy(a.Data, av)
+		copy(b.Data, bv)
+		if markA {
+			ops.MarkData(a.Node)
+		}
+		if markB {
+			ops.MarkData(b.Node)
+		}
+		x := G.Must(ops.ConcatColumns(a.Node, b.Node))
+		nodes := NewMLPNodes(g, "mlp", &mlp)
+		y := G.Must(nodes.Apply(x))
+		cost := G.Must(G.Sum(G.Must(G.Square(y))))
+		wrt := nodes.Params()
+		if !markB {
+			wrt = append(wrt, b.Node)
+		}
+		var r result
+		gs, err := G.Grad(cost, wrt...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := G.NewTapeMachine(g)
+		defer m.Close()
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		for i, gn := range gs {
+			v := append([]float32(nil), gn.Value().Data().([]float32)...)
+			if i < len(nodes.Params()) {
+				r.grads = append(r.grads, v)
+			} else {
+				r.bGrad = v
+			}
+		}
+		for _, n := range g.AllNodes() {
+			if n.Op() != nil && (n.Op().String() == "LinearGradX" || n.Op().String() == "LinearGradXMasked") {
+				r.dxOps++
+			}
+		}
+		return r
+	}
+	marked, plain, half := run(true, true), run(false, false), run(true, false)
+	if marked.dxOps != 2 || plain.dxOps != 3 || half.dxOps != 3 {
+		t.Errorf("dx products: marked %d (want 2), unmarked %d (want 3), one marked %d (want 3)", marked.dxOps, plain.dxOps, half.dxOps)
+	}
+	for i := range plain.grads {
+		for j := range plain.grads[i] {
+			if math.Float32bits(marked.grads[i][j]) != math.Float32bits(plain.grads[i][j]) ||
+				math.Float32bits(half.grads[i][j]) != math.Float32bits(plain.grads[i][j]) {
+				t.Fatalf("gradient %d[%d]: marked %v, one marked %v, unmarked %v", i, j, marked.grads[i][j], half.grads[i][j], plain.grads[i][j])
+			}
+		}
+	}
+	nonzero := false
+	for j := range plain.bGrad {
+		nonzero = nonzero || plain.bGrad[j] != 0
+		if plain.bGrad[j] != half.bGrad[j] {
+			t.Fatalf("d cost/d b[%d]: %v with a marked, %v unmarked", j, half.bGrad[j], plain.bGrad[j])
+		}
+	}
+	if !nonzero {
+		t.Error("d cost/d b is all zero")
+	}
+	// Differentiating by a marked input fails.
+	g := G.NewGraph()
+	x := NewGraphInput(g, "x", batch, 5)
+	ops.MarkData(x.Node)
+	y := G.Must(NewMLPNodes(g, "mlp", &mlp).Apply(x.Node))
+	if _, err := G.Grad(G.Must(G.Sum(y)), x.Node); err == nil {
+		t.Error("G.Grad by a marked input succeeded")
+	}
+	if !ops.IsData(x.Node) || ops.IsData(y) {
+		t.Errorf("IsData: input %v, output %v", ops.IsData(x.Node), ops.IsData(y))
+	}
+}

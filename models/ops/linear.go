@@ -3,6 +3,9 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"runtime"
+	"sync"
+	"weak"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -74,7 +77,8 @@ func sgemm32(transA, transB bool, m, n, k int, a, b []float32, beta float32, c [
 
 // Linear returns x·w + b for float32 x [batch, in], w [in, out] and
 // b [out] as one op. A frozen layer forms no gradients for w and b (the
-// gradient with respect to x still flows through it).
+// gradient with respect to x still flows through it); no gradient with
+// respect to x is formed when x is data (MarkData).
 func Linear(x, w, b *G.Node, frozen bool) (y *G.Node, err error) {
 	return linear(x, w, b, frozen, false)
 }
@@ -94,7 +98,7 @@ func LinearAfterRelu(x, w, b *G.Node, frozen, relu bool) (y *G.Node, err error) 
 		return nil, err
 	}
 	prev, ok := x.Op().(*linearOp)
-	op := &linearOp{needX: true, needW: !frozen, relu: relu, maskX: ok && prev.relu}
+	op := &linearOp{needX: !IsData(x), needW: !frozen, relu: relu, maskX: ok && prev.relu}
 	return G.ApplyOp(op, x, w, b)
 }
 
@@ -113,7 +117,7 @@ func linear(x, w, b *G.Node, frozen, relu bool) (y *G.Node, err error) {
 	if err := checkLinear(x, w, b); err != nil {
 		return nil, err
 	}
-	op := &linearOp{needX: true, needW: !frozen, relu: relu}
+	op := &linearOp{needX: !IsData(x), needW: !frozen, relu: relu}
 	return G.ApplyOp(op, x, w, b)
 }
 
@@ -326,4 +330,27 @@ func (op *linearGradOp) String() string {
 		return "LinearGradX"
 	}
 	return "LinearGradW"
+}
+
+// dataNodes holds the nodes marked by MarkData, weakly: an entry goes when
+// its node is collected.
+var dataNodes sync.Map // weak.Pointer[G.Node] -> struct{}
+
+// MarkData marks n as a data input that no caller differentiates by (a
+// batch of observations or actions): a Linear or LinearRelu layer reading n,
+// or a ConcatColumns of such inputs, forms no gradient with respect to it, so
+// the first layer of a network on data skips its product dx = g·Wᵀ.
+// Differentiating by a marked node (or by a ConcatColumns of marked nodes)
+// fails in G.Grad.
+func MarkData(n *G.Node) {
+	wp := weak.Make(n)
+	if _, loaded := dataNodes.LoadOrStore(wp, struct{}{}); !loaded {
+		runtime.AddCleanup(n, func(wp weak.Pointer[G.Node]) { dataNodes.Delete(wp) }, wp)
+	}
+}
+
+// IsData tells whether n was marked by MarkData.
+func IsData(n *G.Node) bool {
+	_, ok := dataNodes.Load(weak.Make(n))
+	return ok
 }
