@@ -24,8 +24,9 @@ void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
 // y = relu(x); d (+)= g where x > 0 (bitwise: +0 and negative values give 0).
 void cpukern_relu_fwd(int n, const float *x, float *y);
 void cpukern_relu_bwd(int n, const float *x, const float *g, float *d, int acc);
-// y[j] (+)= sum over rows of x[r, j] (x row-major [rows, cols]).
-void cpukern_colsum(int rows, int cols, const float *x, float *y, int acc);
+// y[j] (+)= sum over rows of x[r, j] (x row-major [rows, cols], row stride ld),
+// row after row.
+void cpukern_colsum(int rows, int cols, long ld, const float *x, float *y, int acc);
 // One Adam step over n values; h = {beta1, 1-beta1, beta2, 1-beta2, lr/(1-beta1^t),
 // sqrt(1-beta2^t), eps, weight decay}.
 void cpukern_adam(int n, float *p, const float *g, float *m, float *v, const float *h);

@@ -173,7 +173,15 @@ func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []floa
 		Sgemm(true, false, h, h3, rows-b, 1, y, h, k.dgh[b*h3:], h3, 0, dwh, h3)
 	}
 	if dbh := gin[4]; dbh != nil {
-		colSums(dbh, k.dgh, rows, h3)
+		if dbi := gin[2]; dbi != nil {
+			// dgh's reset and update columns are dgi's (the cell writes the
+			// same values): their sums are dbi's, bit for bit; only the
+			// new-gate columns differ.
+			copy(dbh[:2*h], dbi[:2*h])
+			cpukern.ColSumStrided(k.dgh[2*h:], rows, h, h3, dbh[2*h:], false)
+		} else {
+			colSums(dbh, k.dgh, rows, h3)
+		}
 	}
 	return nil
 }
