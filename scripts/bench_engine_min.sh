@@ -10,7 +10,8 @@
 # The fastest of many steps is what other processes spoil least: use it where
 # scripts/bench_engine.sh's medians drift with the load.
 # Usage: scripts/bench_engine_min.sh OLD_REV NEW_REV [ROUNDS] [SAC_UPDATES] [ADM_STEPS]
-#   (defaults 4 rounds, 300 updates, 15 steps; BIN=dir keeps the binaries)
+#   (defaults 4 rounds, 300 updates, 15 steps; BIN=dir keeps the binaries, and
+#   REUSE=1 runs those already in BIN without building)
 set -euo pipefail
 old=${1:?usage: scripts/bench_engine_min.sh OLD_REV NEW_REV [ROUNDS] [SAC_UPDATES] [ADM_STEPS]}
 new=${2:?usage: scripts/bench_engine_min.sh OLD_REV NEW_REV [ROUNDS] [SAC_UPDATES] [ADM_STEPS]}
@@ -20,6 +21,7 @@ bin=${BIN:-$(mktemp -d)}
 mkdir -p "$bin"
 for side in old new; do
   rev=${!side}
+  if [ -n "${REUSE:-}" ] && [ -x "$bin/sac-$side.test" ] && [ -x "$bin/models-$side.test" ]; then continue; fi
   src=$(mktemp -d)
   git -C "$root" archive "$rev" | tar -x -C "$src"
   for f in sac/bench_min_test.go models/adm_bench_min_test.go; do
