@@ -35,6 +35,7 @@ func NewBCGraph(actor *Actor, batch int) (b *BCGraph, err error) {
 	b = &BCGraph{sacProgram: sacProgram{g: g},
 		Obs: NewGraphInput(g, "obs", batch, actor.ObsDim),
 		Act: NewGraphInput(g, "act", batch, ad)}
+	ops.MarkData(b.Obs.Node) // the first layer forms no input gradient
 	an := NewActorNodes(g, "actor", actor)
 	wrap := func(e error) error { return fmt.Errorf("models: bc graph: %w", e) }
 	out, err := an.Net.Apply(b.Obs.Node)

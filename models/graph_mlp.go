@@ -70,9 +70,18 @@ func (m MLPNodes) Apply(x *G.Node) (*G.Node, error) {
 	h := x
 	for i, l := range m.Layers {
 		var err error
-		if i+1 < len(m.Layers) && m.Activation == "relu" {
-			// One op: the ReLU in the product's epilogue.
-			if h, err = ops.LinearRelu(h, l.W, l.B, l.Frozen); err != nil {
+		if m.Activation == "relu" && (i > 0 || i+1 < len(m.Layers)) {
+			// One op: the ReLU in the product's epilogue. Past the first
+			// layer h is the previous layer's ReLU output, read by this
+			// layer alone: its ReLU backward pass goes into the epilogue of
+			// this layer's product dx = g·Wᵀ (ops.LinearAfterRelu).
+			relu := i+1 < len(m.Layers)
+			if i == 0 {
+				h, err = ops.LinearRelu(h, l.W, l.B, l.Frozen)
+			} else {
+				h, err = ops.LinearAfterRelu(h, l.W, l.B, l.Frozen, relu)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("models: layer %s: %w", l.W.Name(), err)
 			}
 			continue

@@ -257,6 +257,9 @@ func NewSACCriticGraph(c1, c2 *Critic, batch int) (c *SACCriticGraph, err error)
 		Obs:    NewGraphInput(g, "obs", batch, c1.ObsDim),
 		Act:    NewGraphInput(g, "act", batch, c1.ActDim),
 		Target: NewGraphInput(g, "target", batch)}
+	// The batch is data: the critics' first layers form no input gradient.
+	ops.MarkData(c.Obs.Node)
+	ops.MarkData(c.Act.Node)
 	n1, n2 := NewCriticNodes(g, "critic1", c1), NewCriticNodes(g, "critic2", c2)
 	if c.q1, err = n1.Q(c.Obs.Node, c.Act.Node); err != nil {
 		return nil, err
@@ -333,6 +336,7 @@ func NewSACActorGraph(actor *Actor, c1, c2 *Critic, batch int) (a *SACActorGraph
 		Obs:   NewGraphInput(g, "obs", batch, actor.ObsDim),
 		Eps:   NewGraphInput(g, "eps", batch, actor.ActDim),
 		alpha: G.NewF32(0)}
+	ops.MarkData(a.Obs.Node) // the actor's first layer forms no input gradient
 	alphaN := G.NewScalar(g, G.Float32, G.WithName("alpha"), G.WithValue(a.alpha))
 	an := NewActorNodes(g, "actor", actor)
 	act, logp, err := an.Sample(a.Obs.Node, a.Eps.Node)

@@ -43,7 +43,7 @@ func TestCompareOpenBLAS(t *testing.T) {
 		for _, isa := range paths {
 			fns = append(fns, func() {
 				_ = Use(isa)
-				sgemm(g.tA, g.tB, g.m, g.n, g.k, 1, g.a, g.lda, g.b, g.ldb, 0, c, g.ldc, nil, false)
+				sgemm(g.tA, g.tB, g.m, g.n, g.k, 1, g.a, g.lda, g.b, g.ldb, 0, c, g.ldc, nil, false, nil)
 			})
 		}
 		fns = append(fns, func() {

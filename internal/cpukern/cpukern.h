@@ -13,17 +13,20 @@ void cpukern_set_isa(int isa);
 
 // Matrix product on row-major matrices:
 //   C = alpha·op(A)·op(B) + beta·C (+ bias[j] on every row) (then max(.,0) if relu)
-// op(A) is [m,k], op(B) is [k,n]; bias may be NULL. beta 0 ignores C's contents.
+//   (then +0 where mask[i*ldc + j] is not > 0 as an int32: cpukern_relu_bwd's test)
+// op(A) is [m,k], op(B) is [k,n]; bias and mask may be NULL; mask has C's
+// layout. beta 0 ignores C's contents.
 void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
                    const float *a, int lda, const float *b, int ldb, float beta,
-                   float *c, int ldc, const float *bias, int relu);
+                   float *c, int ldc, const float *bias, int relu, const float *mask);
 
 // Element-wise kernels (elementwise.c); acc 1 adds into the output.
 // y = relu(x); d (+)= g where x > 0 (bitwise: +0 and negative values give 0).
 void cpukern_relu_fwd(int n, const float *x, float *y);
 void cpukern_relu_bwd(int n, const float *x, const float *g, float *d, int acc);
-// y[j] (+)= sum over rows of x[r, j] (x row-major [rows, cols]).
-void cpukern_colsum(int rows, int cols, const float *x, float *y, int acc);
+// y[j] (+)= sum over rows of x[r, j] (x row-major [rows, cols], row stride ld),
+// row after row.
+void cpukern_colsum(int rows, int cols, long ld, const float *x, float *y, int acc);
 // One Adam step over n values; h = {beta1, 1-beta1, beta2, 1-beta2, lr/(1-beta1^t),
 // sqrt(1-beta2^t), eps, weight decay}.
 void cpukern_adam(int n, float *p, const float *g, float *m, float *v, const float *h);

@@ -56,11 +56,11 @@ DEFINE3(cpukern_relu_bwd, (int n, const float *restrict x, const float *restrict
 	}
 })
 
-DEFINE3(cpukern_colsum, (int rows, int cols, const float *restrict x, float *restrict y, int acc),
-        (rows, cols, x, y, acc), {
+DEFINE3(cpukern_colsum, (int rows, int cols, long ld, const float *restrict x, float *restrict y, int acc),
+        (rows, cols, ld, x, y, acc), {
 	if (!acc) memset(y, 0, sizeof(float) * (size_t)cols);
 	for (int r = 0; r < rows; r++) {
-		const float *row = x + (size_t)r * cols;
+		const float *row = x + (size_t)r * ld;
 		for (int j = 0; j < cols; j++) y[j] += row[j];
 	}
 })

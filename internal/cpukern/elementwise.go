@@ -34,7 +34,28 @@ func ColSum(x []float32, cols int, y []float32, accumulate bool) {
 		return
 	}
 	_ = y[cols-1]
-	C.cpukern_colsum(C.int(len(x)/cols), C.int(cols), f32(x), f32(y), b2i(accumulate))
+	C.cpukern_colsum(C.int(len(x)/cols), C.int(cols), C.long(cols), f32(x), f32(y), b2i(accumulate))
+}
+
+// ColSumStrided writes (accumulate: adds) the column sums of the rows x
+// cols matrix x with row stride ld into y[:cols], adding row after row as
+// ColSum does (the same sums bit for bit).
+func ColSumStrided(x []float32, rows, cols, ld int, y []float32, accumulate bool) {
+	if cols <= 0 {
+		return
+	}
+	if ld < cols {
+		panic(fmt.Sprintf("cpukern: colsum: ld %d < %d columns", ld, cols))
+	}
+	_ = y[cols-1]
+	if rows <= 0 {
+		if !accumulate {
+			clear(y[:cols])
+		}
+		return
+	}
+	_ = x[(rows-1)*ld+cols-1]
+	C.cpukern_colsum(C.int(rows), C.int(cols), C.long(ld), f32(x), f32(y), b2i(accumulate))
 }
 
 // AdamHyper are one Adam step's constants, formed in float64 and rounded

@@ -104,6 +104,13 @@ func TestColSumMatchesGo(t *testing.T) {
 			}
 			ColSum(x, cols, y, false)
 			sameBits(t, "colsum", y, want)
+			// A window of columns [lo, cols) read with the full row stride.
+			if rows > 0 && cols > 1 {
+				lo := cols / 3
+				ys := randSlice(rng, cols-lo, 1)
+				ColSumStrided(x[lo:], rows, cols-lo, cols, ys, false)
+				sameBits(t, "colsum strided", ys, want[lo:])
+			}
 		}
 	})
 }

@@ -26,6 +26,7 @@
 // in a per-thread buffer (freed at thread exit), small-path buffers on the
 // stack or malloc'ed per call.
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,12 @@ struct epi {
 	float alpha, beta; // beta is 1 after the first k block
 	const float *bias; // at the tile's first column; NULL before the last block
 	int relu;
+	// mask, if not NULL (last block only), keeps C[i][j] where the mask's
+	// bits, read as an int32, are > 0 (mask > 0, positive NaNs kept: the
+	// ReLU backward pass of elementwise.c) and stores +0 elsewhere, after
+	// bias and relu: mask has C's layout, the entry of the element at c
+	// being mask[c - cbase].
+	const float *mask, *cbase;
 };
 
 // A tile function computes the mr x nr tile C = epi(op(A)·op(B)) over kc
@@ -68,11 +75,18 @@ struct path {
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
 
+static inline int keep(const float *m) {
+	int32_t b;
+	memcpy(&b, m, sizeof b);
+	return b > 0;
+}
+
 static inline float epi1(float s, const float *c, const struct epi *e, int j) {
 	float v = e->alpha * s;
 	if (e->beta != 0) v += e->beta * *c;
 	if (e->bias) v += e->bias[j];
 	if (e->relu && !(v > 0)) v = 0;
+	if (e->mask && !keep(e->mask + (c - e->cbase))) v = 0;
 	return v;
 }
 
@@ -195,7 +209,7 @@ static void pack_b(float *restrict dst, int w, const float *b, int ldb, int tB, 
 
 static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                    int ldc, const float *bias, int relu) {
+                    int ldc, const float *bias, int relu, const float *mask) {
 	const int MR = s->mr, NR = s->nr;
 	// In place only if contiguous per k and little reused: packed panels stay
 	// in L1/L2 where long strides would conflict in the caches.
@@ -224,7 +238,8 @@ static void blocked(const struct path *s, int tA, int tB, int m, int n, int k, f
 					long sa = !packA ? lda : s->inplace ? mr : MR;
 					for (int jr = 0; jr < nc; jr += NRT) {
 						struct epi e = {alpha, pc == 0 ? beta : 1.0f,
-						                last && bias ? bias + jc + jr : NULL, last && relu};
+						                last && bias ? bias + jc + jr : NULL, last && relu,
+						                last ? mask : NULL, c};
 						const float *pb = packB ? bp + (long)jr * kc : b + (long)pc * ldb + jc + jr;
 						s->tile(kc, pa, sa, pb, packB ? NR : ldb, c + (long)ir * ldc + jc + jr,
 						        ldc, mr, imin(NRT, nc - jr), &e);
@@ -331,6 +346,13 @@ T512 static INL void k512(const int MR, const int NV, int kc, const float *a, lo
 	}
 	if (e->relu) // max(x, 0) gives 0 for NaN, as the scalar epilogue
 		EACH(acc[0][i][v] = _mm512_max_ps(acc[0][i][v], _mm512_setzero_ps()));
+	if (e->mask) {
+		const float *m = e->mask + (c - e->cbase);
+		EACH(acc[0][i][v] = _mm512_maskz_mov_ps(
+		         _mm512_cmpgt_epi32_mask(_mm512_castps_si512(_mm512_maskz_loadu_ps(mk[v], m + i * ldc + 16 * v)),
+		                                 _mm512_setzero_si512()),
+		         acc[0][i][v]));
+	}
 	EACH(_mm512_mask_storeu_ps(c + i * ldc + 16 * v, mk[v], acc[0][i][v]));
 }
 
@@ -401,6 +423,10 @@ T512 static INL void d512(const int RB, const int JB, int k, const float *a, lon
 			if (e->beta != 0) x = _mm_fmadd_ps(_mm_set1_ps(e->beta), _mm_loadu_ps(c + i * ldc), x);
 			if (e->bias) x = _mm_add_ps(x, _mm_loadu_ps(e->bias));
 			if (e->relu) x = _mm_max_ps(x, _mm_setzero_ps());
+			if (e->mask)
+				x = _mm_and_ps(x, _mm_castsi128_ps(_mm_cmpgt_epi32(
+				                      _mm_loadu_si128((const __m128i *)(e->mask + (c + i * ldc - e->cbase))),
+				                      _mm_setzero_si128())));
 			_mm_storeu_ps(c + i * ldc, x);
 		}
 		return;
@@ -469,6 +495,11 @@ T512 static void row512(int n, int k, const float *a, long sa, const float *b, l
 		if (e->beta != 0) x = _mm512_fmadd_ps(_mm512_set1_ps(e->beta), _mm512_maskz_loadu_ps(mk, c + j), x);
 		if (e->bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk, e->bias + j));
 		if (e->relu) x = _mm512_max_ps(x, _mm512_setzero_ps());
+		if (e->mask)
+			x = _mm512_maskz_mov_ps(
+			    _mm512_cmpgt_epi32_mask(_mm512_castps_si512(_mm512_maskz_loadu_ps(mk, e->mask + (c + j - e->cbase))),
+			                            _mm512_setzero_si512()),
+			    x);
 		_mm512_mask_storeu_ps(c + j, mk, x);
 	}
 }
@@ -548,6 +579,13 @@ T256 static INL void k256(const int MR, const int NV, const int FULL, int kc, co
 		EACH(acc[0][i][v] = _mm256_add_ps(acc[0][i][v], bias[v]));
 	}
 	if (e->relu) EACH(acc[0][i][v] = _mm256_max_ps(acc[0][i][v], _mm256_setzero_ps()));
+	if (e->mask) {
+		const float *m = e->mask + (c - e->cbase);
+		EACH(acc[0][i][v] = _mm256_and_ps(acc[0][i][v],
+		                                  _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+		                                      _mm256_castps_si256(ld8(FULL, mk[v], m + i * ldc + 8 * v)),
+		                                      _mm256_setzero_si256()))));
+	}
 	if (FULL) EACH(_mm256_storeu_ps(c + i * ldc + 8 * v, acc[0][i][v]));
 	else EACH(_mm256_maskstore_ps(c + i * ldc + 8 * v, mk[v], acc[0][i][v]));
 }
@@ -642,20 +680,20 @@ static const struct path *active_path(void) {
 // read in place.
 static void product(const struct path *s, int tA, int tB, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                    int ldc, const float *bias, int relu) {
+                    int ldc, const float *bias, int relu, const float *mask) {
 	if (s->row && m == 1 && !tB && n <= ROWMAX) {
-		const struct epi e = {alpha, beta, bias, relu};
+		const struct epi e = {alpha, beta, bias, relu, mask, c};
 		s->row(n, k, a, tA ? lda : 1, b, ldb, c, &e);
 		return;
 	}
-	blocked(s, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
+	blocked(s, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu, mask);
 }
 
 void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
                    const float *a, int lda, const float *b, int ldb, float beta,
-                   float *c, int ldc, const float *bias, int relu) {
+                   float *c, int ldc, const float *bias, int relu, const float *mask) {
 	if (m <= 0 || n <= 0) return;
-	const struct epi e = {alpha, beta, bias, relu};
+	const struct epi e = {alpha, beta, bias, relu, mask, c};
 	if (k <= 0) {
 		for (int i = 0; i < m; i++)
 			for (int j = 0; j < n; j++) c[(long)i * ldc + j] = epi1(0, c + (long)i * ldc + j, &e, j);
@@ -676,13 +714,13 @@ void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
 	}
 	if (s->inplace && transA && n <= s->mr && m > n) {
 		float *t = (long)n * m <= 4096 ? small : xmalloc((size_t)n * m);
-		product(s, !transB, 0, n, m, k, alpha, b, ldb, a, lda, 0, t, m, NULL, 0);
-		const struct epi e1 = {1, beta, bias, relu};
+		product(s, !transB, 0, n, m, k, alpha, b, ldb, a, lda, 0, t, m, NULL, 0, NULL);
+		const struct epi e1 = {1, beta, bias, relu, mask, c};
 		for (int i = 0; i < m; i++)
 			for (int j = 0; j < n; j++)
 				c[(long)i * ldc + j] = epi1(t[(long)j * m + i], c + (long)i * ldc + j, &e1, j);
 		if (t != small) free(t);
 		return;
 	}
-	product(s, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu);
+	product(s, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, relu, mask);
 }

@@ -13,7 +13,20 @@ import (
 // and ldc are the row strides (OpenBLAS's cblas_sgemm with CblasRowMajor).
 // beta 0 ignores C's old contents (NaNs included).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, false)
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, false, nil)
+}
+
+// SgemmMasked computes C = op(A)·op(B) where mask > 0 and +0 elsewhere,
+// overwriting C, with ReluBackward's test of the mask (its bits, read as an
+// int32, > 0: positive NaNs kept): the product's epilogue applies the mask as
+// the tiles are stored. mask has C's layout (row stride ldc). With mask a
+// ReLU layer's output y, it is the product followed by the ReLU's backward
+// pass (g where y > 0), without a pass over memory of its own.
+func SgemmMasked(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, mask []float32) {
+	if m > 0 && n > 0 {
+		checkMatrix("mask", mask, m, n, ldc)
+	}
+	sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, nil, false, mask)
 }
 
 // Dense computes the dense layer C = op(A)·op(B) + bias (bias [n] added to
@@ -22,10 +35,10 @@ func Dense(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if bias != nil && len(bias) < n {
 		panic(fmt.Sprintf("cpukern: bias has %d values for %d columns", len(bias), n))
 	}
-	sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, bias, relu)
+	sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, bias, relu, nil)
 }
 
-func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, relu bool) {
+func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, relu bool, mask []float32) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -43,7 +56,7 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		checkMatrix("B", b, br, bc, ldb)
 	}
 	C.cpukern_sgemm(b2i(transA), b2i(transB), C.int(m), C.int(n), C.int(k), C.float(alpha),
-		f32(a), C.int(lda), f32(b), C.int(ldb), C.float(beta), f32(c), C.int(ldc), f32(bias), b2i(relu))
+		f32(a), C.int(lda), f32(b), C.int(ldb), C.float(beta), f32(c), C.int(ldc), f32(bias), b2i(relu), f32(mask))
 }
 
 // checkMatrix panics, like the reference BLAS, when s cannot hold a

@@ -45,6 +45,7 @@ type gemmCase struct {
 	alpha, beta   float32
 	a, b, c, bias []float32
 	relu          bool
+	mask          []float32 // C's layout; nil for none
 }
 
 // sentinel marks C's values outside the m x n window.
@@ -96,7 +97,7 @@ func (g *gemmCase) run(t testing.TB, isa ISA) []float32 {
 	}
 	defer Use(Detected())
 	c := append([]float32(nil), g.c...)
-	sgemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc, g.bias, g.relu)
+	sgemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc, g.bias, g.relu, g.mask)
 	return c
 }
 
@@ -138,6 +139,9 @@ func (g *gemmCase) reference() (want, bound []float64) {
 				abs += math.Abs(float64(g.bias[j]))
 			}
 			if g.relu && !(v > 0) {
+				v = 0
+			}
+			if g.mask != nil && int32(math.Float32bits(g.mask[i*g.ldc+j])) <= 0 {
 				v = 0
 			}
 			want[i*g.n+j], bound[i*g.n+j] = v, gamma*abs+1e-30
@@ -242,7 +246,7 @@ func TestSgemmConcurrent(t *testing.T) {
 	want := make([][]float32, len(cases))
 	for i, g := range cases {
 		want[i] = append([]float32(nil), g.c...)
-		sgemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, want[i], g.ldc, g.bias, g.relu)
+		sgemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, want[i], g.ldc, g.bias, g.relu, nil)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 8*len(cases))
@@ -253,7 +257,7 @@ func TestSgemmConcurrent(t *testing.T) {
 			for r := 0; r < 20; r++ {
 				for i, g := range cases {
 					c := append([]float32(nil), g.c...)
-					sgemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc, g.bias, g.relu)
+					sgemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc, g.bias, g.relu, nil)
 					for j := range c {
 						if c[j] != want[i][j] {
 							errs <- fmt.Sprintf("%v: concurrent result differs at %d: %v != %v", g.shape, j, c[j], want[i][j])
@@ -269,6 +273,86 @@ func TestSgemmConcurrent(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// withMask gives g a mask in C's layout: positive, zero, negative, -0 and
+// ±NaN entries (a ReLU output holds only the first two).
+func (g *gemmCase) withMask(rng *rand.Rand) *gemmCase {
+	g.mask = make([]float32, len(g.c))
+	for i := range g.mask {
+		switch r := rng.Intn(10); {
+		case r < 5:
+			g.mask[i] = float32(rng.Float64() + 1e-3)
+		case r < 7:
+			g.mask[i] = 0
+		case r < 8:
+			g.mask[i] = -float32(rng.Float64())
+		case r < 9:
+			g.mask[i] = float32(math.Copysign(0, -1))
+		default: // NaNs of either sign: kept when positive
+			g.mask[i] = math.Float32frombits(0x7fc00000 | uint32(rng.Intn(2))<<31)
+		}
+	}
+	return g
+}
+
+// TestSgemmMasked checks the masked epilogue on every path against the
+// reference, and bit for bit against the unmasked product followed by the
+// ReLU backward pass (what it replaces in the training graphs).
+func TestSgemmMasked(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	var cases []*gemmCase
+	for _, s := range trainShapes {
+		cases = append(cases, newCase(rng, s, 0, 1, 0, false, false).withMask(rng))
+	}
+	for _, s := range []shape{{false, true, 13, 1100, 600}, {false, true, 3, 530, 513}, {true, false, 5, 3, 1000}} {
+		cases = append(cases, newCase(rng, s, 2, 1, 0, false, false).withMask(rng))
+	}
+	dims := []int{1, 2, 3, 4, 5, 7, 11, 12, 13, 14, 16, 17, 31, 32, 33, 47, 64, 70}
+	for it := 0; it < 150; it++ {
+		s := shape{rng.Intn(2) == 1, rng.Intn(2) == 1, dims[rng.Intn(len(dims))], dims[rng.Intn(len(dims))], dims[rng.Intn(len(dims))]}
+		if it%15 == 0 {
+			s.k = 0
+		}
+		alpha, beta := []float32{1, -0.5}[rng.Intn(2)], []float32{0, 0.75}[rng.Intn(2)]
+		cases = append(cases, newCase(rng, s, rng.Intn(3)*3, alpha, beta, rng.Intn(2) == 1, rng.Intn(2) == 1).withMask(rng))
+	}
+	for _, g := range cases {
+		label := fmt.Sprintf("%v alpha %v beta %v bias %v relu %v masked", g.shape, g.alpha, g.beta, g.bias != nil, g.relu)
+		testCase(t, g, label)
+		for _, isa := range Supported() {
+			got := g.run(t, isa)
+			mask := g.mask
+			g.mask = nil
+			plain := g.run(t, isa)
+			g.mask = mask
+			for i := 0; i < g.m; i++ {
+				row := plain[i*g.ldc : i*g.ldc+g.n]
+				reluBackwardRef(mask[i*g.ldc:i*g.ldc+g.n], row)
+				for j, v := range row {
+					if got[i*g.ldc+j] != v || math.Signbit(float64(got[i*g.ldc+j])) != math.Signbit(float64(v)) {
+						t.Fatalf("%s %v: C[%d][%d] = %v, want %v (product, then the ReLU backward pass)", label, isa, i, j, got[i*g.ldc+j], v)
+					}
+				}
+			}
+		}
+	}
+	// The exported form: C = op(A)·op(B) masked, C's old values ignored.
+	a := []float32{1, 2, 3, 4, 5, 6}
+	b := []float32{1, 0, 0, 1, 1, 1}
+	c := []float32{9, 9, 9, 9}
+	SgemmMasked(false, false, 2, 2, 3, a, 3, b, 2, c, 2, []float32{1, 0, -1, 2})
+	if want := []float32{4, 0, 0, 11}; fmt.Sprint(c) != fmt.Sprint(want) {
+		t.Errorf("SgemmMasked = %v, want %v", c, want)
+	}
+}
+
+// reluBackwardRef masks g in place as the ReLU backward pass does: g where
+// x > 0, else +0.
+func reluBackwardRef(x, g []float32) {
+	d := make([]float32, len(g))
+	ReluBackward(x, g, d, false)
+	copy(g, d)
 }
 
 func TestSgemmAPI(t *testing.T) {
@@ -317,7 +401,7 @@ func BenchmarkSgemm(b *testing.B) {
 				defer Use(Detected())
 				c := append([]float32(nil), g.c...)
 				for i := 0; i < b.N; i++ {
-					sgemm(g.tA, g.tB, g.m, g.n, g.k, 1, g.a, g.lda, g.b, g.ldb, 0, c, g.ldc, g.bias, false)
+					sgemm(g.tA, g.tB, g.m, g.n, g.k, 1, g.a, g.lda, g.b, g.ldb, 0, c, g.ldc, g.bias, false, nil)
 				}
 				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

@@ -31,6 +31,16 @@ func dense(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	})
 }
 
+// sgemmMasked writes c = op(A)·op(B) where mask > 0, else 0, for the
+// row-major [m,n] matrix c; mask has c's layout (the ReLU backward pass of a
+// layer whose output is mask, fused into the product's epilogue).
+func sgemmMasked(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, mask []float32) {
+	gemmRows(transA, m, n, k, a, lda, c, ldc, func(rows int, a, cr []float32) {
+		off := len(c) - len(cr) // the block's first row, as in c
+		cpukern.SgemmMasked(transA, transB, rows, n, k, a, lda, b, ldb, cr, ldc, mask[off:])
+	})
+}
+
 var productFLOPs atomic.Uint64
 
 // ProductFLOPs is the number of floating-point operations (2·m·n·k per

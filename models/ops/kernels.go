@@ -103,13 +103,17 @@ func (k *gruKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) 
 	k.gh = scratch.Resize(k.gh, b*h3)
 	Sgemm(false, false, rows, h3, inDim, 1, x, inDim, wi, h3, 0, k.gi, h3)
 	for t := 0; t < k.steps; t++ {
-		for r := 0; r < b; r++ {
-			copy(k.gh[r*h3:(r+1)*h3], bh)
-		}
 		var prev []float32
 		if t > 0 {
+			// gh = prev·Wh + bh, the bias added in the product's epilogue
+			// (the same float32 sum as adding the product to a copy of bh
+			// with beta 1, without that copy).
 			prev = y[(t-1)*b*h : t*b*h]
-			Sgemm(false, false, b, h3, h, 1, prev, h, wh, h3, 1, k.gh, h3)
+			dense(false, false, b, h3, h, prev, h, wh, h3, k.gh, h3, bh, false)
+		} else {
+			for r := 0; r < b; r++ {
+				copy(k.gh[r*h3:(r+1)*h3], bh)
+			}
 		}
 		base := t * b
 		parallelFor(b, rowGrain, func(lo, hi int) {
@@ -169,7 +173,15 @@ func (k *gruKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []floa
 		Sgemm(true, false, h, h3, rows-b, 1, y, h, k.dgh[b*h3:], h3, 0, dwh, h3)
 	}
 	if dbh := gin[4]; dbh != nil {
-		colSums(dbh, k.dgh, rows, h3)
+		if dbi := gin[2]; dbi != nil {
+			// dgh's reset and update columns are dgi's (the cell writes the
+			// same values): their sums are dbi's, bit for bit; only the
+			// new-gate columns differ.
+			copy(dbh[:2*h], dbi[:2*h])
+			cpukern.ColSumStrided(k.dgh[2*h:], rows, h, h3, dbh[2*h:], false)
+		} else {
+			colSums(dbh, k.dgh, rows, h3)
+		}
 	}
 	return nil
 }

@@ -69,6 +69,9 @@ func ConcatColumns(a, b *G.Node) (*G.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: concat columns: %w", err)
 	}
+	if IsData(a) && IsData(b) {
+		MarkData(y) // [obs act] of a batch is data too
+	}
 	return y, nil
 }
 

@@ -3,6 +3,9 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"runtime"
+	"sync"
+	"weak"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -20,9 +23,13 @@ import (
 type linearOp struct {
 	pureOp
 	needX, needW bool
-	relu         bool   // y = max(x·W + b, 0), fused into the product's epilogue
-	gpre         outBuf // DoDiff's scratch: the gradient before the ReLU
-	out          outBuf
+	relu         bool // y = max(x·W + b, 0), fused into the product's epilogue
+	// maskX: x is a LinearRelu's output read by this layer alone, and dx
+	// is formed already masked by x > 0 (that layer's ReLU backward pass, in
+	// the product's epilogue; see LinearAfterRelu).
+	maskX bool
+	gpre  outBuf // DoDiff's scratch: the gradient before the ReLU
+	out   outBuf
 }
 
 // outBuf is an op's output tensor, kept between runs. A Gorgonia op instance
@@ -70,20 +77,47 @@ func sgemm32(transA, transB bool, m, n, k int, a, b []float32, beta float32, c [
 
 // Linear returns x·w + b for float32 x [batch, in], w [in, out] and
 // b [out] as one op. A frozen layer forms no gradients for w and b (the
-// gradient with respect to x still flows through it).
+// gradient with respect to x still flows through it); no gradient with
+// respect to x is formed when x is data (MarkData).
 func Linear(x, w, b *G.Node, frozen bool) (y *G.Node, err error) {
 	return linear(x, w, b, frozen, false)
 }
 
-func linear(x, w, b *G.Node, frozen, relu bool) (y *G.Node, err error) {
+// LinearAfterRelu is Linear (relu: LinearRelu) for an x that is a
+// LinearRelu's output, read by this layer alone (the hidden layers of an
+// MLP). Backward, the product dx = g·Wᵀ stores its result masked by x > 0,
+// which is the gradient before x's ReLU, and x's layer skips its own ReLU
+// backward pass: one pass over memory less per hidden layer, the same values
+// bit for bit. The gradient node of x then holds that masked gradient, so x
+// must be no output that a caller differentiates by or reads the gradient
+// of; any other consumer of x stays correct (x's layer masks again when its
+// gradient is a sum). If x is not a LinearRelu's output it is plain Linear.
+func LinearAfterRelu(x, w, b *G.Node, frozen, relu bool) (y *G.Node, err error) {
 	defer recoverNode("linear "+w.Name(), &y, &err)
+	if err := checkLinear(x, w, b); err != nil {
+		return nil, err
+	}
+	prev, ok := x.Op().(*linearOp)
+	op := &linearOp{needX: !IsData(x), needW: !frozen, relu: relu, maskX: ok && prev.relu}
+	return G.ApplyOp(op, x, w, b)
+}
+
+func checkLinear(x, w, b *G.Node) error {
 	if x.Dims() != 2 || w.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != w.Shape()[0] || w.Shape()[1] != b.Shape()[0] {
-		return nil, fmt.Errorf("shapes x %v, W %v, b %v do not fit [batch,in]·[in,out] + [out]", x.Shape(), w.Shape(), b.Shape())
+		return fmt.Errorf("shapes x %v, W %v, b %v do not fit [batch,in]·[in,out] + [out]", x.Shape(), w.Shape(), b.Shape())
 	}
 	if x.Dtype() != tensor.Float32 {
-		return nil, fmt.Errorf("x is %v, want float32", x.Dtype())
+		return fmt.Errorf("x is %v, want float32", x.Dtype())
 	}
-	op := &linearOp{needX: true, needW: !frozen, relu: relu}
+	return nil
+}
+
+func linear(x, w, b *G.Node, frozen, relu bool) (y *G.Node, err error) {
+	defer recoverNode("linear "+w.Name(), &y, &err)
+	if err := checkLinear(x, w, b); err != nil {
+		return nil, err
+	}
+	op := &linearOp{needX: !IsData(x), needW: !frozen, relu: relu}
 	return G.ApplyOp(op, x, w, b)
 }
 
@@ -111,7 +145,7 @@ func (op *linearOp) Do(in ...G.Value) (G.Value, error) {
 func (op *linearOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *linearOp) Hashcode() uint32      { return opHash(op) }
 func (op *linearOp) String() string {
-	return fmt.Sprintf("Linear{dx:%v,dw:%v,relu:%v}", op.needX, op.needW, op.relu)
+	return fmt.Sprintf("Linear{dx:%v,dw:%v,relu:%v,maskx:%v}", op.needX, op.needW, op.relu, op.maskX)
 }
 func (op *linearOp) DiffWRT(inputs int) []bool {
 	return []bool{op.needX, op.needW, op.needW}
@@ -141,12 +175,17 @@ func linearForward(xv, wv, bv G.Value, y *tensor.Dense, relu bool) error {
 func (op *linearOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	res := make(G.Nodes, 3)
 	var err error
-	if op.relu {
+	if op.relu && !maskedBy(grad, output) {
 		if grad, err = G.ApplyOp(&actGradOp{kind: actRelu}, output, grad); err != nil {
 			return nil, fmt.Errorf("linear: relu: %w", err)
 		}
 	}
-	if op.needX {
+	if op.needX && op.maskX {
+		gop := &linearGradOp{wrtX: true, maskBy: inputs[0]}
+		if res[0], err = G.ApplyOp(gop, grad, inputs[1], inputs[0]); err != nil {
+			return nil, fmt.Errorf("linear: dx: %w", err)
+		}
+	} else if op.needX {
 		if res[0], err = G.ApplyOp(&linearGradOp{wrtX: true}, grad, inputs[1]); err != nil {
 			return nil, fmt.Errorf("linear: dx: %w", err)
 		}
@@ -210,18 +249,36 @@ func (op *linearOp) DoDiff(ctx G.ExecutionContext, inputs G.Nodes, output *G.Nod
 	return nil
 }
 
-// linearGradOp computes dx = g·Wᵀ from (g, W) when wrtX, else dW = xᵀ·g
-// from (x, g).
-type linearGradOp struct {
-	pureOp
-	wrtX bool
-	out  outBuf
+// maskedBy tells whether the gradient node grad is a product dx = g·Wᵀ
+// already masked by y > 0 (the layer after y, see LinearAfterRelu): y's
+// ReLU backward pass is then done.
+func maskedBy(grad, y *G.Node) bool {
+	op, ok := grad.Op().(*linearGradOp)
+	return ok && op.maskBy != nil && op.maskBy == y
 }
 
-func (op *linearGradOp) Arity() int { return 2 }
+// linearGradOp computes dx = g·Wᵀ from (g, W) when wrtX, else dW = xᵀ·g
+// from (x, g). With maskBy (wrtX only) it takes a third input, the node
+// maskBy, and zeroes dx where that input is not > 0.
+type linearGradOp struct {
+	pureOp
+	wrtX   bool
+	maskBy *G.Node
+	out    outBuf
+}
+
+func (op *linearGradOp) Arity() int {
+	if op.maskBy != nil {
+		return 3
+	}
+	return 2
+}
 func (op *linearGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m := G.TensorType{Dims: 2, Of: a}
+	if op.maskBy != nil {
+		return hm.NewFnType(m, m, m, m)
+	}
 	return hm.NewFnType(m, m, m)
 }
 func (op *linearGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -244,6 +301,17 @@ func (op *linearGradOp) Do(in ...G.Value) (G.Value, error) {
 	if op.wrtX {
 		n, nIn, nOut := as[0], bs[0], bs[1]
 		d := op.out.get(tensor.Float32, n, nIn)
+		if op.maskBy != nil {
+			mask, err := dense32(in[2])
+			if err != nil {
+				return nil, fmt.Errorf("%v: %w", op, err)
+			}
+			if ms := in[2].Shape(); len(ms) != 2 || ms[0] != n || ms[1] != nIn {
+				return nil, fmt.Errorf("%v: mask %v, want [%d %d]", op, ms, n, nIn)
+			}
+			sgemmMasked(false, true, n, nIn, nOut, a, nOut, b, nOut, d.Data().([]float32), nIn, mask)
+			return d, nil
+		}
 		sgemm32(false, true, n, nIn, nOut, a, b, 0, d.Data().([]float32))
 		return d, nil
 	}
@@ -255,8 +323,34 @@ func (op *linearGradOp) Do(in ...G.Value) (G.Value, error) {
 func (op *linearGradOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(op.String())) }
 func (op *linearGradOp) Hashcode() uint32      { return opHash(op) }
 func (op *linearGradOp) String() string {
+	if op.maskBy != nil {
+		return "LinearGradXMasked"
+	}
 	if op.wrtX {
 		return "LinearGradX"
 	}
 	return "LinearGradW"
+}
+
+// dataNodes holds the nodes marked by MarkData, weakly: an entry goes when
+// its node is collected.
+var dataNodes sync.Map // weak.Pointer[G.Node] -> struct{}
+
+// MarkData marks n as a data input that no caller differentiates by (a
+// batch of observations or actions): a Linear or LinearRelu layer reading n,
+// or a ConcatColumns of such inputs, forms no gradient with respect to it, so
+// the first layer of a network on data skips its product dx = g·Wᵀ.
+// Differentiating by a marked node (or by a ConcatColumns of marked nodes)
+// fails in G.Grad.
+func MarkData(n *G.Node) {
+	wp := weak.Make(n)
+	if _, loaded := dataNodes.LoadOrStore(wp, struct{}{}); !loaded {
+		runtime.AddCleanup(n, func(wp weak.Pointer[G.Node]) { dataNodes.Delete(wp) }, wp)
+	}
+}
+
+// IsData tells whether n was marked by MarkData.
+func IsData(n *G.Node) bool {
+	_, ok := dataNodes.Load(weak.Make(n))
+	return ok
 }
