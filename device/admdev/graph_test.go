@@ -62,8 +62,8 @@ func TestGraphReplaysTheStep(t *testing.T) {
 	}
 	want, direct := run(false)
 	got, graphed := run(true)
-	if direct.graph != nil || graphed.graph == nil {
-		t.Fatalf("graphs: direct %v, graphed %v", direct.graph != nil, graphed.graph != nil)
+	if direct.replay.Recorded() || !graphed.replay.Recorded() {
+		t.Fatalf("graphs: direct %v, graphed %v", direct.replay.Recorded(), graphed.replay.Recorded())
 	}
 	if direct.DropoutState() != graphed.DropoutState() {
 		t.Errorf("dropout state %#x, direct %#x", graphed.DropoutState(), direct.DropoutState())

@@ -3,7 +3,6 @@ package admdev
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/admpo/admpo/device"
 )
@@ -125,8 +124,7 @@ type Trainer struct {
 	// stream state (int32 lo, hi per block), uploaded before every step so
 	// that a recorded graph replays with the current ones.
 	kAdam, maskState device.Buffer
-	graph            device.Graph // the recorded step (Config.Graph)
-	warm             bool         // a step ran directly (a graph is recorded after one)
+	replay           device.Replay // the recorded step (Config.Graph)
 	// LayerNorm scratch: two [R,H] terms and two [R] row sums.
 	tA, tB, statA, statB device.Buffer
 	nllSum               device.Buffer // [1]: Σ over steps of Σw·NLL (see NLLSum)
@@ -349,41 +347,15 @@ func (tr *Trainer) step() error {
 	if err := tr.stepInputs(); err != nil {
 		return err
 	}
-	if !tr.cfg.Graph || !tr.warm {
-		// Without a graph, and the first step with one: run directly (this
-		// sets cuBLAS up for its shapes before a capture).
-		tr.warm = true
-		return tr.queue()
-	}
-	if tr.graph == nil {
-		c := tr.d.(device.Capturer)
-		if err := c.BeginCapture(); err != nil {
-			return fmt.Errorf("graph: %w", err)
-		}
-		qerr := tr.queue()
-		g, err := c.EndCapture()
-		if qerr != nil || err != nil {
-			if g != nil {
-				_ = g.Free()
-			}
-			return fmt.Errorf("graph: %w", errors.Join(qerr, err))
-		}
-		tr.graph = g
-	}
-	return tr.graph.Launch()
+	return tr.replay.Run(tr.d, tr.cfg.Graph, tr.queue)
 }
 
 // stepInputs counts the step's Adam step and uploads its constants and the
 // ResBlocks' dropout stream states, advancing the stream as models' graph
 // does (ceil(n/4) draws per mask).
 func (tr *Trainer) stepInputs() error {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
 	tr.t++
-	bc1 := 1 - math.Pow(b1, float64(tr.t))
-	bc2 := 1 - math.Pow(b2, float64(tr.t))
-	k := []float32{float32(b1), float32(1 - b1), float32(b2), float32(1 - b2), float32(tr.cfg.LR / bc1),
-		float32(math.Sqrt(bc2)), float32(eps), 0}
-	if err := tr.d.Upload(tr.kAdam, k); err != nil {
+	if err := tr.d.Upload(tr.kAdam, device.AdamK(tr.t, tr.cfg.LR)); err != nil {
 		return fmt.Errorf("adam constants: %w", err)
 	}
 	if tr.cfg.Dropout == 0 || len(tr.blocks) == 0 {
@@ -747,10 +719,7 @@ func (tr *Trainer) Outputs() (mean, logvar []float32, err error) {
 // Close frees the trainer's buffers and graph.
 func (tr *Trainer) Close() error {
 	var errs []error
-	if tr.graph != nil {
-		errs = append(errs, tr.graph.Free())
-		tr.graph = nil
-	}
+	errs = append(errs, tr.replay.Free())
 	for _, b := range tr.all {
 		errs = append(errs, tr.d.Free(b))
 	}

@@ -20,10 +20,7 @@ func testCapture(t *testing.T, c device.Capturer) {
 	r := rand.New(rand.NewPCG(7, 7))
 	const m, n, k = 33, 17, 9
 	a0, b0, p0 := randn(r, m*k, 1), randn(r, k*n, 1), randn(r, m*n, 1)
-	consts := func(step int) []float32 {
-		ap := AdamConstants(1e-2, 0.9, 0.999, step)
-		return []float32{ap.B1, ap.C1, ap.B2, ap.C2, ap.Step, ap.BC2Sqrt, 1e-8, 0}
-	}
+	consts := func(step int) []float32 { return device.AdamK(step, 1e-2) }
 	type bufs struct{ a, b, g, p, m, v, k device.Buffer }
 	fresh := func() bufs {
 		return bufs{h.up(a0), h.up(b0), h.alloc(device.Float32, m*n), h.up(p0),

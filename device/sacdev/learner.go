@@ -79,8 +79,7 @@ type Learner struct {
 	// Each optimiser's step constants for adam_k (8 values), uploaded
 	// before each update so that a graph replays with the current ones.
 	kCritic, kActor, kAlpha device.Buffer
-	graph                   device.Graph // the recorded update (Config.Graph)
-	warm                    bool         // an update ran directly (a graph is recorded after one)
+	replay                  device.Replay // the recorded update (Config.Graph)
 	// The batch and noise.
 	obs, act, rew, term, nextObs, epsNext, eps device.Buffer
 	idx                                        device.Buffer // int32 [Batch], for Sample
@@ -302,28 +301,7 @@ func (l *Learner) update() error {
 	if err := l.stepConstants(); err != nil {
 		return err
 	}
-	if !l.cfg.Graph || !l.warm {
-		// Without a graph, and the learner's first update with one: run
-		// directly (this sets cuBLAS up for its shapes before a capture).
-		l.warm = true
-		return l.queue()
-	}
-	if l.graph == nil {
-		c := l.d.(device.Capturer)
-		if err := c.BeginCapture(); err != nil {
-			return fmt.Errorf("graph: %w", err)
-		}
-		qerr := l.queue()
-		g, err := c.EndCapture()
-		if qerr != nil || err != nil {
-			if g != nil {
-				_ = g.Free()
-			}
-			return fmt.Errorf("graph: %w", errors.Join(qerr, err))
-		}
-		l.graph = g
-	}
-	return l.graph.Launch()
+	return l.replay.Run(l.d, l.cfg.Graph, l.queue)
 }
 
 // stepConstants counts this update's optimiser steps and uploads their Adam
@@ -353,21 +331,11 @@ func (l *Learner) stepConstants() error {
 		}
 	}
 	for _, st := range steps {
-		if err := l.d.Upload(st.k, adamConstants(st.t, st.lr)); err != nil {
+		if err := l.d.Upload(st.k, device.AdamK(st.t, st.lr)); err != nil {
 			return fmt.Errorf("adam constants: %w", err)
 		}
 	}
 	return nil
-}
-
-// adamConstants are adam_k's b1, c1, b2, c2, step, bc2_sqrt, eps, wd for
-// step t (1-based) at learning rate lr.
-func adamConstants(t int, lr float64) []float32 {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
-	bc1 := 1 - math.Pow(b1, float64(t))
-	bc2 := 1 - math.Pow(b2, float64(t))
-	return []float32{float32(b1), float32(1 - b1), float32(b2), float32(1 - b2),
-		float32(lr / bc1), float32(math.Sqrt(bc2)), float32(eps), 0}
 }
 
 // queue queues one update's launches and products.
@@ -565,10 +533,7 @@ func (l *Learner) Stats() (Stats, error) {
 // Close frees the learner's buffers and graph.
 func (l *Learner) Close() error {
 	var errs []error
-	if l.graph != nil {
-		errs = append(errs, l.graph.Free())
-		l.graph = nil
-	}
+	errs = append(errs, l.replay.Free())
 	for _, b := range l.all {
 		errs = append(errs, l.d.Free(b))
 	}
