@@ -28,8 +28,9 @@ func (s slowSteps) Step(a []float64) ([]float64, float64, bool, bool, error) {
 
 // TestRemoteResumeEnvTimeout: a resumed remote run keeps the timeout its
 // config records unless it is given a new one; a new one is written to
-// config.json at once, is the one the run waits (a server that answers in
-// 1 s stops a run given 100 ms, long before the recorded 30 s), and is kept
+// config.json at once, is the one the run waits (a server that answers a
+// step in 6 s stops a run given 1.5 s, long before the recorded 30 s; the
+// 1.5 s leave the unslowed reset time on a loaded machine), and is kept
 // by the checkpoint that failure writes, so a later plain resume keeps it. A
 // run on a built-in task refuses a timeout with ErrNotRemote.
 func TestRemoteResumeEnvTimeout(t *testing.T) {
@@ -55,7 +56,7 @@ func TestRemoteResumeEnvTimeout(t *testing.T) {
 		t.Fatalf("config.json records timeout %v s, want 30", got)
 	}
 
-	delay.Store(int64(time.Second))
+	delay.Store(int64(6 * time.Second))
 	o, err := ResumeOnlineWith(dir, ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,22 +66,22 @@ func TestRemoteResumeEnvTimeout(t *testing.T) {
 	}
 	o.Close()
 
-	o, err = ResumeOnlineWith(dir, ResumeOptions{EnvTimeout: 100 * time.Millisecond})
+	o, err = ResumeOnlineWith(dir, ResumeOptions{EnvTimeout: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Cfg.Remote.TimeoutS != 0.1 || recorded() != 0.1 {
-		t.Errorf("resume with 100 ms: run %v s, config.json %v s", o.Cfg.Remote.TimeoutS, recorded())
+	if o.Cfg.Remote.TimeoutS != 1.5 || recorded() != 1.5 {
+		t.Errorf("resume with 1.5 s: run %v s, config.json %v s", o.Cfg.Remote.TimeoutS, recorded())
 	}
 	start := time.Now()
 	err = o.Run(context.Background())
 	took := time.Since(start)
 	o.Close()
 	if err == nil || !strings.Contains(err.Error(), "environment server "+addr+" failed at env step 300") {
-		t.Fatalf("a 1 s answer against a 100 ms timeout: %v", err)
+		t.Fatalf("a 6 s answer against a 1.5 s timeout: %v", err)
 	}
-	if took > 10*time.Second {
-		t.Errorf("the run waited %s for a 1 s answer: the 100 ms timeout was not used", took)
+	if took > 5*time.Second {
+		t.Errorf("the run waited %s for a 6 s answer: the 1.5 s timeout was not used", took)
 	}
 
 	delay.Store(0)
@@ -88,8 +89,8 @@ func TestRemoteResumeEnvTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Cfg.Remote.TimeoutS != 0.1 {
-		t.Errorf("after the failure, a plain resume has timeout %v s, want the 0.1 its checkpoint recorded", o.Cfg.Remote.TimeoutS)
+	if o.Cfg.Remote.TimeoutS != 1.5 {
+		t.Errorf("after the failure, a plain resume has timeout %v s, want the 1.5 its checkpoint recorded", o.Cfg.Remote.TimeoutS)
 	}
 	o.Close()
 	o, err = ResumeOnlineWith(dir, ResumeOptions{EnvTimeout: 20 * time.Second})
