@@ -8,6 +8,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/admdev"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/models/ops"
 )
@@ -119,20 +120,7 @@ func BenchADMTrainStepOn(d device.Device, iters int, graph bool) (DeviceADMTimin
 	if err := tr.Upload(b); err != nil {
 		return tm, err
 	}
-	median := func(f func() error) (float64, error) {
-		var ts []float64
-		for i := -3; i < iters; i++ {
-			t0 := time.Now()
-			if err := f(); err != nil {
-				return 0, err
-			}
-			if i >= 0 {
-				ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
-			}
-		}
-		sort.Float64s(ts)
-		return ts[len(ts)/2], nil
-	}
+	median := func(f func() error) (float64, error) { return stats.MedianMillis(3, iters, f) }
 	if tm.Step, err = median(func() error {
 		if err := tr.Step(); err != nil {
 			return err

@@ -3,12 +3,11 @@ package train
 import (
 	"fmt"
 	"math/rand"
-	"slices"
-	"time"
 
 	"github.com/admpo/admpo/buffer"
 	dev "github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -130,20 +129,7 @@ func benchDeviceUpdate(device string, iters int, graph bool, update, runPath *fl
 	for i := range b.Act {
 		b.Act[i] = float32(2*rng.Float64() - 1)
 	}
-	median := func(f func() error) (float64, error) {
-		var ts []float64
-		for i := -3; i < iters; i++ {
-			t0 := time.Now()
-			if err := f(); err != nil {
-				return 0, err
-			}
-			if i >= 0 {
-				ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
-			}
-		}
-		slices.Sort(ts)
-		return ts[len(ts)/2], nil
-	}
+	median := func(f func() error) (float64, error) { return stats.MedianMillis(3, iters, f) }
 	if *runPath, err = median(func() error {
 		if _, err := s.Update(b); err != nil {
 			return err

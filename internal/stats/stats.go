@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"sort"
+	"time"
 )
 
 // Finite reports whether every value of v is neither NaN nor ±Inf.
@@ -81,4 +82,25 @@ func MeanStd(v []float64) (mean, std float64) {
 		std += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(std / float64(len(v)))
+}
+
+// MedianMillis calls f warmup times untimed, then iters times timed, and
+// returns the median of the timed calls in milliseconds; it stops at f's
+// first error.
+func MedianMillis(warmup, iters int, f func() error) (float64, error) {
+	ts := make([]float64, 0, iters)
+	for i := -warmup; i < iters; i++ {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if i >= 0 {
+			ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
+		}
+	}
+	if len(ts) == 0 {
+		return 0, nil
+	}
+	sort.Float64s(ts)
+	return ts[len(ts)/2], nil
 }

@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"errors"
 	"math"
 	"testing"
+	"time"
 )
 
 func TestCorrelations(t *testing.T) {
@@ -61,5 +63,22 @@ func TestMeanStd(t *testing.T) {
 	m, s := MeanStd([]float64{2, 4, 4, 4, 5, 5, 7, 9})
 	if m != 5 || s != 2 {
 		t.Fatalf("MeanStd = %v, %v; want 5, 2", m, s)
+	}
+}
+
+func TestMedianMillis(t *testing.T) {
+	sleeps := []time.Duration{0, 0, time.Millisecond, 20 * time.Millisecond, 5 * time.Millisecond}
+	calls := 0
+	got, err := MedianMillis(2, 3, func() error {
+		time.Sleep(sleeps[calls])
+		calls++
+		return nil
+	})
+	if err != nil || calls != 5 || got < 5 || got >= 20 {
+		t.Errorf("median of timed sleeps 1, 20, 5 ms after 2 warm-up calls: %v ms, %v, %d calls", got, err, calls)
+	}
+	boom := errors.New("boom")
+	if _, err := MedianMillis(1, 3, func() error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("error from f: got %v", err)
 	}
 }
