@@ -307,35 +307,23 @@ func (l *Learner) update() error {
 // stepConstants counts this update's optimiser steps and uploads their Adam
 // constants (formed in float64 and rounded once, as models.Adam does).
 func (l *Learner) stepConstants() error {
-	l.criticT++
-	steps := []struct {
-		k  device.Buffer
-		t  int
-		lr float64
-	}{{l.kCritic, l.criticT, l.cfg.CriticLR}}
-	if l.actorLast {
-		l.actorT++
-		l.actorDone = true
-		steps = append(steps, struct {
-			k  device.Buffer
-			t  int
-			lr float64
-		}{l.kActor, l.actorT, l.cfg.ActorLR})
-		if l.cfg.AutoAlpha {
-			l.alphaT++
-			steps = append(steps, struct {
-				k  device.Buffer
-				t  int
-				lr float64
-			}{l.kAlpha, l.alphaT, l.cfg.AlphaLR})
-		}
-	}
-	for _, st := range steps {
-		if err := l.d.Upload(st.k, device.AdamK(st.t, st.lr)); err != nil {
+	upload := func(k device.Buffer, t int, lr float64) error {
+		if err := l.d.Upload(k, device.AdamK(t, lr)); err != nil {
 			return fmt.Errorf("adam constants: %w", err)
 		}
+		return nil
 	}
-	return nil
+	l.criticT++
+	if err := upload(l.kCritic, l.criticT, l.cfg.CriticLR); err != nil || !l.actorLast {
+		return err
+	}
+	l.actorT++
+	l.actorDone = true
+	if err := upload(l.kActor, l.actorT, l.cfg.ActorLR); err != nil || !l.cfg.AutoAlpha {
+		return err
+	}
+	l.alphaT++
+	return upload(l.kAlpha, l.alphaT, l.cfg.AlphaLR)
 }
 
 // queue queues one update's launches and products.
