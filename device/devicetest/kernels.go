@@ -200,12 +200,12 @@ func testAdam(h h, r *rand.Rand, n int, tol, wd float64, fromBuffer bool) {
 		if err := h.d.Upload(g, g0); err != nil {
 			h.t.Fatal(err)
 		}
-		c := AdamConstants(lr, b1, b2, t)
+		c := device.AdamK(t, lr) // β1 0.9, β2 0.999, eps 1e-8, as b1, b2, eps here
+		c[7] = float32(wd)
 		if fromBuffer {
-			k := h.up([]float32{c.B1, c.C1, c.B2, c.C2, c.Step, c.BC2Sqrt, float32(eps), float32(wd)})
-			h.launch("adam_k", n, p, g, m, v, k)
+			h.launch("adam_k", n, p, g, m, v, h.up(c))
 		} else {
-			h.launch("adam", n, p, g, m, v, c.B1, c.C1, c.B2, c.C2, c.Step, c.BC2Sqrt, float32(eps), float32(wd))
+			h.launch("adam", n, p, g, m, v, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])
 		}
 		for i := range pr {
 			gi := float64(g0[i]) + wd*pr[i]
@@ -222,20 +222,6 @@ func testAdam(h h, r *rand.Rand, n int, tol, wd float64, fromBuffer bool) {
 	compare(h.t, "adam p", got, pr, 3e-7, 3*lr*tol)
 	compare(h.t, "adam m", h.down(m), mr, tol, tol*1e-2)
 	compare(h.t, "adam v", h.down(v), vr, tol, tol*1e-3)
-}
-
-// AdamParams are the float32 arguments of the adam kernel for step t,
-// formed in float64 and rounded once as models.Adam does.
-type AdamParams struct {
-	B1, C1, B2, C2, Step, BC2Sqrt float32
-}
-
-// AdamConstants returns the adam kernel's constants for step t (1-based).
-func AdamConstants(lr, beta1, beta2 float64, t int) AdamParams {
-	bc1 := 1 - math.Pow(beta1, float64(t))
-	bc2 := 1 - math.Pow(beta2, float64(t))
-	return AdamParams{B1: float32(beta1), C1: float32(1 - beta1), B2: float32(beta2), C2: float32(1 - beta2),
-		Step: float32(lr / bc1), BC2Sqrt: float32(math.Sqrt(bc2))}
 }
 
 // testKernels runs kernelTests and fails for a kernel without a test.
