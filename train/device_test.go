@@ -10,9 +10,11 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -259,7 +261,13 @@ func offSynced(t *testing.T, cfg OfflineConfig, resume bool) offState {
 	if wantDev := cfg.Device == "emu" && cfg.Algo != "bc"; (o.dev != nil) != wantDev {
 		t.Fatalf("device %q, algo %s: device learner %v, want %v", cfg.Device, cfg.Algo, o.dev != nil, wantDev)
 	}
+	if wantBC := cfg.Device == "emu" && cfg.Algo == "bc"; (o.bcDev != nil) != wantBC {
+		t.Fatalf("device %q, algo %s: device BC trainer %v, want %v", cfg.Device, cfg.Algo, o.bcDev != nil, wantBC)
+	}
 	if err := o.sac.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.syncBC(); err != nil {
 		t.Fatal(err)
 	}
 	return offCapture(o)
@@ -269,8 +277,9 @@ func offSynced(t *testing.T, cfg OfflineConfig, resume bool) offState {
 // roll-outs of the exported actor, the cosine actor learning rate) with
 // its SAC updates on emu ends within rounding of the CPU run (see
 // TestDeviceEmuRunMatchesCPU for the tolerance), and resumed after a kill
-// equals the uninterrupted emu run bit for bit; a BC run with device emu
-// trains on the CPU as before.
+// equals the uninterrupted emu run bit for bit; likewise a BC run with
+// device emu (its steps on sacdev.BC; the checkpoint holds the actor and
+// Adam state pulled from the device).
 func TestDeviceEmuOffline(t *testing.T) {
 	ortskip.IfMissing(t)
 	data := Fixtures.RandomHopperFile(t, 600)
@@ -297,7 +306,16 @@ func TestDeviceEmuOffline(t *testing.T) {
 	bc := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
 	wantBC := offSynced(t, bc, false)
 	bc.Device = "emu"
-	offSameRun(t, offSynced(t, bc, false), wantBC)
+	gotBC := offSynced(t, bc, false)
+	if gotBC.step != wantBC.step || gotBC.updates != wantBC.updates || gotBC.adamT != wantBC.adamT || gotBC.evals != wantBC.evals {
+		t.Fatalf("bc counters: emu %+v, cpu %+v", gotBC.counters(), wantBC.counters())
+	}
+	if d := maxRelDiff(gotBC.actor, wantBC.actor); len(gotBC.actor) != len(wantBC.actor) || !(d <= tol) {
+		t.Errorf("bc actor weights: emu and cpu differ by %.3g of the largest value", d)
+	} else {
+		t.Logf("bc actor weights: emu and cpu differ by %.3g of the largest value", d)
+	}
+	offSameRun(t, offSynced(t, bc, true), gotBC)
 }
 
 // TestDeviceResumeOnAnotherDevice: an emu run killed after its step-300
@@ -393,5 +411,50 @@ func TestDeviceGraphEnv(t *testing.T) {
 	}
 	if _, err := newDevLearner("emu", nil); err == nil {
 		t.Errorf("a device learner with %s=yes: no error", GraphEnv)
+	}
+}
+
+// TestDeviceBCCheckpointMidEpoch: a checkpoint written between evaluations
+// of a BC run on emu holds the device's actor and Adam state and the last
+// step's loss, not the host's stale copies.
+func TestDeviceBCCheckpointMidEpoch(t *testing.T) {
+	cfg := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", Fixtures.RandomHopperFile(t, 300))
+	cfg.Device = "emu"
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := NewOffline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for range 3 {
+		if err := o.update(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ckpt.Load(filepath.Join(dir, rundir.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dev [][]float32
+	for _, l := range o.sac.Actor.Net.Layers {
+		dev = append(dev, make([]float32, len(l.W)), make([]float32, len(l.B)))
+	}
+	if err := o.bcDev.b.ActorWeights(dev); err != nil {
+		t.Fatal(err)
+	}
+	w := dev[0]
+	saved, err := f.F32("sac/actor/0/w", len(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bitexact.Same(t, "checkpoint's actor layer 0 vs the device's", saved, w)
+	if v, err := f.F32("bc/opt/t", 1); err != nil || v[0] != 3 {
+		t.Errorf("checkpoint's BC Adam step count %v (%v), want 3", v, err)
+	}
+	if math.IsNaN(o.lastBC) || o.lastBC <= 0 {
+		t.Errorf("last BC loss %v after three steps", o.lastBC)
 	}
 }
