@@ -51,13 +51,14 @@ func openDevice(name string) (device.Device, error) {
 type devLearner struct {
 	d     device.Device
 	l     *sacdev.Learner
-	graph bool // GraphEnv asked for graphs (the ADM's fits record theirs too)
+	graph bool // GraphEnv asked for graphs (the model fits record theirs too)
 }
 
 // GraphEnv names the environment variable that, set to 1, makes runs on a
 // device record each SAC update once as a device graph (a CUDA graph on
-// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1), and the
-// ADM's train step likewise (admdev.Config.Graph). It is off
+// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1), and BC's
+// step and the ADM's and the ensemble's train steps likewise
+// (sacdev.BCConfig.Graph, admdev.Config.Graph, ensdev.Config.Graph). It is off
 // by default until GPU measurements show it pays: docs/benchmarks.md.
 const GraphEnv = "ADMPO_DEVICE_GRAPH"
 

@@ -273,9 +273,9 @@ func offSynced(t *testing.T, cfg OfflineConfig, resume bool) offState {
 	return offCapture(o)
 }
 
-// TestDeviceEmuOffline: an offline MOPO run (model fits on the CPU,
-// roll-outs of the exported actor, the cosine actor learning rate) with
-// its SAC updates on emu ends within rounding of the CPU run (see
+// TestDeviceEmuOffline: an offline MOPO run (roll-outs of the exported
+// actor, the cosine actor learning rate) with its SAC updates and the
+// ensemble's fit on emu ends within rounding of the CPU run (see
 // TestDeviceEmuRunMatchesCPU for the tolerance), and resumed after a kill
 // equals the uninterrupted emu run bit for bit; likewise a BC run with
 // device emu (its steps on sacdev.BC; the checkpoint holds the actor and
@@ -287,6 +287,14 @@ func TestDeviceEmuOffline(t *testing.T) {
 	cfg.ActorLRSchedule = "cosine"
 	want := offSynced(t, cfg, false)
 	cfg.Device = "emu"
+	probe, err := NewOffline(cfg, t.TempDir()+"/probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ens, ok := probe.dyn.(*dynamics.Ensemble); !ok || ens.FitCfg.Device == nil || ens.FitCfg.Device != probe.dev.d {
+		t.Errorf("the ensemble's fit does not run on the learner's device (%T)", probe.dyn)
+	}
+	probe.Close()
 	got := offSynced(t, cfg, false)
 	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
 		t.Fatalf("counters: emu %+v, cpu %+v", got.counters(), want.counters())
@@ -361,41 +369,53 @@ func TestDeviceResumeOnAnotherDevice(t *testing.T) {
 	}
 }
 
-// TestDeviceEmuADMPORunMatchesCPU: a short online ADMPO run with device emu
-// (SAC's updates and the ADM's fits on the emulated device) ends within
-// rounding of the CPU run: the same counters, and the weights, the real and
-// model buffers (the roll-outs of the ADM fitted on emu) within 1e-4 of the
-// largest value.
-func TestDeviceEmuADMPORunMatchesCPU(t *testing.T) {
+// TestDeviceEmuModelRunMatchesCPU: short online ADMPO and MBPO runs with
+// device emu (SAC's updates and the ADM's or the ensemble's fits on the
+// emulated device) end within rounding of the CPU runs: the same counters,
+// and the weights, the real and model buffers (the roll-outs of the model
+// fitted on emu) within 1e-4 of the largest value.
+func TestDeviceEmuModelRunMatchesCPU(t *testing.T) {
 	ortskip.IfMissing(t)
-	cfg := tinyConfig("admpo")
-	want := straightSynced(t, cfg)
-	cfg.Device = "emu"
-	o, err := NewOnline(cfg, t.TempDir()+"/probe")
-	if err != nil {
-		t.Fatal(err)
+	for _, algo := range []string{"admpo", "mbpo"} {
+		t.Run(algo, func(t *testing.T) {
+			cfg := tinyConfig(algo)
+			want := straightSynced(t, cfg)
+			cfg.Device = "emu"
+			o, err := NewOnline(cfg, t.TempDir()+"/probe")
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch m := o.dyn.(type) {
+			case *dynamics.ADM:
+				if m.FitCfg.Device == nil || m.FitCfg.Device != o.dev.d {
+					t.Error("the ADM's fits do not run on the learner's device")
+				}
+			case *dynamics.Ensemble:
+				if m.FitCfg.Device == nil || m.FitCfg.Device != o.dev.d {
+					t.Error("the ensemble's fits do not run on the learner's device")
+				}
+			default:
+				t.Errorf("model %T", o.dyn)
+			}
+			o.Close()
+			got := straightSynced(t, cfg)
+			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+				t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
+			}
+			const tol = 1e-4
+			for _, x := range []struct {
+				what      string
+				got, want []float32
+			}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+				{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
+				if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+					t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
+				}
+			}
+			t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
+				maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
+		})
 	}
-	adm, ok := o.dyn.(*dynamics.ADM)
-	if !ok || adm.FitCfg.Device == nil || adm.FitCfg.Device != o.dev.d {
-		t.Errorf("the ADM's fits do not run on the learner's device (%T)", o.dyn)
-	}
-	o.Close()
-	got := straightSynced(t, cfg)
-	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
-		t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
-	}
-	const tol = 1e-4
-	for _, x := range []struct {
-		what      string
-		got, want []float32
-	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
-		{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
-		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
-			t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
-		}
-	}
-	t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
-		maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
 }
 
 func TestDeviceGraphEnv(t *testing.T) {
