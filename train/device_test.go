@@ -478,3 +478,37 @@ func TestDeviceBCCheckpointMidEpoch(t *testing.T) {
 		t.Errorf("last BC loss %v after three steps", o.lastBC)
 	}
 }
+
+// TestDeviceBCResumeOnAnotherDevice: a BC run on emu killed after its
+// update-200 checkpoint and resumed on the CPU (and a CPU run resumed on
+// emu) ends within rounding (1e-4 of the largest weight) of the
+// uninterrupted run: the checkpoint's actor and Adam state move between
+// the host and the device.
+func TestDeviceBCResumeOnAnotherDevice(t *testing.T) {
+	ortskip.IfMissing(t)
+	data := Fixtures.RandomHopperFile(t, 600)
+	for _, c := range []struct{ from, to string }{{"emu", "cpu"}, {"cpu", "emu"}} {
+		t.Run(c.from+"-to-"+c.to, func(t *testing.T) {
+			cfg := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
+			cfg.Device = c.from
+			want := offSynced(t, cfg, false)
+			o, _ := resumedToEnd(t, NewOffline, func(d string) (*Offline, error) { return ResumeOfflineOn(d, c.to) }, cfg, 250, 200)
+			defer o.Close()
+			if (o.bcDev != nil) != (c.to == "emu") || o.Cfg.Device != c.to {
+				t.Fatalf("resumed on device %q with device BC trainer %v", o.Cfg.Device, o.bcDev != nil)
+			}
+			if err := o.syncBC(); err != nil {
+				t.Fatal(err)
+			}
+			got := offCapture(o)
+			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT {
+				t.Fatalf("counters: %+v, uninterrupted %+v", got.counters(), want.counters())
+			}
+			if d := maxRelDiff(got.actor, want.actor); len(got.actor) != len(want.actor) || !(d <= 1e-4) {
+				t.Errorf("actor weights differ by %.3g of the largest value", d)
+			} else {
+				t.Logf("actor weights differ by %.3g of the largest value", d)
+			}
+		})
+	}
+}
