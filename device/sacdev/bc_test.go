@@ -62,3 +62,15 @@ func BenchmarkBCStep(b *testing.B) {
 	defer d.Close()
 	sacdevtest.BenchBCStep(b, d)
 }
+
+// TestBCReorderedWithinGPUTolerance: with every matrix product summed in
+// float64 (sacdevtest.Reordered), three BC steps agree with sac.BC within
+// device/cuda's TestBC tolerance (1e-4, 0.1% outliers).
+func TestBCReorderedWithinGPUTolerance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("float64 products in Go: a few seconds")
+	}
+	d := emu.New()
+	defer d.Close()
+	sacdevtest.CompareBC(t, sacdevtest.Reordered(d), sacdevtest.BCOptions{Tol: 1e-4, Outliers: 1e-3})
+}
