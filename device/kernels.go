@@ -221,6 +221,22 @@ func init() {
 		return need(1)(n/w*scols, a)
 	}, fb("dst"), fb("src"), in("w"), in("scols"), in("off"), in("acc"))
 	defADM()
+	// BC (bc.cu): n = rows·ad elements.
+	def("bc_head", func(n int, a args) error {
+		ad := a.int(7)
+		if ad < 1 || n%ad != 0 || n > MaxLen/2 {
+			return fmt.Errorf("n=%d, ad=%d: %w", n, ad, ErrArgs)
+		}
+		if err := need(1, 4, 5)(n, a); err != nil {
+			return err
+		}
+		if err := need(2, 3)(ad, a); err != nil {
+			return err
+		}
+		return need(0, 6)(2*n, a)
+	}, fb("out"), fb("target"), fb("scale"), fb("bias"), fb("action"), fb("sq"), fb("dout"), in("ad"), fl("coef"))
+	// The ensemble (ensemble.cu).
+	def("ens_swish_grad", need(0, 1, 2), fb("dy"), fb("u"), fb("sig"))
 }
 
 // defADM defines the ADM train step's kernels (adm.cu).

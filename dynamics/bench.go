@@ -8,6 +8,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/admdev"
+	"github.com/admpo/admpo/device/ensdev"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/models/ops"
@@ -139,6 +140,78 @@ func BenchADMTrainStepOn(d device.Device, iters int, graph bool) (DeviceADMTimin
 		return d.Sync()
 	}); err != nil {
 		return tm, fmt.Errorf("dynamics: bench ADM on %s: %w", d.Name(), err)
+	}
+	return tm, nil
+}
+
+// DeviceEnsembleTiming is BenchEnsembleTrainStepOn's medians in
+// milliseconds per ensemble train step on a device.
+type DeviceEnsembleTiming struct {
+	// Step is the step alone on the batches already on the device, waited
+	// for (device.Sync).
+	Step float64
+	// FitPath is a step as FitEnsemble takes it: the batches uploaded and
+	// the step (the NLLs summed on the device, not read back), waited for.
+	FitPath float64
+}
+
+// BenchEnsembleTrainStepOn times MBPO's ensemble train step (seven members
+// of 4x200 swish layers, hopper's dimensions, batch 256 per member,
+// models.EnsembleDecay) on d (package ensdev), recorded as a device graph
+// when graph is set: iters timed steps of each kind after a few warm-up
+// ones.
+func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceEnsembleTiming, error) {
+	var tm DeviceEnsembleTiming
+	if iters <= 0 {
+		return tm, fmt.Errorf("dynamics: bench ensemble on a device: iters %d must be positive", iters)
+	}
+	const members, batch, obsDim, actDim = 7, 256, 11, 3
+	rng := rand.New(rand.NewSource(5))
+	e := models.NewEnsemble(obsDim, actDim, members, []int{200, 200, 200, 200}, rng)
+	var b ensdev.Batch
+	for range members {
+		x, tg, w := make([]float32, batch*(obsDim+actDim)), make([]float32, batch*(obsDim+1)), make([]float32, batch)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		for i := range tg {
+			tg[i] = float32(0.1 * rng.NormFloat64())
+		}
+		for i := range w {
+			w[i] = 1
+		}
+		b.X, b.Target, b.Weight = append(b.X, x), append(b.Target, tg), append(b.Weight, w)
+	}
+	fc := DefaultEnsembleFitConfig()
+	fc.Batch, fc.DeviceGraph = batch, graph
+	opt := models.NewAdamSlices(e.TrainedTensors(), fc.LR)
+	tr, err := newEnsembleTrainer(d, e, fc, opt)
+	if err != nil {
+		return tm, err
+	}
+	defer tr.Close()
+	if err := tr.Upload(b); err != nil {
+		return tm, err
+	}
+	median := func(f func() error) (float64, error) { return stats.MedianMillis(3, iters, f) }
+	if tm.Step, err = median(func() error {
+		if err := tr.Step(); err != nil {
+			return err
+		}
+		return d.Sync()
+	}); err != nil {
+		return tm, fmt.Errorf("dynamics: bench ensemble on %s: %w", d.Name(), err)
+	}
+	if tm.FitPath, err = median(func() error {
+		if err := tr.Upload(b); err != nil {
+			return err
+		}
+		if err := tr.Step(); err != nil {
+			return err
+		}
+		return d.Sync()
+	}); err != nil {
+		return tm, fmt.Errorf("dynamics: bench ensemble on %s: %w", d.Name(), err)
 	}
 	return tm, nil
 }

@@ -36,9 +36,10 @@ type Config struct {
 	// OnEpoch, when set, is called after every fit epoch with its point of
 	// the learning curve (progress for long fits).
 	OnEpoch func(FitEpoch)
-	// Device, when set, runs the ADM's train steps there
-	// (ADMFitConfig.Device); the ensemble trains on the CPU. DeviceGraph
-	// records the step as a device graph (ADMFitConfig.DeviceGraph).
+	// Device, when set, runs the ADM's or the ensemble's train steps there
+	// (ADMFitConfig.Device, EnsembleFitConfig.Device). DeviceGraph records
+	// the step as a device graph (ADMFitConfig.DeviceGraph,
+	// EnsembleFitConfig.DeviceGraph).
 	Device      device.Device
 	DeviceGraph bool
 }

@@ -26,6 +26,7 @@ func NewEnsemble(cfg Config, obsDim, actDim int) (Model, error) {
 	fc := DefaultEnsembleFitConfig()
 	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.Patience, cfg.MaxEpochs
 	fc.MaxSteps, fc.OnEpoch = cfg.EpochSteps, cfg.OnEpoch
+	fc.Device, fc.DeviceGraph = cfg.Device, cfg.DeviceGraph
 	if cfg.MaxHoldout > 0 {
 		fc.MaxHoldout = cfg.MaxHoldout
 	}

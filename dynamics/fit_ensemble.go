@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/ensdev"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
@@ -37,6 +39,16 @@ type EnsembleFitConfig struct {
 	// Resume, when set, snapshots the fit and continues it from
 	// Resume.From (see FitResume).
 	Resume *FitResume
+	// Device, when set, runs the train steps there (package ensdev: the
+	// same step as the CPU graph's); the weights, the Adam state and the
+	// epoch's train NLL come back to the host for every holdout evaluation
+	// and snapshot. The caller keeps it open and does not use it
+	// concurrently.
+	Device device.Device
+	// DeviceGraph records the device's train step once as a device graph
+	// and replays it (ensdev.Config.Graph; Device must be a
+	// device.Capturer).
+	DeviceGraph bool
 }
 
 // DefaultEnsembleFitConfig returns MBPO's fit settings.
@@ -283,10 +295,21 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 		start = start.Add(-time.Duration(pr.Seconds * float64(time.Second)))
 		first = pr.Epoch
 	}
+	var dt *ensdev.Trainer
+	if fc.Device != nil {
+		if dt, err = newEnsembleTrainer(fc.Device, e, fc, opt); err != nil {
+			return rep, err
+		}
+		defer dt.Close()
+	}
 	// snapshot encodes the fit's state in epoch before step pos, the
-	// epoch's train NLL sums so far in nll.
-	totalStart := 0
+	// epoch's train NLL sums so far in nll (over epochSteps steps; read
+	// back from the device trainer, if any).
+	totalStart, epochSteps := 0, 0
 	snapshot := func(epoch, pos int, nll []float64, rngState []byte) ([]byte, error) {
+		if err := pullEnsemble(dt, e, opt, nll, epochSteps); err != nil {
+			return nil, err
+		}
 		p := &fitProgress{Kind: "ensemble", DataN: tr.n, Epoch: epoch, Pos: pos, TotalStart: totalStart, Total: total,
 			Since: since, Seconds: time.Since(start).Seconds(), RNG: rngState, SplitRNG: splitRNG,
 			TrainNLL: slices.Clone(nll), BestMSEs: bestMSE, EnsHistory: rep.History, Curve: rep.Curve}
@@ -298,7 +321,7 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 		})
 	}
 	for epoch := first; (fc.MaxEpochs <= 0 || epoch <= fc.MaxEpochs) && (fc.MaxTotalSteps <= 0 || total < fc.MaxTotalSteps); epoch++ {
-		totalStart = total
+		totalStart, epochSteps = total, 0
 		rngState, err := rs.epochStart(epoch, first, func(st []byte) ([]byte, error) {
 			return snapshot(epoch, 0, make([]float64, nm), st)
 		})
@@ -321,11 +344,15 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 			steps = min(steps, fc.MaxTotalSteps-total)
 		}
 		total += steps
+		epochSteps = steps
 		ep := EnsembleEpoch{Epoch: epoch, TrainNLL: make([]float64, nm), HoldoutMSE: make([]float64, nm), Steps: steps}
 		s0 := 0
 		if pr != nil && epoch == first { // continue the snapshot's epoch
 			s0 = pr.Pos
 			copy(ep.TrainNLL, pr.TrainNLL)
+		}
+		if err := pushNLLSums(dt, ep.TrainNLL, steps); err != nil {
+			return rep, err
 		}
 		for s := s0; s < steps; s++ {
 			if err := ctx.Err(); err != nil {
@@ -336,6 +363,15 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 			for i := range orders {
 				rows := orders[i][s*fc.Batch : min((s+1)*fc.Batch, len(orders[i]))]
 				tr.fillRows(rows, &e.Norm, g.X[i], g.Target[i], g.Weight[i])
+			}
+			if dt != nil { // the device trainer sums each member's NLL itself
+				if err := dt.Upload(ensdev.Batch{X: g.X, Target: g.Target, Weight: g.Weight}); err != nil {
+					return rep, fmt.Errorf("dynamics: ensemble fit: %w", err)
+				}
+				if err := dt.Step(); err != nil {
+					return rep, fmt.Errorf("dynamics: ensemble fit: %w", err)
+				}
+				continue
 			}
 			if err := g.Run(); err != nil {
 				return rep, err
@@ -350,6 +386,9 @@ func FitEnsemble(ctx context.Context, e *models.Ensemble, data *buffer.Replay, f
 			for i, v := range nll {
 				ep.TrainNLL[i] += float64(v) / float64(steps)
 			}
+		}
+		if err := pullEnsemble(dt, e, opt, ep.TrainNLL, steps); err != nil {
+			return rep, err
 		}
 		improved := false
 		for i := 0; i < nm; i++ {
@@ -451,5 +490,73 @@ func restoreEnsemble(f *ckpt.File, prefix string, e *models.Ensemble) error {
 	copy(e.Norm.Mean, s.Norm.Mean)
 	copy(e.Norm.Std, s.Norm.Std)
 	e.Elites = s.Elites
+	return nil
+}
+
+// newEnsembleTrainer opens a device trainer of e's size with fc's batch,
+// learning rate and weight decay, e's weights and opt's Adam state.
+func newEnsembleTrainer(d device.Device, e *models.Ensemble, fc EnsembleFitConfig, opt *models.Adam) (*ensdev.Trainer, error) {
+	tr, err := ensdev.New(d, ensdev.Config{ObsDim: e.ObsDim, ActDim: e.ActDim, Hidden: hiddenSizes(&e.Members[0]),
+		Members: len(e.Members), Batch: fc.Batch, LR: float64(fc.LR), Decay: fc.Decay, Graph: fc.DeviceGraph})
+	if err != nil {
+		return nil, fmt.Errorf("dynamics: ensemble fit on %s: %w", d.Name(), err)
+	}
+	if err := tr.SetWeights(e.TrainedTensors()); err != nil {
+		_ = tr.Close()
+		return nil, fmt.Errorf("dynamics: ensemble fit on %s: %w", d.Name(), err)
+	}
+	if err := tr.SetOptim(ensdev.Optim{M: opt.M, V: opt.V, T: opt.T}); err != nil {
+		_ = tr.Close()
+		return nil, fmt.Errorf("dynamics: ensemble fit on %s: %w", d.Name(), err)
+	}
+	return tr, nil
+}
+
+// pushNLLSums sets the device trainer's per-member NLL sums to the epoch's
+// so far, nll (each a sum over the epoch's steps divided by steps); without
+// a trainer it does nothing.
+func pushNLLSums(tr *ensdev.Trainer, nll []float64, steps int) error {
+	if tr == nil {
+		return nil
+	}
+	s := make([]float64, len(nll))
+	for i, v := range nll {
+		s[i] = v * float64(steps)
+	}
+	if err := tr.SetNLLSums(s); err != nil {
+		return fmt.Errorf("dynamics: ensemble fit: %w", err)
+	}
+	return nil
+}
+
+// pullEnsemble copies the device trainer's weights into e, its Adam state
+// into opt and, with steps > 0, its per-member NLL sums divided by steps
+// into nll, so that evaluations and snapshots see the fit's state; without
+// a trainer it does nothing.
+func pullEnsemble(tr *ensdev.Trainer, e *models.Ensemble, opt *models.Adam, nll []float64, steps int) error {
+	if tr == nil {
+		return nil
+	}
+	if err := tr.WeightsInto(e.TrainedTensors()); err != nil {
+		return fmt.Errorf("dynamics: ensemble fit: %w", err)
+	}
+	o := ensdev.Optim{M: opt.M, V: opt.V}
+	if err := tr.OptimInto(&o); err != nil {
+		return fmt.Errorf("dynamics: ensemble fit: %w", err)
+	}
+	opt.T = o.T
+	if steps <= 0 {
+		return nil
+	}
+	s, err := tr.NLLSums()
+	if err != nil {
+		return fmt.Errorf("dynamics: ensemble fit: %w", err)
+	}
+	if len(s) != len(nll) {
+		return fmt.Errorf("dynamics: ensemble fit: %d member NLL sums, want %d", len(s), len(nll))
+	}
+	for i, v := range s {
+		nll[i] = v / float64(steps)
+	}
 	return nil
 }

@@ -55,28 +55,47 @@ func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, true, true)
 	}
 	ens := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
-		e := models.NewEnsemble(obs, act, 3, []int{16, 16}, rand.New(rand.NewSource(seed)))
-		fc := DefaultEnsembleFitConfig()
-		fc.Batch, fc.Elites, fc.MaxEpochs, fc.Patience, fc.Reinit = 64, 2, 6, 2, true
-		fc.Decay = []float64{2.5e-5, 5e-5, 1e-4}
-		fc.Resume = r
-		rep, err := FitEnsemble(ctx, e, data, fc, rng)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i := range rep.History {
-			rep.History[i].Seconds = 0
-		}
-		for i := range rep.Curve {
-			rep.Curve[i].Seconds = 0
-		}
-		f := ckpt.New()
-		if err := models.PutEnsemble(f, "ensemble", e); err != nil {
-			t.Fatal(err)
-		}
-		return f.Encode(), rep, nil
+		return fitEnsembleCase(t, ctx, seed, rng, r, obs, act, data, false, false)
 	}
-	return []resumeCase{{"adm", adm}, {"adm-emu", admEmu}, {"adm-emu-graph", admEmuGraph}, {"ensemble", ens}}
+	ensEmu := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
+		return fitEnsembleCase(t, ctx, seed, rng, r, obs, act, data, true, false)
+	}
+	ensEmuGraph := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
+		return fitEnsembleCase(t, ctx, seed, rng, r, obs, act, data, true, true)
+	}
+	return []resumeCase{{"adm", adm}, {"adm-emu", admEmu}, {"adm-emu-graph", admEmuGraph}, {"ensemble", ens},
+		{"ensemble-emu", ensEmu}, {"ensemble-emu-graph", ensEmuGraph}}
+}
+
+// fitEnsembleCase is resumeCases' ensemble fit, its train steps on the
+// emulated device when dev is set (package ensdev), recorded as a device
+// graph when graph is.
+func fitEnsembleCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume, obs, act int, data *buffer.Replay, dev, graph bool) ([]byte, any, error) {
+	e := models.NewEnsemble(obs, act, 3, []int{16, 16}, rand.New(rand.NewSource(seed)))
+	fc := DefaultEnsembleFitConfig()
+	fc.Batch, fc.Elites, fc.MaxEpochs, fc.Patience, fc.Reinit = 64, 2, 6, 2, true
+	fc.Decay = []float64{2.5e-5, 5e-5, 1e-4}
+	fc.Resume = r
+	if dev {
+		d := emu.New()
+		defer d.Close()
+		fc.Device, fc.DeviceGraph = d, graph
+	}
+	rep, err := FitEnsemble(ctx, e, data, fc, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range rep.History {
+		rep.History[i].Seconds = 0
+	}
+	for i := range rep.Curve {
+		rep.Curve[i].Seconds = 0
+	}
+	f := ckpt.New()
+	if err := models.PutEnsemble(f, "ensemble", e); err != nil {
+		t.Fatal(err)
+	}
+	return f.Encode(), rep, nil
 }
 
 // fitADMCase is resumeCases' ADM fit, its train steps on the emulated

@@ -90,3 +90,18 @@ func (m *ADM) TrainedTensors() [][]float32 {
 	}
 	return ts
 }
+
+// TrainedTensors returns views of the weights the ensemble's training graph
+// trains, in the order of its Params (NewEnsembleTrainGraph): per member,
+// each layer's W and B, then the bounds' Max and Min. Writing into them
+// updates the ensemble.
+func (e *Ensemble) TrainedTensors() [][]float32 {
+	var ts [][]float32
+	for i := range e.Members {
+		for l := range e.Members[i].Layers {
+			ts = append(ts, e.Members[i].Layers[l].W, e.Members[i].Layers[l].B)
+		}
+		ts = append(ts, e.Bounds[i].Max, e.Bounds[i].Min)
+	}
+	return ts
+}

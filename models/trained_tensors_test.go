@@ -28,3 +28,24 @@ func TestTrainedTensorsAreParams(t *testing.T) {
 		}
 	}
 }
+
+// TestEnsembleTrainedTensorsAreParams: Ensemble.TrainedTensors lists the
+// ensemble training graph's Params, in order, as the same slices.
+func TestEnsembleTrainedTensorsAreParams(t *testing.T) {
+	e := NewEnsemble(3, 2, 3, []int{5, 4}, rand.New(rand.NewSource(1)))
+	g, err := NewEnsembleTrainGraph(e, 4, []float64{1e-4, 1e-4, 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ts := e.TrainedTensors()
+	if len(ts) != len(g.Params) {
+		t.Fatalf("%d tensors, graph has %d parameters", len(ts), len(g.Params))
+	}
+	for i, p := range g.Params {
+		v := p.Value().Data().([]float32)
+		if len(v) != len(ts[i]) || &v[0] != &ts[i][0] {
+			t.Errorf("tensor %d is not parameter %s", i, p.Name())
+		}
+	}
+}

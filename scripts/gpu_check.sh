@@ -199,9 +199,11 @@ step ldd 15 "$RUN ldd '$G/ort/libonnxruntime_providers_cuda.so'; echo '--- not f
 step doctor 30 "$RUN '$G/admpo' version; $RUN '$G/admpo' doctor"
 
 # --- issue 32: the device layer's kernels and GEMM on CUDA against the CPU
-# (device/cuda's test binary, where the payload has one), with its timings.
+# (device/cuda's test binary, where the payload has one), with its timings:
+# the SAC update, the ADM step, BC's step and the ensemble's step (TestBC,
+# TestEnsemble and their benchmarks, each against the CPU path).
 if [ -x "$G/device.test" ]; then
-  TAIL=40 step device-test 120 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 110s -test.bench 'MLPStep|SAC|ADM' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
+  TAIL=40 step device-test 150 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
 else
   note "[skip] device-test: no device.test in the payload"
 fi

@@ -96,9 +96,9 @@ type RuntimeSettings struct {
 	BLASThreads     int    `json:"blas_threads"` // OpenBLAS threads for training (0: leave as is)
 	Provider        string `json:"provider"`     // ONNX Runtime provider: cpu or cuda
 	// Device runs SAC's updates: cpu (package sac), emu or cuda (the device
-	// learner, package sacdev); "" is cpu. The ADM's fits run their train
-	// steps on the same device (package admdev); BC and the ensemble's fits
-	// stay on the CPU.
+	// learner, package sacdev); "" is cpu. BC's steps (sacdev.BC) and the
+	// ADM's and the ensemble's fits (packages admdev, ensdev) run on the
+	// same device.
 	Device string `json:"device,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/device/sacdev"
+	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -50,13 +51,14 @@ func openDevice(name string) (device.Device, error) {
 type devLearner struct {
 	d     device.Device
 	l     *sacdev.Learner
-	graph bool // GraphEnv asked for graphs (the ADM's fits record theirs too)
+	graph bool // GraphEnv asked for graphs (the model fits record theirs too)
 }
 
 // GraphEnv names the environment variable that, set to 1, makes runs on a
 // device record each SAC update once as a device graph (a CUDA graph on
-// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1), and the
-// ADM's train step likewise (admdev.Config.Graph). It is off
+// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1), and BC's
+// step and the ADM's and the ensemble's train steps likewise
+// (sacdev.BCConfig.Graph, admdev.Config.Graph, ensdev.Config.Graph). It is off
 // by default until GPU measurements show it pays: docs/benchmarks.md.
 const GraphEnv = "ADMPO_DEVICE_GRAPH"
 
@@ -205,4 +207,86 @@ func copyTensors(dst, src [][]float32) error {
 		copy(dst[i], src[i])
 	}
 	return nil
+}
+
+// devBC runs a sac.BC's steps on a sacdev.BC.
+type devBC struct {
+	d device.Device
+	b *sacdev.BC
+}
+
+// newDevBC opens the named device and a BC trainer sized for bc's actor and
+// batches of batch rows (with graphs if GraphEnv asks for them), and makes
+// it run bc's steps; nil for cpu.
+func newDevBC(name string, bc *sac.BC, batch int) (*devBC, error) {
+	graph, err := deviceGraph()
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDevice(name)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	a := bc.Actor
+	var hidden []int
+	for _, l := range a.Net.Layers[:len(a.Net.Layers)-1] {
+		hidden = append(hidden, l.Out)
+	}
+	b, err := sacdev.NewBC(d, sacdev.BCConfig{ObsDim: a.ObsDim, ActDim: a.ActDim, Hidden: hidden, Batch: batch,
+		LR: bc.Opt.LR, Scale: a.Scale, Bias: a.Bias, Graph: graph})
+	if err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("train: device %s: %w", name, err)
+	}
+	db := &devBC{d: d, b: b}
+	if err := bc.SetLearner(db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("train: device %s: %w", name, err)
+	}
+	return db, nil
+}
+
+// Close frees the trainer and closes the device; nil does nothing.
+func (db *devBC) Close() error {
+	if db == nil {
+		return nil
+	}
+	err := db.b.Close()
+	if cerr := db.d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Step uploads the batch's observations and actions and queues one step.
+func (db *devBC) Step(b *buffer.Batch, lr float64) error {
+	db.b.SetLR(lr)
+	if err := db.b.Upload(b.Obs, b.Act); err != nil {
+		return err
+	}
+	return db.b.Step()
+}
+
+// Loss downloads the last step's loss.
+func (db *devBC) Loss() (float64, error) { return db.b.Loss() }
+
+// Pull downloads the actor and the Adam state.
+func (db *devBC) Pull(actor [][]float32, opt *models.Adam) error {
+	if err := db.b.ActorWeights(actor); err != nil {
+		return err
+	}
+	o := sacdev.BCOptim{M: opt.M, V: opt.V}
+	if err := db.b.Optim(&o); err != nil {
+		return err
+	}
+	opt.T = o.T
+	return nil
+}
+
+// Push uploads the actor and the Adam state.
+func (db *devBC) Push(actor [][]float32, opt *models.Adam) error {
+	if err := db.b.SetWeights(actor); err != nil {
+		return err
+	}
+	return db.b.SetOptim(sacdev.BCOptim{M: opt.M, V: opt.V, T: opt.T})
 }

@@ -37,13 +37,18 @@ type DeviceTiming struct {
 	// graph and replayed (0 where the device cannot record graphs). Zero
 	// unless BenchDeviceUpdate was asked for them.
 	ADMStep, ADMFitPath, ADMGraphStep, ADMGraphFitPath float64
+	// EnsStep, EnsFitPath, EnsGraphStep and EnsGraphFitPath are the same
+	// for the ensemble's train step (dynamics.BenchEnsembleTrainStepOn:
+	// seven 4x200 members, batch 256 each).
+	EnsStep, EnsFitPath, EnsGraphStep, EnsGraphFitPath float64
 }
 
 // BenchDeviceUpdate times SAC updates on the named device (emu or cuda) at
 // the sizes of sac.BenchUpdate (obs 11, act 3, 256x256, batch 256): iters
 // timed updates of each kind after a few warm-up ones, without and (where
-// the device can record them) with a device graph; with adm, also the ADM
-// train step (DeviceTiming.ADMStep) on a freshly opened device.
+// the device can record them) with a device graph; with adm, also the ADM's
+// and the ensemble's train steps (DeviceTiming.ADMStep, EnsStep), each on a
+// freshly opened device.
 func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error) {
 	tm := DeviceTiming{Device: device}
 	if iters <= 0 {
@@ -68,14 +73,37 @@ func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error)
 			if err != nil {
 				return tm, err
 			}
+			et, err := benchDeviceEnsemble(device, iters, graph)
+			if err != nil {
+				return tm, err
+			}
 			if graph {
 				tm.ADMGraphStep, tm.ADMGraphFitPath = at.Step, at.FitPath
+				tm.EnsGraphStep, tm.EnsGraphFitPath = et.Step, et.FitPath
 			} else {
 				tm.ADMStep, tm.ADMFitPath = at.Step, at.FitPath
+				tm.EnsStep, tm.EnsFitPath = et.Step, et.FitPath
 			}
 		}
 	}
 	return tm, nil
+}
+
+// benchDeviceEnsemble times the ensemble's train step on a freshly opened
+// device.
+func benchDeviceEnsemble(device string, iters int, graph bool) (dynamics.DeviceEnsembleTiming, error) {
+	d, err := openDevice(device)
+	if err != nil {
+		return dynamics.DeviceEnsembleTiming{}, err
+	}
+	et, err := dynamics.BenchEnsembleTrainStepOn(d, iters, graph)
+	if cerr := d.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing %s: %w", device, cerr)
+	}
+	if err != nil {
+		return et, fmt.Errorf("train: bench on %s: %w", device, err)
+	}
+	return et, nil
 }
 
 // benchDeviceADM times the ADM train step on a freshly opened device.

@@ -10,9 +10,11 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -259,18 +261,25 @@ func offSynced(t *testing.T, cfg OfflineConfig, resume bool) offState {
 	if wantDev := cfg.Device == "emu" && cfg.Algo != "bc"; (o.dev != nil) != wantDev {
 		t.Fatalf("device %q, algo %s: device learner %v, want %v", cfg.Device, cfg.Algo, o.dev != nil, wantDev)
 	}
+	if wantBC := cfg.Device == "emu" && cfg.Algo == "bc"; (o.bcDev != nil) != wantBC {
+		t.Fatalf("device %q, algo %s: device BC trainer %v, want %v", cfg.Device, cfg.Algo, o.bcDev != nil, wantBC)
+	}
 	if err := o.sac.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.syncBC(); err != nil {
 		t.Fatal(err)
 	}
 	return offCapture(o)
 }
 
-// TestDeviceEmuOffline: an offline MOPO run (model fits on the CPU,
-// roll-outs of the exported actor, the cosine actor learning rate) with
-// its SAC updates on emu ends within rounding of the CPU run (see
+// TestDeviceEmuOffline: an offline MOPO run (roll-outs of the exported
+// actor, the cosine actor learning rate) with its SAC updates and the
+// ensemble's fit on emu ends within rounding of the CPU run (see
 // TestDeviceEmuRunMatchesCPU for the tolerance), and resumed after a kill
-// equals the uninterrupted emu run bit for bit; a BC run with device emu
-// trains on the CPU as before.
+// equals the uninterrupted emu run bit for bit; likewise a BC run with
+// device emu (its steps on sacdev.BC; the checkpoint holds the actor and
+// Adam state pulled from the device).
 func TestDeviceEmuOffline(t *testing.T) {
 	ortskip.IfMissing(t)
 	data := Fixtures.RandomHopperFile(t, 600)
@@ -278,6 +287,14 @@ func TestDeviceEmuOffline(t *testing.T) {
 	cfg.ActorLRSchedule = "cosine"
 	want := offSynced(t, cfg, false)
 	cfg.Device = "emu"
+	probe, err := NewOffline(cfg, t.TempDir()+"/probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ens, ok := probe.dyn.(*dynamics.Ensemble); !ok || ens.FitCfg.Device == nil || ens.FitCfg.Device != probe.dev.d {
+		t.Errorf("the ensemble's fit does not run on the learner's device (%T)", probe.dyn)
+	}
+	probe.Close()
 	got := offSynced(t, cfg, false)
 	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
 		t.Fatalf("counters: emu %+v, cpu %+v", got.counters(), want.counters())
@@ -297,7 +314,16 @@ func TestDeviceEmuOffline(t *testing.T) {
 	bc := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
 	wantBC := offSynced(t, bc, false)
 	bc.Device = "emu"
-	offSameRun(t, offSynced(t, bc, false), wantBC)
+	gotBC := offSynced(t, bc, false)
+	if gotBC.step != wantBC.step || gotBC.updates != wantBC.updates || gotBC.adamT != wantBC.adamT || gotBC.evals != wantBC.evals {
+		t.Fatalf("bc counters: emu %+v, cpu %+v", gotBC.counters(), wantBC.counters())
+	}
+	if d := maxRelDiff(gotBC.actor, wantBC.actor); len(gotBC.actor) != len(wantBC.actor) || !(d <= tol) {
+		t.Errorf("bc actor weights: emu and cpu differ by %.3g of the largest value", d)
+	} else {
+		t.Logf("bc actor weights: emu and cpu differ by %.3g of the largest value", d)
+	}
+	offSameRun(t, offSynced(t, bc, true), gotBC)
 }
 
 // TestDeviceResumeOnAnotherDevice: an emu run killed after its step-300
@@ -343,41 +369,53 @@ func TestDeviceResumeOnAnotherDevice(t *testing.T) {
 	}
 }
 
-// TestDeviceEmuADMPORunMatchesCPU: a short online ADMPO run with device emu
-// (SAC's updates and the ADM's fits on the emulated device) ends within
-// rounding of the CPU run: the same counters, and the weights, the real and
-// model buffers (the roll-outs of the ADM fitted on emu) within 1e-4 of the
-// largest value.
-func TestDeviceEmuADMPORunMatchesCPU(t *testing.T) {
+// TestDeviceEmuModelRunMatchesCPU: short online ADMPO and MBPO runs with
+// device emu (SAC's updates and the ADM's or the ensemble's fits on the
+// emulated device) end within rounding of the CPU runs: the same counters,
+// and the weights, the real and model buffers (the roll-outs of the model
+// fitted on emu) within 1e-4 of the largest value.
+func TestDeviceEmuModelRunMatchesCPU(t *testing.T) {
 	ortskip.IfMissing(t)
-	cfg := tinyConfig("admpo")
-	want := straightSynced(t, cfg)
-	cfg.Device = "emu"
-	o, err := NewOnline(cfg, t.TempDir()+"/probe")
-	if err != nil {
-		t.Fatal(err)
+	for _, algo := range []string{"admpo", "mbpo"} {
+		t.Run(algo, func(t *testing.T) {
+			cfg := tinyConfig(algo)
+			want := straightSynced(t, cfg)
+			cfg.Device = "emu"
+			o, err := NewOnline(cfg, t.TempDir()+"/probe")
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch m := o.dyn.(type) {
+			case *dynamics.ADM:
+				if m.FitCfg.Device == nil || m.FitCfg.Device != o.dev.d {
+					t.Error("the ADM's fits do not run on the learner's device")
+				}
+			case *dynamics.Ensemble:
+				if m.FitCfg.Device == nil || m.FitCfg.Device != o.dev.d {
+					t.Error("the ensemble's fits do not run on the learner's device")
+				}
+			default:
+				t.Errorf("model %T", o.dyn)
+			}
+			o.Close()
+			got := straightSynced(t, cfg)
+			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+				t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
+			}
+			const tol = 1e-4
+			for _, x := range []struct {
+				what      string
+				got, want []float32
+			}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+				{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
+				if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+					t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
+				}
+			}
+			t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
+				maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
+		})
 	}
-	adm, ok := o.dyn.(*dynamics.ADM)
-	if !ok || adm.FitCfg.Device == nil || adm.FitCfg.Device != o.dev.d {
-		t.Errorf("the ADM's fits do not run on the learner's device (%T)", o.dyn)
-	}
-	o.Close()
-	got := straightSynced(t, cfg)
-	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
-		t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
-	}
-	const tol = 1e-4
-	for _, x := range []struct {
-		what      string
-		got, want []float32
-	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
-		{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
-		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
-			t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
-		}
-	}
-	t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
-		maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
 }
 
 func TestDeviceGraphEnv(t *testing.T) {
@@ -393,5 +431,84 @@ func TestDeviceGraphEnv(t *testing.T) {
 	}
 	if _, err := newDevLearner("emu", nil); err == nil {
 		t.Errorf("a device learner with %s=yes: no error", GraphEnv)
+	}
+}
+
+// TestDeviceBCCheckpointMidEpoch: a checkpoint written between evaluations
+// of a BC run on emu holds the device's actor and Adam state and the last
+// step's loss, not the host's stale copies.
+func TestDeviceBCCheckpointMidEpoch(t *testing.T) {
+	cfg := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", Fixtures.RandomHopperFile(t, 300))
+	cfg.Device = "emu"
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := NewOffline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for range 3 {
+		if err := o.update(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ckpt.Load(filepath.Join(dir, rundir.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dev [][]float32
+	for _, l := range o.sac.Actor.Net.Layers {
+		dev = append(dev, make([]float32, len(l.W)), make([]float32, len(l.B)))
+	}
+	if err := o.bcDev.b.ActorWeights(dev); err != nil {
+		t.Fatal(err)
+	}
+	w := dev[0]
+	saved, err := f.F32("sac/actor/0/w", len(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bitexact.Same(t, "checkpoint's actor layer 0 vs the device's", saved, w)
+	if v, err := f.F32("bc/opt/t", 1); err != nil || v[0] != 3 {
+		t.Errorf("checkpoint's BC Adam step count %v (%v), want 3", v, err)
+	}
+	if math.IsNaN(o.lastBC) || o.lastBC <= 0 {
+		t.Errorf("last BC loss %v after three steps", o.lastBC)
+	}
+}
+
+// TestDeviceBCResumeOnAnotherDevice: a BC run on emu killed after its
+// update-200 checkpoint and resumed on the CPU (and a CPU run resumed on
+// emu) ends within rounding (1e-4 of the largest weight) of the
+// uninterrupted run: the checkpoint's actor and Adam state move between
+// the host and the device.
+func TestDeviceBCResumeOnAnotherDevice(t *testing.T) {
+	ortskip.IfMissing(t)
+	data := Fixtures.RandomHopperFile(t, 600)
+	for _, c := range []struct{ from, to string }{{"emu", "cpu"}, {"cpu", "emu"}} {
+		t.Run(c.from+"-to-"+c.to, func(t *testing.T) {
+			cfg := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
+			cfg.Device = c.from
+			want := offSynced(t, cfg, false)
+			o, _ := resumedToEnd(t, NewOffline, func(d string) (*Offline, error) { return ResumeOfflineOn(d, c.to) }, cfg, 250, 200)
+			defer o.Close()
+			if (o.bcDev != nil) != (c.to == "emu") || o.Cfg.Device != c.to {
+				t.Fatalf("resumed on device %q with device BC trainer %v", o.Cfg.Device, o.bcDev != nil)
+			}
+			if err := o.syncBC(); err != nil {
+				t.Fatal(err)
+			}
+			got := offCapture(o)
+			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT {
+				t.Fatalf("counters: %+v, uninterrupted %+v", got.counters(), want.counters())
+			}
+			if d := maxRelDiff(got.actor, want.actor); len(got.actor) != len(want.actor) || !(d <= 1e-4) {
+				t.Errorf("actor weights differ by %.3g of the largest value", d)
+			} else {
+				t.Logf("actor weights differ by %.3g of the largest value", d)
+			}
+		})
 	}
 }

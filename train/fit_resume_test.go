@@ -30,7 +30,8 @@ func fitResumeConfig(t *testing.T, algo, data string) OfflineConfig {
 }
 
 // TestOfflineFitInterruptResumesExactly interrupts offline ADMPO and MOPO
-// runs inside their model fit (one Adam step into epoch 3, then, once
+// runs (and a MOPO run on emu: SAC and the ensemble's fit on the device)
+// inside their model fit (one Adam step into epoch 3, then, once
 // resumed, inside epoch 4) and, separately, "kills" one right after the
 // fit's periodic checkpoint before epoch 3 (the run directory is copied
 // then). Each resumed run must continue the fit where it stood and end
@@ -40,13 +41,17 @@ func fitResumeConfig(t *testing.T, algo, data string) OfflineConfig {
 func TestOfflineFitInterruptResumesExactly(t *testing.T) {
 	ortskip.IfMissing(t)
 	data := Fixtures.RandomHopperFile(t, 600)
-	for _, algo := range []string{"admpo", "mopo"} {
+	for _, c := range []struct{ algo, device string }{{"admpo", ""}, {"mopo", ""}, {"mopo", "emu"}} {
+		algo, name := c.algo, c.algo
 		cfg := fitResumeConfig(t, algo, data)
+		if c.device != "" {
+			cfg.Device, name = c.device, algo+"-"+c.device
+		}
 		wantDir, want := offStraightRun(t, cfg)
 		if want.dyn == nil {
 			t.Fatalf("%s: the run has no model", algo)
 		}
-		t.Run(algo+"/interrupt", func(t *testing.T) {
+		t.Run(name+"/interrupt", func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "b")
 			o, err := NewOffline(cfg, dir)
 			if err != nil {
@@ -69,7 +74,7 @@ func TestOfflineFitInterruptResumesExactly(t *testing.T) {
 			offSameRun(t, offCapture(c), want)
 			sameLogs(t, dir, wantDir)
 		})
-		t.Run(algo+"/kill", func(t *testing.T) {
+		t.Run(name+"/kill", func(t *testing.T) {
 			dir, killed := filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "killed")
 			o, err := NewOffline(cfg, dir)
 			if err != nil {

@@ -37,6 +37,8 @@ type Offline struct {
 	loop // real holds the data set; the model buffer stays nil for bc
 
 	bc        *sac.BC
+	bcDev     *devBC // runs bc's steps on a device; nil on the CPU
+	bcFresh   bool   // bc stepped since lastBC was read
 	dataSum   uint32
 	fitted    bool
 	lastBC    float64
@@ -201,8 +203,12 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 		o.Close()
 		return nil, err
 	}
-	if cfg.Algo == "bc" { // BC trains the host actor: no device learner
+	if cfg.Algo == "bc" { // BC trains the SAC agent's actor, on the device if one is set
 		if o.bc, err = sac.NewBC(o.sac.Actor, cfg.Batch, cfg.ActorLR); err != nil {
+			o.Close()
+			return nil, err
+		}
+		if o.bcDev, err = newDevBC(cfg.Device, o.bc, cfg.Batch); err != nil {
 			o.Close()
 			return nil, err
 		}
@@ -231,6 +237,7 @@ func (o *Offline) Close() {
 	if o.bc != nil {
 		o.bc.Close()
 	}
+	_ = o.bcDev.Close()
 	o.loop.close()
 }
 
@@ -485,19 +492,40 @@ func (o *Offline) update() error {
 		if err := o.real.Sample(o.batch); err != nil {
 			return err
 		}
-		loss, err := o.bc.Update(o.batch)
-		if err != nil {
+		if err := o.bc.Step(o.batch); err != nil {
 			return err
 		}
-		o.lastBC = loss
+		o.bcFresh = true
 		return nil
 	}
 	return o.sacUpdate(o.Cfg.RealRatio)
 }
 
+// syncBC brings BC's actor and optimiser back from its device (where it
+// has one) and reads its last loss into lastBC; without BC it does nothing.
+func (o *Offline) syncBC() error {
+	if o.bc == nil {
+		return nil
+	}
+	if err := o.bc.Sync(); err != nil {
+		return err
+	}
+	if o.bcFresh {
+		l, err := o.bc.LastLoss()
+		if err != nil {
+			return err
+		}
+		o.lastBC, o.bcFresh = l, false
+	}
+	return nil
+}
+
 // evaluate runs EvalEpisodes deterministic episodes with fixed seeds and
 // logs their D4RL normalised score and raw return.
 func (o *Offline) evaluate() (string, error) {
+	if err := o.syncBC(); err != nil {
+		return "", err
+	}
 	if o.eval == nil {
 		if err := o.log(math.NaN(), math.NaN(), math.NaN(), math.NaN()); err != nil {
 			return "", err
@@ -598,6 +626,9 @@ func (o *Offline) tbScalars(r Record, scoreMean, retMean, retStd, q float64) sca
 
 // ActorONNX exports the current actor as an ONNX file.
 func (o *Offline) ActorONNX() ([]byte, error) {
+	if err := o.syncBC(); err != nil {
+		return nil, err
+	}
 	a, err := o.sac.HostActor()
 	if err != nil {
 		return nil, err

@@ -39,6 +39,9 @@ const fitSection = "fit"
 // sources; during the model fit, the fit's last snapshot. The data set is
 // not copied: a resume reloads the file and checks its checksum.
 func (o *Offline) Checkpoint() error {
+	if err := o.syncBC(); err != nil {
+		return err
+	}
 	lastSAC, err := o.sacStats()
 	if err != nil {
 		return err

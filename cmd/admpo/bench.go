@@ -42,7 +42,7 @@ func benchTrain(args []string) error {
 	torchThreads := fs.Int("torch-threads", 0, "PyTorch threads (0: the same as --threads)")
 	kernels := fs.String("kernels", "auto", "CPU kernel path: auto (the best this CPU has), avx512, avx2 or generic")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	dev := fs.String("device", "cpu", "also time the SAC update and the ADM train step on this device, beside the CPU's: emu (the kernels\n"+
+	dev := fs.String("device", "cpu", "also time the SAC update and the ADM's and the ensemble's train steps on this device, beside the CPU's: emu (the kernels\n"+
 		"emulated on the host) or cuda (the GPU; a binary built with the admpo_cuda tag); cpu: the CPU rows only")
 	bound(fs, atLeast1, "iters", "threads")
 	bound(fs, nonNeg, "torch-threads")
@@ -94,6 +94,14 @@ func benchTrain(args []string) error {
 			t.Rows = append(t.Rows,
 				[]any{fmt.Sprintf("ADM train step on %s, one device graph per step (%s=1)", d, train.GraphEnv), dt.ADMGraphStep, nil, nil},
 				[]any{fmt.Sprintf("ADM train step on %s as a fit does it, one device graph per step", d), dt.ADMGraphFitPath, nil, nil})
+		}
+		t.Rows = append(t.Rows,
+			[]any{fmt.Sprintf("ensemble train step on %s (7x 4x200, batch 256 each, on the device)", d), dt.EnsStep, nil, nil},
+			[]any{fmt.Sprintf("ensemble train step on %s as a fit does it (upload, step; no loss read-back)", d), dt.EnsFitPath, nil, nil})
+		if dt.EnsGraphStep > 0 {
+			t.Rows = append(t.Rows,
+				[]any{fmt.Sprintf("ensemble train step on %s, one device graph per step (%s=1)", d, train.GraphEnv), dt.EnsGraphStep, nil, nil},
+				[]any{fmt.Sprintf("ensemble train step on %s as a fit does it, one device graph per step", d), dt.EnsGraphFitPath, nil, nil})
 		}
 	}
 	return printTable(t, *asJSON)

@@ -95,8 +95,8 @@ func TestResumeOnAnotherDevice(t *testing.T) {
 }
 
 // TestBenchTrainDevice: bench train --device emu adds the device's rows
-// (SAC update, ADM train step) beside the CPU's; an unknown device is a
-// usage error.
+// (SAC update, ADM and ensemble train steps) beside the CPU's; an unknown
+// device is a usage error.
 func TestBenchTrainDevice(t *testing.T) {
 	out, err := captureStdout(t, func() error {
 		return runBench([]string{"train", "--no-torch", "--iters", "1", "--device", "emu", "--json"})
@@ -106,7 +106,8 @@ func TestBenchTrainDevice(t *testing.T) {
 	}
 	for _, want := range []string{"SAC update total", "SAC update total on emu", "SAC update on emu as a run does it",
 		"ADM train step on emu (batch on the device)", "ADM train step on emu as a fit does it",
-		"ADM train step on emu, one device graph per step"} {
+		"ADM train step on emu, one device graph per step", "ensemble train step on emu (7x 4x200",
+		"ensemble train step on emu as a fit does it", "ensemble train step on emu, one device graph per step"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench train --device emu prints no %q row:\n%s", want, out)
 		}

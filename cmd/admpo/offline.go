@@ -129,7 +129,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.epochs = fs.Int("epochs", 0, "epochs (default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/offline-DATASET-ALGO-SEED)")
-	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --epochs, --tensorboard and\n--device may be given with it; --device moves its SAC updates to that device)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --epochs, --tensorboard and\n--device may be given with it; --device moves its SAC updates, BC steps and model fits to that device)")
 	f.diagnose = fs.String("diagnose", "", "measure a finished admpo/mopo run's model against the simulator (writes DIR/diagnosis.json)")
 	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
 	f.diagEpisodes = fs.Int("diagnose-episodes", 20, "with --diagnose: episodes of the policy in the task from each kind of start state\n"+

@@ -116,10 +116,10 @@ var overrideTable = []overrideFlag{
 	{name: "blas-threads", kind: intFlag, s: nonNeg, help: "threads for training's matrix products (large products split over rows; 0: OpenBLAS's default, the CPU count; presets: 1)"},
 	{name: "provider", kind: stringFlag, help: "ONNX Runtime provider for roll-outs: cpu or cuda"},
 	{name: "device", kind: stringFlag, help: "where SAC's gradient updates run: cpu (default), emu (the device learner emulated on the\n" +
-		"host, for checks) or cuda (the GPU; a binary built with the admpo_cuda tag); the ADM's fits\n" +
-		"train there too, BC and the ensemble's fits stay on the CPU; with the environment variable\n" +
-		"ADMPO_DEVICE_GRAPH=1 each SAC update and ADM step is recorded once as a device graph (a CUDA graph)\n" +
-		"and replayed (experimental: not yet measured on a GPU)"},
+		"host, for checks) or cuda (the GPU; a binary built with the admpo_cuda tag); BC's steps and the\n" +
+		"ADM's and the ensemble's fits train there too; with the environment variable\n" +
+		"ADMPO_DEVICE_GRAPH=1 each SAC update, BC step, ADM and ensemble step is recorded once as a device\n" +
+		"graph (a CUDA graph) and replayed (experimental: not yet measured on a GPU)"},
 }
 
 // fieldTypeOk tells whether p is a pointer to the config field type that

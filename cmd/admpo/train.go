@@ -56,7 +56,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 		"default: the preset's); with --resume, the run's new length")
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
-	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard,\n--device and --env-timeout may be given with it; --device moves its SAC updates to that device:\ncheckpoints are alike on every device; --env-timeout replaces a remote environment's recorded timeout)")
+	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard,\n--device and --env-timeout may be given with it; --device moves its SAC updates and model fits to that device:\ncheckpoints are alike on every device; --env-timeout replaces a remote environment's recorded timeout)")
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)

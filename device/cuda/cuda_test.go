@@ -11,6 +11,7 @@ import (
 	"github.com/admpo/admpo/device/admdev/admdevtest"
 	"github.com/admpo/admpo/device/cuda/internal/cheap"
 	"github.com/admpo/admpo/device/devicetest"
+	"github.com/admpo/admpo/device/ensdev/ensdevtest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
 
@@ -191,4 +192,56 @@ func BenchmarkADMGraphStep(b *testing.B) {
 	d := open(b)
 	defer d.Close()
 	admdevtest.BenchStep(b, d, true)
+}
+
+// TestBC runs the device's BC step beside sac.BC on the CPU (hopper's
+// sizes, 256x256, batch 256) for three steps, directly and recorded as a
+// CUDA graph: weights and Adam moments within 1e-4 of each tensor's
+// largest, at most 0.1% of the weights past that (each within two Adam
+// steps per step: near-zero gradients summed in cuBLAS's order), the loss
+// within 1e-4 relatively.
+func TestBC(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	for _, graph := range []bool{false, true} {
+		sacdevtest.CompareBC(t, d, sacdevtest.BCOptions{Tol: 1e-4, Outliers: 1e-3, Graph: graph})
+	}
+}
+
+func BenchmarkBCStep(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	sacdevtest.BenchBCStep(b, d)
+}
+
+// TestEnsemble runs the device's ensemble train step beside models'
+// ensemble graph on the CPU: one step of seven 4x200 members (batch 64)
+// and three of a small ensemble recorded as a CUDA graph, from the same
+// weights and batches. NLLs and the loss within 1e-4 relatively; Adam
+// moments within 1e-4 of each tensor's largest; weights too but for 0.1%,
+// each within two Adam steps per step (ensdevtest.Options.Outliers).
+func TestEnsemble(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	t.Run("mbpo", func(t *testing.T) { ensdevtest.Compare(t, d, ensdevtest.Options{Tol: 1e-4, Outliers: 1e-3}) })
+	t.Run("graph", func(t *testing.T) {
+		ensdevtest.Compare(t, d, ensdevtest.Options{Hidden: []int{16, 12}, Members: 3, Batch: 10, Steps: 3, Tol: 1e-4,
+			Outliers: 1e-3, Graph: true})
+	})
+}
+
+// BenchmarkEnsembleStep times one train step of all seven members at
+// MBPO's size (4x200, batch 256 per member).
+func BenchmarkEnsembleStep(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	ensdevtest.BenchStep(b, d, false)
+}
+
+// BenchmarkEnsembleGraphStep is BenchmarkEnsembleStep with one CUDA graph
+// per step.
+func BenchmarkEnsembleGraphStep(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	ensdevtest.BenchStep(b, d, true)
 }

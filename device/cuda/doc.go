@@ -31,7 +31,7 @@
 //
 //	lib=$(find / -name 'libcublas.so.13' 2>/dev/null | head -1)
 //	ADMPO_GPU_TEST=1 ADMPO_CUBLAS=$lib LD_LIBRARY_PATH=$(dirname $lib) \
-//		./device.test -test.v -test.run . -test.bench 'MLPStep|SAC|ADM'
+//		./device.test -test.v -test.run . -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble'
 //
 // TestTimeMLP prints the milliseconds per device-resident MLP train step
 // (the SAC critic's shape); BenchmarkMLPStep reports the same as ms/step.
@@ -43,5 +43,8 @@
 // the CPU (also recorded as a CUDA graph); TestTimeADM, BenchmarkADMStep
 // and BenchmarkADMGraphStep time it (3x200 GRU, four ResBlocks, m = 5,
 // batch 256: issue 32's benchmark) in ms/step, directly and as one CUDA
-// graph per step.
+// graph per step. TestBC checks sacdev's BC step against sac.BC and
+// BenchmarkBCStep times it; TestEnsemble checks package ensdev's ensemble
+// step against models' ensemble graph, and BenchmarkEnsembleStep and
+// BenchmarkEnsembleGraphStep time it (seven 4x200 members, batch 256).
 package cuda

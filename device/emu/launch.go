@@ -86,4 +86,8 @@ var table = map[string]func(n C.int, a []any){
 		C.adm_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), in(a[5]), in(a[6]), fl(a[7]))
 	},
 	"dropout_mask": func(n C.int, a []any) { C.dropout_mask(n, fb(a[0]), ib(a[1]), in(a[2]), in(a[3]), fl(a[4])) },
+	"bc_head": func(n C.int, a []any) {
+		C.bc_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), in(a[7]), fl(a[8]))
+	},
+	"ens_swish_grad": func(n C.int, a []any) { C.ens_swish_grad(n, fb(a[0]), fb(a[1]), fb(a[2])) },
 }

@@ -5,3 +5,5 @@
 #include "adam.cu"
 #include "sac.cu"
 #include "adm.cu"
+#include "bc.cu"
+#include "ensemble.cu"

@@ -30,4 +30,8 @@
 // update. With Config.Graph the learner records it once as a device graph
 // (device.Capturer: a CUDA graph on cuda) and replays it, one launch per
 // update instead of about 140.
+//
+// BC is behaviour cloning of the same actor network on a device (package
+// sac's BC: the mean squared error of the deterministic action, Adam), for
+// offline runs with --algo bc.
 package sacdev
