@@ -120,3 +120,26 @@ func dropMetadata(t *testing.T, model []byte, key string) []byte {
 	}
 	return bytes.ReplaceAll(model, []byte(key), []byte(key[:len(key)-1]+"_"))
 }
+
+// TestBenchRolloutBinding: the benchmark passes Binding to the incremental
+// engine and reports where its states were (State), and the direct engine
+// has no State.
+func TestBenchRolloutBinding(t *testing.T) {
+	f := newADMFixture(t, 94, smallADMConfig(3), onnx.ADMPacked)
+	for _, c := range []struct{ binding, want string }{{infer.BindingOn, "bound"}, {infer.BindingOff, "copied"}, {"", "copied"}} {
+		res, err := infer.BenchRollout(infer.BenchConfig{Actor: f.actorONNX, ADM: f.admONNX, ADMStep: f.stepONNX,
+			Rows: 40, Horizon: 2, Threads: 1, Workers: 2, BatchRows: 16, Binding: c.binding})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			want := c.want
+			if r.Engine == "direct" {
+				want = ""
+			}
+			if r.State != want {
+				t.Errorf("Binding %q: %s engine's State %q, want %q", c.binding, r.Engine, r.State, want)
+			}
+		}
+	}
+}
