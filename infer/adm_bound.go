@@ -125,7 +125,20 @@ func (e *ADMIncremental) openBound(opts Options) error {
 		return err
 	}
 	if b.alloc, err = b.step.NewAllocator(b.dev); err != nil {
-		return err
+		if kind != iobind.CUDA {
+			return err
+		}
+		// A provider added through the plugin API may name its memory
+		// otherwise: take the memory of the hidden input's device.
+		m, ierr := b.step.InputMemory(0)
+		if ierr != nil {
+			return fmt.Errorf("%w; %w", err, ierr)
+		}
+		if b.alloc, ierr = b.step.NewAllocator(m); ierr != nil {
+			return fmt.Errorf("%w; with the memory of the hidden input's device: %w", err, ierr)
+		}
+		b.dev.Release()
+		b.dev = m
 	}
 	for range e.split.workers {
 		g, err := b.gs.NewBinding()

@@ -41,6 +41,32 @@ package iobind
 // static char *admpo_ib_mem(const OrtApi *api, const char *name, int id, OrtMemoryInfo **out) {
 // 	return admpo_ib_msg(api, api->CreateMemoryInfo(name, OrtDeviceAllocator, id, OrtMemTypeDefault, out));
 // }
+// // admpo_ib_input_mem finds the device memory of the execution provider
+// // device that input idx of s was assigned to (SessionGetEpDeviceForInputs,
+// // EpDevice_MemoryInfo); *out is NULL when the input has no OrtEpDevice or
+// // its provider uses CPU memory. *gpu is 1 for GPU memory, *id its device.
+// static char *admpo_ib_input_mem(const OrtApi *api, const OrtSession *s, size_t idx,
+// 		const OrtMemoryInfo **out, int *gpu, int *id) {
+// 	size_t n = 0;
+// 	*out = NULL;
+// 	char *m = admpo_ib_msg(api, api->SessionGetInputCount(s, &n));
+// 	if (m) return m;
+// 	if (idx >= n) return strdup("no such input");
+// 	const OrtEpDevice **devs = calloc(n, sizeof *devs);
+// 	if (devs == NULL) return strdup("out of memory");
+// 	m = admpo_ib_msg(api, api->SessionGetEpDeviceForInputs(s, devs, n));
+// 	if (m == NULL && devs[idx] != NULL) {
+// 		*out = api->EpDevice_MemoryInfo(devs[idx], OrtDeviceMemoryType_DEFAULT);
+// 	}
+// 	if (m == NULL && *out != NULL) {
+// 		OrtMemoryInfoDeviceType t;
+// 		api->MemoryInfoGetDeviceType(*out, &t);
+// 		*gpu = t == OrtMemoryInfoDeviceType_GPU;
+// 		m = admpo_ib_msg(api, api->MemoryInfoGetId(*out, id));
+// 	}
+// 	free(devs);
+// 	return m;
+// }
 // static void admpo_ib_release_mem(const OrtApi *api, OrtMemoryInfo *m) { api->ReleaseMemoryInfo(m); }
 // static char *admpo_ib_allocator(const OrtApi *api, const OrtSession *s, const OrtMemoryInfo *m, OrtAllocator **out) {
 // 	return admpo_ib_msg(api, api->CreateAllocator(s, m, out));
@@ -196,6 +222,8 @@ type Memory struct {
 	p      *C.OrtMemoryInfo
 	Kind   Kind
 	Device int
+
+	borrowed bool // InputMemory's: not released here
 }
 
 // NewMemory creates the memory info for kind on device id: CPU memory
@@ -224,8 +252,32 @@ func (s *Session) NewMemory(kind Kind, id int) (*Memory, error) {
 	return m, nil
 }
 
+// InputMemory is the device memory of the execution-provider device that
+// the session's input idx was assigned to (SessionGetEpDeviceForInputs,
+// then EpDevice_MemoryInfo): the memory info of a provider added through
+// the plugin API as that provider itself names it, where a "Cuda" memory
+// info of NewMemory might not match its allocator. It fails when the input
+// has no provider device (one added the older way, or the CPU provider by
+// default) or the provider's device memory is host memory.
+func (s *Session) InputMemory(idx int) (*Memory, error) {
+	var p *C.OrtMemoryInfo
+	var gpu, id C.int
+	if err := statusErr(C.admpo_ib_input_mem(s.api, s.s, C.size_t(max(idx, 0)), &p, &gpu, &id), fmt.Sprintf("the device memory of input %d", idx)); err != nil {
+		return nil, err
+	}
+	if p == nil || gpu == 0 {
+		return nil, fmt.Errorf("iobind: input %d has no provider device with device memory", idx)
+	}
+	// Owned by the provider's device: Release leaves it alone.
+	return &Memory{api: s.api, p: p, Kind: CUDA, Device: int(id), borrowed: true}, nil
+}
+
 // Release frees the memory info; values created with it keep their own copy.
 func (m *Memory) Release() {
+	if m != nil && m.borrowed {
+		m.p = nil
+		return
+	}
 	if m != nil && m.p != nil {
 		C.admpo_ib_release_mem(m.api, m.p)
 		m.p = nil

@@ -165,6 +165,10 @@ func TestErrors(t *testing.T) {
 	_, err = s.NewAllocator(cuda) // a CPU session has no CUDA allocator
 	want(err, "allocator for Cuda memory")
 	cuda.Release()
+	_, err = s.InputMemory(0) // the CPU provider, added the old way: no provider device
+	want(err, "input 0")
+	_, err = s.InputMemory(7)
+	want(err, "no such input")
 	b := must(s.NewBinding())
 	v := must(iobind.NewValue(mem, buf, iobind.Float32, 0, 2, 2))
 	want(b.BindInput("nope", v), "binding input nope")
