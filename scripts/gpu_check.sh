@@ -24,7 +24,9 @@
 # (1000000) change the row counts, BENCH_FORM (packed, admpo's default) and BENCH_ENGINES
 # (direct) the CUDA benchmarks' graph form and engines; ADMPO_GPU_FORM and
 # ADMPO_GPU_ENGINES reach the roll-out tests (infer/gpu_cuda_test.go).
-# GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test") runs only
+# GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test"; issue 33's bound
+# incremental engine: "gpu-test admpo_cuda_incremental incremental_copied
+# torch_cuda_small") runs only
 # those steps (without it, every step but bisect and admpo_cpu); the library
 # set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
