@@ -25,6 +25,7 @@ type RolloutConfig struct {
 	BatchRows              int // rows per ONNX Runtime call (0: infer's default, 2048 on the CPU)
 	Repeats                int
 	Provider               string
+	Binding                string  // the incremental engine's infer.Options.Binding (auto, on, off; "": auto)
 	Dropout                float64 // MC dropout probability of the ADM graphs (0: none)
 	// ChunkRows is how many start rows one roll-out step processes together
 	// (infer.RollConfig.ChunkRows; 0: infer's default, 8192).
@@ -189,6 +190,10 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		form = "packed"
 	}
 	t.Header["direct ADM form"] = form
+	binding := c.Binding
+	if binding == "" {
+		binding = infer.BindingAuto
+	}
 	t.Header["model"] = fmt.Sprintf("obs %d, act %d, m %d, GRU %dx%d, %d ResBlocks, actor 256x256", c.ObsDim, c.ActDim, c.M, c.Layers, c.Hidden, c.Blocks)
 	t.Header["ort threads"] = strconv.Itoa(c.Threads) + " per call (0: 1 per call, one concurrent call per CPU)"
 	t.Header["engine split"] = fmt.Sprintf("workers %d, rows per call %d (0: infer's defaults)", c.Workers, c.BatchRows)
@@ -202,11 +207,14 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		for _, rows := range c.Rows {
 			res, err := infer.BenchRollout(infer.BenchConfig{Actor: ab, ADM: direct, ADMStep: step, Rows: rows,
 				Horizon: c.Horizon, Penalty: penalty, Threads: c.Threads, Workers: c.Workers, BatchRows: c.BatchRows,
-				Provider: c.Provider, Repeats: c.Repeats, ChunkRows: c.ChunkRows, Seed: 3})
+				Provider: c.Provider, Binding: c.Binding, Repeats: c.Repeats, ChunkRows: c.ChunkRows, Seed: 3})
 			if err != nil {
 				return nil, err
 			}
 			for _, r := range res {
+				if r.State != "" {
+					t.Header["incremental state"] = r.State + " (--binding " + binding + ")"
+				}
 				g := r.PerSecond * f.perTransition(r.Engine, penalty, c.M, c.Horizon) / 1e9
 				t.Rows = append(t.Rows, []any{style, r.Engine, rows, c.Horizon, r.PerSecond, r.PerCPUSecond, g, 100 * g / peak})
 			}

@@ -34,6 +34,8 @@ type ADMIncremental struct {
 	wk             []incWorker
 	freshRows      bool // the graph starts rows past hidden's from zero
 	drop           dropout
+	bound          *incBound // the hidden states in bound buffers (nil: in h)
+	bindErr        error     // why Binding auto left the engine unbound
 }
 
 // pair is one cached plan: row r's plan starting at window slot j.
@@ -46,7 +48,16 @@ type incWorker struct{ hin, hout, mask []float32 }
 // OpenADMIncremental loads an ADM step graph exported by
 // onnx.ExportADMStep (or ExportADMStepWith: a graph with dropout rolls out
 // with MC dropout, the masks those of ADMDirect; see DropoutKeep).
+//
+// With Options.Binding (by default on the CUDA provider) the engine keeps
+// the GRU hidden states in ONNX Runtime buffers, in device memory with
+// CUDA, bound to the step graph's hidden input and output (I/O binding;
+// see incBound): only the states and actions Go computes go in and the
+// head outputs come back. Same seed, same transitions as unbound.
 func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
+	if err := CheckBinding(opts.Binding); err != nil {
+		return nil, err
+	}
 	s, m, od, ad, err := openADMGraph(model, schema.ADMStep(), opts, "the ADM step graph", "ADM step")
 	if err != nil {
 		return nil, err
@@ -60,8 +71,19 @@ func OpenADMIncremental(model []byte, opts Options) (*ADMIncremental, error) {
 				return nil, err
 			}
 			sp := engineSplit(opts)
-			return &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
-				wk: make([]incWorker, sp.workers), freshRows: s.meta[schema.MetaFreshRows] == "true", drop: d}, nil
+			e := &ADMIncremental{sess: s, m: m, obsDim: od, act: ad, layers: l, hidden: h, split: sp,
+				wk: make([]incWorker, sp.workers), freshRows: s.meta[schema.MetaFreshRows] == "true", drop: d}
+			if want, must := wantBinding(opts); want {
+				if err := e.openBound(opts); err != nil {
+					err = fmt.Errorf("infer: ADM step graph on bound buffers (Options.Binding %q): %w", opts.Binding, err)
+					if must {
+						s.Close()
+						return nil, err
+					}
+					e.bindErr = err
+				}
+			}
+			return e, nil
 		}
 	}
 	s.Close()
@@ -78,8 +100,21 @@ func (e *ADMIncremental) Rollout(p *Policy, start *Start, cfg RollConfig, rng *r
 	return rollout(e, p, start, cfg, rng)
 }
 
-// Close frees the session.
-func (e *ADMIncremental) Close() { e.sess.Close() }
+// Bound reports whether the engine runs on bound buffers (Options.Binding).
+func (e *ADMIncremental) Bound() bool { return e.bound != nil }
+
+// BindingError is why an engine that Options.Binding auto would have bound
+// runs unbound (nil when it is bound or was not asked to bind).
+func (e *ADMIncremental) BindingError() error { return e.bindErr }
+
+// Close frees the bound buffers and the sessions.
+func (e *ADMIncremental) Close() {
+	if e.bound != nil {
+		e.bound.close()
+		e.bound = nil
+	}
+	e.sess.Close()
+}
 
 func (e *ADMIncremental) dims() (int, int, int) { return e.m, e.obsDim, e.act }
 
@@ -120,7 +155,13 @@ func (e *ADMIncremental) rowBounds() {
 // slot of the row's next current state is zeroed. With dropout, keyed gives
 // each pair the mask of its plan (row, k = w.Len - j); otherwise (outputs
 // not used) every unit is kept.
-func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh func(pair) bool, shift, keyed bool) error {
+//
+// On bound buffers (e.bound) runBound does the same, and carry keeps the
+// cached states that the run does not advance (begin).
+func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh func(pair) bool, shift, keyed, carry bool) error {
+	if e.bound != nil {
+		return e.runBound(w, actOf, fresh, shift, keyed, carry)
+	}
 	n := len(e.pairs)
 	od, ad, H, L := e.obsDim, e.act, e.hidden, e.layers
 	e.obs = scratch.Resize(e.obs, n*od)
@@ -223,8 +264,12 @@ func (e *ADMIncremental) run(w *window.Window, actOf func(pair) []float32, fresh
 // state after the actions from state j up to the current state.
 func (e *ADMIncremental) begin(w *window.Window) error {
 	rows := len(w.Len)
-	e.h = scratch.Resize(e.h, rows*e.m*e.layers*e.hidden)
-	clear(e.h)
+	if e.bound != nil {
+		e.bound.reset(rows * e.m)
+	} else {
+		e.h = scratch.Resize(e.h, rows*e.m*e.layers*e.hidden)
+		clear(e.h)
+	}
 	for t := 0; t < e.m-1; t++ {
 		e.pairs = e.pairs[:0]
 		for r := 0; r < rows; r++ {
@@ -237,7 +282,7 @@ func (e *ADMIncremental) begin(w *window.Window) error {
 		}
 		step := t
 		act := func(p pair) []float32 { return w.Action(p.r, p.j+step) }
-		if err := e.run(w, act, func(pair) bool { return step == 0 }, false, false); err != nil {
+		if err := e.run(w, act, func(pair) bool { return step == 0 }, false, false, true); err != nil {
 			return err
 		}
 	}
@@ -255,7 +300,7 @@ func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng 
 		}
 	}
 	act := func(p pair) []float32 { return w.Action(p.r, w.Len[p.r]-1) }
-	if err := e.run(w, act, func(p pair) bool { return p.j == w.Len[p.r]-1 }, true, true); err != nil {
+	if err := e.run(w, act, func(p pair) bool { return p.j == w.Len[p.r]-1 }, true, true, false); err != nil {
 		return err
 	}
 	na := len(alive)

@@ -25,6 +25,9 @@ type BenchConfig struct {
 	Workers, BatchRows int
 	// Provider is the execution provider ("cpu" when empty, or "cuda").
 	Provider string
+	// Binding is the engines' Options.Binding (auto when empty: the
+	// incremental engine runs on bound buffers with CUDA).
+	Binding string
 	// ChunkRows is RollConfig.ChunkRows (0: the default).
 	ChunkRows int
 	// Repeats is how many timed roll-outs each engine runs; the fastest
@@ -46,6 +49,11 @@ type BenchResult struct {
 	// of a shared machine the process gets.
 	CPUSeconds   float64
 	PerCPUSecond float64
+	// State says where the incremental engine kept its hidden states:
+	// "bound" (ONNX Runtime buffers, I/O binding), "copied" (Go memory,
+	// copied every step), or "copied (<why it could not bind>)"; empty
+	// for the direct engine.
+	State string
 }
 
 // BenchRollout measures the transitions per second of the direct and the
@@ -60,16 +68,17 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 	if cfg.ADM == nil && cfg.ADMStep == nil {
 		return nil, errors.New("infer: bench: no ADM model given")
 	}
-	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads, Workers: cfg.Workers, BatchRows: cfg.BatchRows}
+	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads, Workers: cfg.Workers, BatchRows: cfg.BatchRows, Binding: cfg.Binding}
 	p, err := OpenPolicy(cfg.Actor, opts)
 	if err != nil {
 		return nil, fmt.Errorf("infer: bench: %w", err)
 	}
 	defer p.Close()
 	type engine struct {
-		name string
-		r    stepper
-		roll Roller
+		name  string
+		r     stepper
+		roll  Roller
+		state string
 	}
 	var engines []engine
 	defer func() {
@@ -82,14 +91,21 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("infer: bench: %w", err)
 		}
-		engines = append(engines, engine{"direct", d, d})
+		engines = append(engines, engine{"direct", d, d, ""})
 	}
 	if cfg.ADMStep != nil {
 		s, err := OpenADMIncremental(cfg.ADMStep, opts)
 		if err != nil {
 			return nil, fmt.Errorf("infer: bench: %w", err)
 		}
-		engines = append(engines, engine{"incremental", s, s})
+		state := "copied"
+		switch {
+		case s.Bound():
+			state = "bound"
+		case s.BindingError() != nil:
+			state = "copied (" + s.BindingError().Error() + ")"
+		}
+		engines = append(engines, engine{"incremental", s, s, state})
 	}
 	m, od, ad := engines[0].r.dims()
 	for _, e := range engines[1:] {
@@ -131,7 +147,7 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 			n = tr.N
 		}
 		out = append(out, BenchResult{Engine: e.name, Transitions: n, Seconds: best, PerSecond: float64(n) / best,
-			CPUSeconds: bestCPU, PerCPUSecond: float64(n) / bestCPU})
+			CPUSeconds: bestCPU, PerCPUSecond: float64(n) / bestCPU, State: e.state})
 	}
 	return out, nil
 }

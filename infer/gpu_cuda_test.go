@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/infer/iobind"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -191,6 +192,69 @@ func TestCUDARollout(t *testing.T) {
 							t.Fatal("U^ADM is 0 everywhere")
 						}
 					})
+				}
+			}
+		}
+	}
+}
+
+// TestCUDARolloutBound: the incremental engine on bound buffers in device
+// memory (Binding on with CUDA: hidden states in CUDA memory, moved by the
+// gather graph on the GPU) against the CPU's unbound engine, same seed,
+// within 1e-4, with and without U^ADM and MC dropout, in one call per step
+// and cut into calls of 64 plans run by two workers; and the CUDA engine
+// unbound (Binding off) against the CPU too, the path it replaces. Every C
+// object of the bound path is released on Close.
+func TestCUDARolloutBound(t *testing.T) {
+	needGPU(t)
+	for _, gm := range gpuModels {
+		adm, actor := newGPUModels(t, gm, 23)
+		m, od, ad := gm.cfg.M, gm.cfg.ObsDim, gm.cfg.ActDim
+		polCPU := openEngine(t, "actor (cpu)", actor, nil, infer.OpenPolicy, testOpts)
+		polGPU := openEngine(t, "actor (cuda)", actor, nil, infer.OpenPolicy, cudaOpts)
+		start := randStart(rand.New(rand.NewSource(6)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
+		for _, p := range []float64{0, 0.1} {
+			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: p}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpu := openEngine(t, "incremental (cpu)", step, nil, infer.OpenADMIncremental, testOpts)
+			split := cudaOpts
+			split.Workers, split.BatchRows = 2, 64
+			for _, g := range []struct {
+				name string
+				opts infer.Options
+			}{{"bound", withBinding(cudaOpts, infer.BindingOn)}, {"bound-split", withBinding(split, infer.BindingOn)}, {"unbound", withBinding(cudaOpts, infer.BindingOff)}} {
+				base := iobind.Live()
+				gpu, err := infer.OpenADMIncremental(step, g.opts)
+				if err != nil {
+					t.Fatalf("%s: open incremental (cuda, Binding %s): %v", gm.name, g.opts.Binding, err)
+				}
+				if gpu.Bound() != (g.opts.Binding == infer.BindingOn) {
+					t.Fatalf("%s: Bound() = %v with Binding %s", g.name, gpu.Bound(), g.opts.Binding)
+				}
+				for _, penalty := range []float32{0, 1} {
+					t.Run(fmt.Sprintf("%s/%s/dropout%g/penalty%g", gm.name, g.name, p, penalty), func(t *testing.T) {
+						cfg := infer.RollConfig{Horizon: 5, Penalty: penalty}
+						want, err := cpu.Rollout(polCPU, start, cfg, rand.New(rand.NewSource(9)))
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := gpu.Rollout(polGPU, start, cfg, rand.New(rand.NewSource(9)))
+						if err != nil {
+							t.Fatalf("cuda roll-out: %v", err)
+						}
+						if d := diffTransitions(got, want, od, ad, gpuTol); d != "" {
+							t.Fatalf("cuda (%s) vs cpu: %s", g.name, d)
+						}
+						if got.N != start.N*cfg.Horizon {
+							t.Fatalf("%d transitions, want %d (no row should end)", got.N, start.N*cfg.Horizon)
+						}
+					})
+				}
+				gpu.Close()
+				if d := iobind.Live() - base; d != 0 {
+					t.Errorf("%s: %d C objects of the bound path left after Close", g.name, d)
 				}
 			}
 		}

@@ -61,6 +61,7 @@ func TestRuntimePackagesLinkNoTrainingCode(t *testing.T) {
 	}{
 		{"infer", true},
 		{"infer/cudaep", true},
+		{"infer/iobind", true},
 		{"onnx/schema", true},
 		{"policies", false},
 		{"policies/goruntime", false},

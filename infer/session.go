@@ -36,6 +36,13 @@ type Options struct {
 	// policy's idle threads cost an ADMPO-ON roll-out ~20% of its
 	// transitions per CPU-second).
 	Spin bool
+	// Binding (incremental ADM-Roll engine only) keeps the engine's GRU
+	// hidden states in ONNX Runtime buffers between the steps of a
+	// roll-out (I/O binding; device memory with CUDA) instead of copying
+	// them to and from Go memory every step: BindingOn, BindingOff, or
+	// BindingAuto ("" too), which binds on the CUDA provider only (on the
+	// CPU the copies cost little and the unbound path is as fast).
+	Binding string
 }
 
 // Session is one loaded ONNX model with named inputs and outputs.

@@ -14,15 +14,19 @@
 # --device cuda and a PAPER_S-second sample of the cpu preset (train-admpo-cuda,
 # paper-cuda); the bisection of the graphs that crash
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
-# roll-out tests (ADMPO_GPU_TEST=1); admpo bench rollout with CUDA beside
-# PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k and at 1M
+# roll-out tests (ADMPO_GPU_TEST=1, incl. TestCUDARolloutBound); admpo bench rollout with CUDA beside
+# PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k, the
+# incremental engine on CUDA with its states bound to device memory and
+# copied (admpo_cuda_incremental, incremental_copied; issue 33), and at 1M
 # rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
 # (1000000) change the row counts, BENCH_FORM (packed, admpo's default) and BENCH_ENGINES
 # (direct) the CUDA benchmarks' graph form and engines; ADMPO_GPU_FORM and
 # ADMPO_GPU_ENGINES reach the roll-out tests (infer/gpu_cuda_test.go).
-# GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test") runs only
+# GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test"; issue 33's bound
+# incremental engine: "gpu-test admpo_cuda_incremental incremental_copied
+# torch_cuda_small") runs only
 # those steps (without it, every step but bisect and admpo_cpu); the library
 # set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
@@ -232,12 +236,12 @@ if [ -f "$G/gpu_bisect.sh" ]; then
   TAIL=40 step bisect 120 "bash '$G/gpu_bisect.sh'"
 fi
 
-TAIL=40 step gpu-test 120 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout)\$' -test.v -test.timeout 110s"
+TAIL=40 step gpu-test 120 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout|RolloutBound)\$' -test.v -test.timeout 110s"
 rc=$?
 if [ $rc -ne 0 ] && [ $rc -lt 98 ] && grep -q -i -e 'use_tf32' -e 'provider options' "$WORK"/*gpu-test.log; then
   note "the CUDA provider refused its options: again with ADMPO_CUDA_EP_OPTIONS=none (TF32 may then be on)"
   export ADMPO_CUDA_EP_OPTIONS=none
-  TAIL=40 step gpu-test-no-options 100 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout)\$' -test.v -test.timeout 90s"
+  TAIL=40 step gpu-test-no-options 100 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout|RolloutBound)\$' -test.v -test.timeout 90s"
 fi
 
 bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $JSON/NAME.json
@@ -252,6 +256,34 @@ FORM=${BENCH_FORM:-packed}
 ENGINES=${BENCH_ENGINES:-direct}
 bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
+# Issue 33: the incremental engine on CUDA with its GRU states in device
+# memory (--binding on: I/O binding; it fails rather than fall back) and,
+# for comparison in the same check, copied through host memory every step
+# (--binding off, the path before; inccopy_*.json, which the ratio table
+# leaves out). A table of the two goes into the summary.
+bench admpo_cuda_incremental 75 "--provider cuda --engines incremental --binding on --rows $SMALL"
+step incremental_copied 75 "$RUN '$G/admpo' bench rollout --provider cuda --engines incremental --binding off --rows $SMALL --json >'$JSON/inccopy_cuda.json' || { cat '$JSON/inccopy_cuda.json'; exit 1; }"
+python3 - "$JSON" >>"$SUMMARY" 2>&1 <<'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+res = {}
+for name, side in (("admpo_cuda_incremental", "bound"), ("inccopy_cuda", "copied")):
+    f = os.path.join(d, name + ".json")
+    if not os.path.exists(f):
+        continue
+    t = json.load(open(f))
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "rows", "transitions/s")}
+    for r in t["rows"]:
+        res.setdefault((r[i["style"]], r[i["rows"]]), {})[side] = r[i["transitions/s"]]
+    print(f"[note] {name}: incremental state {t.get('environment', {}).get('incremental state', '?')}")
+print("| incremental on CUDA | rows | bound t/s | copied t/s | bound / copied |")
+print("|---|---|---|---|---|")
+for (style, n), v in sorted(res.items()):
+    b, c = v.get("bound"), v.get("copied")
+    f = lambda x: "-" if x is None else f"{x:,.0f}"
+    print(f"| {style} | {n} | {f(b)} | {f(c)} | {'-' if not (b and c) else f'{b / c:.2f}'} |")
+PYEOF
 bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
 bench admpo_cpu 75 "--provider cpu --rows 10000"

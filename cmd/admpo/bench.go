@@ -119,6 +119,7 @@ func benchRollout(args []string) error {
 	fs.Float64Var(&c.Dropout, "dropout", 0, "MC dropout probability in the ADM graphs, below 1 (0: none; --rollout-dropout rolls out with 0.1)")
 	fs.IntVar(&c.ChunkRows, "chunk-rows", 0, "start rows rolled out together in one step (0: infer's default, 8192)")
 	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
+	fs.StringVar(&c.Binding, "binding", infer.BindingAuto, "the incremental engine's GRU states: auto (in ONNX Runtime's buffers with cuda, I/O binding; copied through Go memory on the cpu), on or off")
 	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled or gru (all m steps for every row)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
@@ -132,6 +133,9 @@ func benchRollout(args []string) error {
 	}
 	if len(c.Engines) == 0 {
 		return usageErr(fmt.Errorf("--engines: name at least one engine (direct, incremental)"))
+	}
+	if err := infer.CheckBinding(c.Binding); err != nil {
+		return usageErr(fmt.Errorf("--binding: %w", err))
 	}
 	if c.Dropout >= 1 {
 		return usageErr(fmt.Errorf("--dropout %v: a dropout probability must be below 1", c.Dropout))
