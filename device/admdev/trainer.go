@@ -228,20 +228,10 @@ func (tr *Trainer) DropoutState() uint64 { return tr.rng }
 // returned.
 func (tr *Trainer) SetDropoutState(s uint64) { tr.rng = s }
 
-// upload copies host tensors into bufs, checking every size.
+// upload copies host tensors into bufs, checking every size first.
 func (tr *Trainer) upload(what string, bufs []device.Buffer, src [][]float32) error {
-	if len(src) != len(bufs) {
-		return fmt.Errorf("admdev: %s: %d tensors, want %d", what, len(src), len(bufs))
-	}
-	for i, b := range bufs {
-		if len(src[i]) != b.Len() {
-			return fmt.Errorf("admdev: %s: tensor %d has %d values, want %d", what, i, len(src[i]), b.Len())
-		}
-	}
-	for i, b := range bufs {
-		if err := tr.d.Upload(b, src[i]); err != nil {
-			return fmt.Errorf("admdev: %s: tensor %d: %w", what, i, err)
-		}
+	if err := device.UploadAll(tr.d, bufs, src); err != nil {
+		return fmt.Errorf("admdev: %s: %w", what, err)
 	}
 	return nil
 }
@@ -249,16 +239,8 @@ func (tr *Trainer) upload(what string, bufs []device.Buffer, src [][]float32) er
 // download copies bufs into host tensors of the same sizes; it waits for
 // the device.
 func (tr *Trainer) download(what string, dst [][]float32, bufs []device.Buffer) error {
-	if len(dst) != len(bufs) {
-		return fmt.Errorf("admdev: %s: %d tensors, want %d", what, len(dst), len(bufs))
-	}
-	for i, b := range bufs {
-		if len(dst[i]) != b.Len() {
-			return fmt.Errorf("admdev: %s: tensor %d has %d values, want %d", what, i, len(dst[i]), b.Len())
-		}
-		if err := tr.d.Download(dst[i], b); err != nil {
-			return fmt.Errorf("admdev: %s: tensor %d: %w", what, i, err)
-		}
+	if err := device.DownloadAll(tr.d, dst, bufs); err != nil {
+		return fmt.Errorf("admdev: %s: %w", what, err)
 	}
 	return nil
 }

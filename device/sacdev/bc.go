@@ -103,7 +103,7 @@ func (bc *BC) SetLR(lr float64) { bc.cfg.LR = lr }
 
 // SetWeights uploads the actor's weights (models' order: W0, B0, W1, ...).
 func (bc *BC) SetWeights(actor [][]float32) error {
-	if err := upload(bc.d, bc.actor.params, actor); err != nil {
+	if err := device.UploadAll(bc.d, bc.actor.params, actor); err != nil {
 		return fmt.Errorf("sacdev: bc: set weights: %w", err)
 	}
 	return nil
@@ -112,7 +112,7 @@ func (bc *BC) SetWeights(actor [][]float32) error {
 // ActorWeights downloads the actor's weights into dst (models' order, each
 // of its tensor's size); it waits for the device.
 func (bc *BC) ActorWeights(dst [][]float32) error {
-	if err := download(bc.d, dst, bc.actor.params); err != nil {
+	if err := device.DownloadAll(bc.d, dst, bc.actor.params); err != nil {
 		return fmt.Errorf("sacdev: bc: actor weights: %w", err)
 	}
 	return nil
@@ -128,10 +128,10 @@ type BCOptim struct {
 // Optim downloads the Adam state into o's tensors, which must have the
 // actor's sizes; it waits for the device.
 func (bc *BC) Optim(o *BCOptim) error {
-	if err := download(bc.d, o.M, bc.actor.m); err != nil {
+	if err := device.DownloadAll(bc.d, o.M, bc.actor.m); err != nil {
 		return fmt.Errorf("sacdev: bc: adam m: %w", err)
 	}
-	if err := download(bc.d, o.V, bc.actor.v); err != nil {
+	if err := device.DownloadAll(bc.d, o.V, bc.actor.v); err != nil {
 		return fmt.Errorf("sacdev: bc: adam v: %w", err)
 	}
 	o.T = bc.t
@@ -143,10 +143,10 @@ func (bc *BC) SetOptim(o BCOptim) error {
 	if o.T < 0 {
 		return fmt.Errorf("sacdev: bc: set optimiser state: %d steps", o.T)
 	}
-	if err := upload(bc.d, bc.actor.m, o.M); err != nil {
+	if err := device.UploadAll(bc.d, bc.actor.m, o.M); err != nil {
 		return fmt.Errorf("sacdev: bc: set adam m: %w", err)
 	}
-	if err := upload(bc.d, bc.actor.v, o.V); err != nil {
+	if err := device.UploadAll(bc.d, bc.actor.v, o.V); err != nil {
 		return fmt.Errorf("sacdev: bc: set adam v: %w", err)
 	}
 	bc.t = o.T
@@ -231,39 +231,4 @@ func (bc *BC) Close() error {
 	}
 	bc.all = nil
 	return errors.Join(errs...)
-}
-
-// upload copies host tensors into bufs, checking every size first.
-func upload(d device.Device, bufs []device.Buffer, src [][]float32) error {
-	if len(src) != len(bufs) {
-		return fmt.Errorf("%d tensors, want %d", len(src), len(bufs))
-	}
-	for i, b := range bufs {
-		if len(src[i]) != b.Len() {
-			return fmt.Errorf("tensor %d has %d values, want %d", i, len(src[i]), b.Len())
-		}
-	}
-	for i, b := range bufs {
-		if err := d.Upload(b, src[i]); err != nil {
-			return fmt.Errorf("tensor %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// download copies bufs into host tensors of the same sizes; it waits for
-// the device.
-func download(d device.Device, dst [][]float32, bufs []device.Buffer) error {
-	if len(dst) != len(bufs) {
-		return fmt.Errorf("%d tensors, want %d", len(dst), len(bufs))
-	}
-	for i, b := range bufs {
-		if len(dst[i]) != b.Len() {
-			return fmt.Errorf("tensor %d has %d values, want %d", i, len(dst[i]), b.Len())
-		}
-		if err := d.Download(dst[i], b); err != nil {
-			return fmt.Errorf("tensor %d: %w", i, err)
-		}
-	}
-	return nil
 }
