@@ -72,87 +72,78 @@ func BenchADMTrainStepConfig(cfg models.ADMConfig, iters int) (ms, flops float64
 	return ts[len(ts)/2], float64(ops.ProductFLOPs()-flops0) / float64(iters), nil
 }
 
-// DeviceADMTiming is BenchADMTrainStepOn's medians in milliseconds per ADM
-// train step on a device.
-type DeviceADMTiming struct {
+// DeviceStepTiming is a model's train step timed on a device
+// (BenchADMTrainStepOn, BenchEnsembleTrainStepOn): medians in milliseconds.
+type DeviceStepTiming struct {
 	// Step is the step alone on the batch already on the device, waited
 	// for (device.Sync).
 	Step float64
-	// FitPath is a step as FitADM takes it: the batch uploaded and the
-	// step (its NLL summed on the device, not read back), waited for.
+	// FitPath is a step as a fit takes it: the batch uploaded and the step
+	// (its NLL summed on the device, not read back), waited for.
 	FitPath float64
+}
+
+// timeDeviceStep times step alone and upload followed by step, each waited
+// for, iters times after a few warm-up ones.
+func timeDeviceStep(d device.Device, what string, iters int, upload, step func() error) (DeviceStepTiming, error) {
+	var tm DeviceStepTiming
+	if iters <= 0 {
+		return tm, fmt.Errorf("dynamics: bench %s on a device: iters %d must be positive", what, iters)
+	}
+	if err := upload(); err != nil {
+		return tm, fmt.Errorf("dynamics: bench %s on %s: %w", what, d.Name(), err)
+	}
+	var err error
+	median := func(f func() error) (float64, error) { return stats.MedianMillis(3, iters, f) }
+	if tm.Step, err = median(func() error {
+		if err := step(); err != nil {
+			return err
+		}
+		return d.Sync()
+	}); err != nil {
+		return tm, fmt.Errorf("dynamics: bench %s on %s: %w", what, d.Name(), err)
+	}
+	if tm.FitPath, err = median(func() error {
+		if err := upload(); err != nil {
+			return err
+		}
+		if err := step(); err != nil {
+			return err
+		}
+		return d.Sync()
+	}); err != nil {
+		return tm, fmt.Errorf("dynamics: bench %s on %s: %w", what, d.Name(), err)
+	}
+	return tm, nil
 }
 
 // BenchADMTrainStepOn times BenchADMTrainStep's step (the reference size,
 // batch 256, dropout on) on d (package admdev), recorded as a device graph
 // when graph is set: iters timed steps of each kind after a few warm-up
 // ones.
-func BenchADMTrainStepOn(d device.Device, iters int, graph bool) (DeviceADMTiming, error) {
-	var tm DeviceADMTiming
+func BenchADMTrainStepOn(d device.Device, iters int, graph bool) (DeviceStepTiming, error) {
 	if iters <= 0 {
-		return tm, fmt.Errorf("dynamics: bench ADM on a device: iters %d must be positive", iters)
+		return DeviceStepTiming{}, fmt.Errorf("dynamics: bench ADM on a device: iters %d must be positive", iters)
 	}
 	rng := rand.New(rand.NewSource(5))
 	m, err := models.NewADM(models.DefaultADMConfig(11, 3, 5), rng)
 	if err != nil {
-		return tm, err
+		return DeviceStepTiming{}, err
 	}
 	const batch = 256
 	c := m.Cfg
 	rows := c.M * batch
 	b := admdev.Batch{X: make([]float32, rows*(c.ObsDim+c.ActDim)), Target: make([]float32, rows*(c.ObsDim+1)),
 		Weight: make([]float32, rows)}
-	for i := range b.X {
-		b.X[i] = float32(rng.NormFloat64())
-	}
-	for i := range b.Target {
-		b.Target[i] = float32(0.1 * rng.NormFloat64())
-	}
-	for i := range b.Weight {
-		b.Weight[i] = 1
-	}
+	fillBenchBatch(rng, b.X, b.Target, b.Weight)
 	fc := DefaultADMFitConfig()
 	fc.Batch, fc.DeviceGraph = batch, graph
 	tr, err := newADMTrainer(d, m, fc, 6)
 	if err != nil {
-		return tm, err
+		return DeviceStepTiming{}, err
 	}
 	defer tr.Close()
-	if err := tr.Upload(b); err != nil {
-		return tm, err
-	}
-	median := func(f func() error) (float64, error) { return stats.MedianMillis(3, iters, f) }
-	if tm.Step, err = median(func() error {
-		if err := tr.Step(); err != nil {
-			return err
-		}
-		return d.Sync()
-	}); err != nil {
-		return tm, fmt.Errorf("dynamics: bench ADM on %s: %w", d.Name(), err)
-	}
-	if tm.FitPath, err = median(func() error {
-		if err := tr.Upload(b); err != nil {
-			return err
-		}
-		if err := tr.Step(); err != nil {
-			return err
-		}
-		return d.Sync()
-	}); err != nil {
-		return tm, fmt.Errorf("dynamics: bench ADM on %s: %w", d.Name(), err)
-	}
-	return tm, nil
-}
-
-// DeviceEnsembleTiming is BenchEnsembleTrainStepOn's medians in
-// milliseconds per ensemble train step on a device.
-type DeviceEnsembleTiming struct {
-	// Step is the step alone on the batches already on the device, waited
-	// for (device.Sync).
-	Step float64
-	// FitPath is a step as FitEnsemble takes it: the batches uploaded and
-	// the step (the NLLs summed on the device, not read back), waited for.
-	FitPath float64
+	return timeDeviceStep(d, "ADM", iters, func() error { return tr.Upload(b) }, tr.Step)
 }
 
 // BenchEnsembleTrainStepOn times MBPO's ensemble train step (seven members
@@ -160,10 +151,9 @@ type DeviceEnsembleTiming struct {
 // models.EnsembleDecay) on d (package ensdev), recorded as a device graph
 // when graph is set: iters timed steps of each kind after a few warm-up
 // ones.
-func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceEnsembleTiming, error) {
-	var tm DeviceEnsembleTiming
+func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceStepTiming, error) {
 	if iters <= 0 {
-		return tm, fmt.Errorf("dynamics: bench ensemble on a device: iters %d must be positive", iters)
+		return DeviceStepTiming{}, fmt.Errorf("dynamics: bench ensemble on a device: iters %d must be positive", iters)
 	}
 	const members, batch, obsDim, actDim = 7, 256, 11, 3
 	rng := rand.New(rand.NewSource(5))
@@ -171,15 +161,7 @@ func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceEns
 	var b ensdev.Batch
 	for range members {
 		x, tg, w := make([]float32, batch*(obsDim+actDim)), make([]float32, batch*(obsDim+1)), make([]float32, batch)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		for i := range tg {
-			tg[i] = float32(0.1 * rng.NormFloat64())
-		}
-		for i := range w {
-			w[i] = 1
-		}
+		fillBenchBatch(rng, x, tg, w)
 		b.X, b.Target, b.Weight = append(b.X, x), append(b.Target, tg), append(b.Weight, w)
 	}
 	fc := DefaultEnsembleFitConfig()
@@ -187,31 +169,22 @@ func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceEns
 	opt := models.NewAdamSlices(e.TrainedTensors(), fc.LR)
 	tr, err := newEnsembleTrainer(d, e, fc, opt)
 	if err != nil {
-		return tm, err
+		return DeviceStepTiming{}, err
 	}
 	defer tr.Close()
-	if err := tr.Upload(b); err != nil {
-		return tm, err
+	return timeDeviceStep(d, "ensemble", iters, func() error { return tr.Upload(b) }, tr.Step)
+}
+
+// fillBenchBatch fills a benchmark batch: standard normal inputs, targets
+// of spread 0.1, every row weighted 1.
+func fillBenchBatch(rng *rand.Rand, x, target, weight []float32) {
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
 	}
-	median := func(f func() error) (float64, error) { return stats.MedianMillis(3, iters, f) }
-	if tm.Step, err = median(func() error {
-		if err := tr.Step(); err != nil {
-			return err
-		}
-		return d.Sync()
-	}); err != nil {
-		return tm, fmt.Errorf("dynamics: bench ensemble on %s: %w", d.Name(), err)
+	for i := range target {
+		target[i] = float32(0.1 * rng.NormFloat64())
 	}
-	if tm.FitPath, err = median(func() error {
-		if err := tr.Upload(b); err != nil {
-			return err
-		}
-		if err := tr.Step(); err != nil {
-			return err
-		}
-		return d.Sync()
-	}); err != nil {
-		return tm, fmt.Errorf("dynamics: bench ensemble on %s: %w", d.Name(), err)
+	for i := range weight {
+		weight[i] = 1
 	}
-	return tm, nil
 }

@@ -69,11 +69,11 @@ func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error)
 			if graph && !capturer {
 				break
 			}
-			at, err := benchDeviceADM(device, iters, graph)
+			at, err := benchDeviceModel(device, iters, graph, dynamics.BenchADMTrainStepOn)
 			if err != nil {
 				return tm, err
 			}
-			et, err := benchDeviceEnsemble(device, iters, graph)
+			et, err := benchDeviceModel(device, iters, graph, dynamics.BenchEnsembleTrainStepOn)
 			if err != nil {
 				return tm, err
 			}
@@ -89,37 +89,22 @@ func BenchDeviceUpdate(device string, iters int, adm bool) (DeviceTiming, error)
 	return tm, nil
 }
 
-// benchDeviceEnsemble times the ensemble's train step on a freshly opened
-// device.
-func benchDeviceEnsemble(device string, iters int, graph bool) (dynamics.DeviceEnsembleTiming, error) {
+// benchDeviceModel times a model's train step (bench: the ADM's or the
+// ensemble's) on a freshly opened device.
+func benchDeviceModel(device string, iters int, graph bool,
+	bench func(dev.Device, int, bool) (dynamics.DeviceStepTiming, error)) (dynamics.DeviceStepTiming, error) {
 	d, err := openDevice(device)
 	if err != nil {
-		return dynamics.DeviceEnsembleTiming{}, err
+		return dynamics.DeviceStepTiming{}, err
 	}
-	et, err := dynamics.BenchEnsembleTrainStepOn(d, iters, graph)
+	tm, err := bench(d, iters, graph)
 	if cerr := d.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing %s: %w", device, cerr)
 	}
 	if err != nil {
-		return et, fmt.Errorf("train: bench on %s: %w", device, err)
+		return tm, fmt.Errorf("train: bench on %s: %w", device, err)
 	}
-	return et, nil
-}
-
-// benchDeviceADM times the ADM train step on a freshly opened device.
-func benchDeviceADM(device string, iters int, graph bool) (dynamics.DeviceADMTiming, error) {
-	d, err := openDevice(device)
-	if err != nil {
-		return dynamics.DeviceADMTiming{}, err
-	}
-	at, err := dynamics.BenchADMTrainStepOn(d, iters, graph)
-	if cerr := d.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("closing %s: %w", device, cerr)
-	}
-	if err != nil {
-		return at, fmt.Errorf("train: bench on %s: %w", device, err)
-	}
-	return at, nil
+	return tm, nil
 }
 
 // benchDeviceUpdate times one learner on a freshly opened device into
