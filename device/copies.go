@@ -37,3 +37,39 @@ func DownloadAll(d Device, dst [][]float32, bufs []Buffer) error {
 	}
 	return nil
 }
+
+// AdamState is one network's Adam state on the host as models.Adam holds
+// it: the first and second moments in the trainer's tensor order and the
+// steps taken. The device trainers (admdev, ensdev, sacdev's BC) load and
+// store it with SetOptim and OptimInto.
+type AdamState struct {
+	M, V [][]float32
+	T    int
+}
+
+// DownloadAdam fills s.M and s.V (tensors of the buffers' sizes) from the
+// moment buffers m and v; it waits for the device and leaves s.T alone.
+func DownloadAdam(d Device, s *AdamState, m, v []Buffer) error {
+	if err := DownloadAll(d, s.M, m); err != nil {
+		return fmt.Errorf("adam m: %w", err)
+	}
+	if err := DownloadAll(d, s.V, v); err != nil {
+		return fmt.Errorf("adam v: %w", err)
+	}
+	return nil
+}
+
+// UploadAdam copies s's moments into the buffers m and v after checking
+// that s.T is not negative.
+func UploadAdam(d Device, m, v []Buffer, s AdamState) error {
+	if s.T < 0 {
+		return fmt.Errorf("adam state: %d steps", s.T)
+	}
+	if err := UploadAll(d, m, s.M); err != nil {
+		return fmt.Errorf("adam m: %w", err)
+	}
+	if err := UploadAll(d, v, s.V); err != nil {
+		return fmt.Errorf("adam v: %w", err)
+	}
+	return nil
+}

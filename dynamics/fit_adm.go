@@ -536,7 +536,7 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		g.SetDropoutState(pr.Dropout)
 		if tr != nil {
 			tr.SetDropoutState(pr.Dropout)
-			if err := tr.SetOptim(admdev.Optim{M: opt.M, V: opt.V, T: opt.T}); err != nil {
+			if err := tr.SetOptim(device.AdamState{M: opt.M, V: opt.V, T: opt.T}); err != nil {
 				return rep, fmt.Errorf("dynamics: fit snapshot: %w", err)
 			}
 		}
@@ -744,16 +744,9 @@ func pullADM(tr *admdev.Trainer, m *models.ADM, opt *models.Adam, g *models.ADMG
 	if err := tr.WeightsInto(m.TrainedTensors()); err != nil {
 		return fmt.Errorf("dynamics: ADM fit: %w", err)
 	}
-	o, err := tr.Optim()
-	if err != nil {
+	o := device.AdamState{M: opt.M, V: opt.V}
+	if err := tr.OptimInto(&o); err != nil {
 		return fmt.Errorf("dynamics: ADM fit: %w", err)
-	}
-	if len(o.M) != len(opt.M) {
-		return fmt.Errorf("dynamics: ADM fit: device Adam state has %d tensors, want %d", len(o.M), len(opt.M))
-	}
-	for i := range o.M {
-		copy(opt.M[i], o.M[i])
-		copy(opt.V[i], o.V[i])
 	}
 	opt.T = o.T
 	g.SetDropoutState(tr.DropoutState())

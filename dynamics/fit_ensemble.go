@@ -505,7 +505,7 @@ func newEnsembleTrainer(d device.Device, e *models.Ensemble, fc EnsembleFitConfi
 		_ = tr.Close()
 		return nil, fmt.Errorf("dynamics: ensemble fit on %s: %w", d.Name(), err)
 	}
-	if err := tr.SetOptim(ensdev.Optim{M: opt.M, V: opt.V, T: opt.T}); err != nil {
+	if err := tr.SetOptim(device.AdamState{M: opt.M, V: opt.V, T: opt.T}); err != nil {
 		_ = tr.Close()
 		return nil, fmt.Errorf("dynamics: ensemble fit on %s: %w", d.Name(), err)
 	}
@@ -540,7 +540,7 @@ func pullEnsemble(tr *ensdev.Trainer, e *models.Ensemble, opt *models.Adam, nll 
 	if err := tr.WeightsInto(e.TrainedTensors()); err != nil {
 		return fmt.Errorf("dynamics: ensemble fit: %w", err)
 	}
-	o := ensdev.Optim{M: opt.M, V: opt.V}
+	o := device.AdamState{M: opt.M, V: opt.V}
 	if err := tr.OptimInto(&o); err != nil {
 		return fmt.Errorf("dynamics: ensemble fit: %w", err)
 	}

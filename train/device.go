@@ -275,8 +275,8 @@ func (db *devBC) Pull(actor [][]float32, opt *models.Adam) error {
 	if err := db.b.ActorWeights(actor); err != nil {
 		return err
 	}
-	o := sacdev.BCOptim{M: opt.M, V: opt.V}
-	if err := db.b.Optim(&o); err != nil {
+	o := device.AdamState{M: opt.M, V: opt.V}
+	if err := db.b.OptimInto(&o); err != nil {
 		return err
 	}
 	opt.T = o.T
@@ -288,5 +288,5 @@ func (db *devBC) Push(actor [][]float32, opt *models.Adam) error {
 	if err := db.b.SetWeights(actor); err != nil {
 		return err
 	}
-	return db.b.SetOptim(sacdev.BCOptim{M: opt.M, V: opt.V, T: opt.T})
+	return db.b.SetOptim(device.AdamState{M: opt.M, V: opt.V, T: opt.T})
 }

@@ -254,36 +254,21 @@ func (tr *Trainer) SetWeights(w [][]float32) error { return tr.upload("set weigh
 // for the device.
 func (tr *Trainer) WeightsInto(dst [][]float32) error { return tr.download("weights", dst, tr.params) }
 
-// Optim is the Adam state on the host as models.Adam holds it: the first
-// and second moments in Sizes' order and the steps taken.
-type Optim struct {
-	M, V [][]float32
-	T    int
-}
-
-// Optim downloads the Adam state; it waits for the device.
-func (tr *Trainer) Optim() (Optim, error) {
-	o := Optim{T: tr.t}
-	for _, s := range tr.cfg.Sizes() {
-		o.M = append(o.M, make([]float32, s))
-		o.V = append(o.V, make([]float32, s))
+// OptimInto downloads the Adam state into o's tensors (Sizes' order; e.g.
+// a models.Adam's M and V, updated in place) and step count; it waits for
+// the device.
+func (tr *Trainer) OptimInto(o *device.AdamState) error {
+	if err := device.DownloadAdam(tr.d, o, tr.m, tr.v); err != nil {
+		return fmt.Errorf("admdev: %w", err)
 	}
-	if err := tr.download("adam m", o.M, tr.m); err != nil {
-		return o, err
-	}
-	return o, tr.download("adam v", o.V, tr.v)
+	o.T = tr.t
+	return nil
 }
 
 // SetOptim uploads an Adam state (e.g. a checkpoint's models.Adam M, V, T).
-func (tr *Trainer) SetOptim(o Optim) error {
-	if o.T < 0 {
-		return fmt.Errorf("admdev: set optimiser state: %d steps", o.T)
-	}
-	if err := tr.upload("set adam m", tr.m, o.M); err != nil {
-		return err
-	}
-	if err := tr.upload("set adam v", tr.v, o.V); err != nil {
-		return err
+func (tr *Trainer) SetOptim(o device.AdamState) error {
+	if err := device.UploadAdam(tr.d, tr.m, tr.v, o); err != nil {
+		return fmt.Errorf("admdev: set optimiser state: %w", err)
 	}
 	tr.t = o.T
 	return nil

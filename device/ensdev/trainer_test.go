@@ -3,6 +3,7 @@ package ensdev_test
 import (
 	"testing"
 
+	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/device/ensdev"
 	"github.com/admpo/admpo/device/ensdev/ensdevtest"
@@ -61,7 +62,7 @@ func TestErrors(t *testing.T) {
 	if err := tr.SetNLLSums([]float64{1}); err == nil {
 		t.Error("SetNLLSums with one value for two members succeeded")
 	}
-	if err := tr.SetOptim(ensdev.Optim{T: -1}); err == nil {
+	if err := tr.SetOptim(device.AdamState{T: -1}); err == nil {
 		t.Error("SetOptim with -1 steps succeeded")
 	}
 }

@@ -118,36 +118,20 @@ func (bc *BC) ActorWeights(dst [][]float32) error {
 	return nil
 }
 
-// BCOptim is a BC trainer's Adam state on the host as models.Adam holds
-// it: the moments in the actor's tensor order and the steps taken.
-type BCOptim struct {
-	M, V [][]float32
-	T    int
-}
-
-// Optim downloads the Adam state into o's tensors, which must have the
-// actor's sizes; it waits for the device.
-func (bc *BC) Optim(o *BCOptim) error {
-	if err := device.DownloadAll(bc.d, o.M, bc.actor.m); err != nil {
-		return fmt.Errorf("sacdev: bc: adam m: %w", err)
-	}
-	if err := device.DownloadAll(bc.d, o.V, bc.actor.v); err != nil {
-		return fmt.Errorf("sacdev: bc: adam v: %w", err)
+// OptimInto downloads the Adam state into o's tensors, which must have the
+// actor's sizes, and its step count; it waits for the device.
+func (bc *BC) OptimInto(o *device.AdamState) error {
+	if err := device.DownloadAdam(bc.d, o, bc.actor.m, bc.actor.v); err != nil {
+		return fmt.Errorf("sacdev: bc: %w", err)
 	}
 	o.T = bc.t
 	return nil
 }
 
 // SetOptim uploads an Adam state (e.g. a checkpoint's).
-func (bc *BC) SetOptim(o BCOptim) error {
-	if o.T < 0 {
-		return fmt.Errorf("sacdev: bc: set optimiser state: %d steps", o.T)
-	}
-	if err := device.UploadAll(bc.d, bc.actor.m, o.M); err != nil {
-		return fmt.Errorf("sacdev: bc: set adam m: %w", err)
-	}
-	if err := device.UploadAll(bc.d, bc.actor.v, o.V); err != nil {
-		return fmt.Errorf("sacdev: bc: set adam v: %w", err)
+func (bc *BC) SetOptim(o device.AdamState) error {
+	if err := device.UploadAdam(bc.d, bc.actor.m, bc.actor.v, o); err != nil {
+		return fmt.Errorf("sacdev: bc: set optimiser state: %w", err)
 	}
 	bc.t = o.T
 	return nil

@@ -3,6 +3,7 @@ package sacdev_test
 import (
 	"testing"
 
+	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/device/sacdev"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
@@ -51,7 +52,7 @@ func TestBCErrors(t *testing.T) {
 	if err := bc.SetWeights([][]float32{make([]float32, 12)}); err == nil {
 		t.Error("SetWeights with one tensor succeeded")
 	}
-	if err := bc.SetOptim(sacdev.BCOptim{T: -1}); err == nil {
+	if err := bc.SetOptim(device.AdamState{T: -1}); err == nil {
 		t.Error("SetOptim with -1 steps succeeded")
 	}
 }

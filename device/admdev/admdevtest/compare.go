@@ -209,8 +209,11 @@ func Compare(t *testing.T, d device.Device, opt Options) {
 			when, gl, wl, gn, wn, worst)
 	}
 	// The Adam state matches models.Adam's, so checkpoints carry over.
-	o, err := tr.Optim()
-	if err != nil {
+	o := device.AdamState{}
+	for _, n := range tr.Config().Sizes() {
+		o.M, o.V = append(o.M, make([]float32, n)), append(o.V, make([]float32, n))
+	}
+	if err := tr.OptimInto(&o); err != nil {
 		t.Fatal(err)
 	}
 	if o.T != opt2.T {

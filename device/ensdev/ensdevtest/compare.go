@@ -159,7 +159,7 @@ func Compare(t *testing.T, d device.Device, opt Options) {
 		t.Fatal(err)
 	}
 	got := sized(e.TrainedTensors())
-	o := ensdev.Optim{M: sized(got), V: sized(got)}
+	o := device.AdamState{M: sized(got), V: sized(got)}
 	for s := 1; s <= steps; s++ {
 		when := fmt.Sprintf("step %d", s)
 		b := randomBatch(g, rng)

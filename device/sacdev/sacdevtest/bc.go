@@ -61,7 +61,7 @@ func CompareBC(t *testing.T, d device.Device, opt BCOptions) {
 	}
 	rng := rand.New(rand.NewSource(8))
 	got := mlpWeights(&actor.Net) // sized buffers, overwritten below
-	o := sacdev.BCOptim{M: mlpWeights(&actor.Net), V: mlpWeights(&actor.Net)}
+	o := device.AdamState{M: mlpWeights(&actor.Net), V: mlpWeights(&actor.Net)}
 	for s := 1; s <= steps; s++ {
 		b := randomBatch(rng)
 		want, err := cpu.Update(b)
@@ -83,7 +83,7 @@ func CompareBC(t *testing.T, d device.Device, opt BCOptions) {
 		if err := dev.ActorWeights(got); err != nil {
 			t.Fatal(err)
 		}
-		if err := dev.Optim(&o); err != nil {
+		if err := dev.OptimInto(&o); err != nil {
 			t.Fatal(err)
 		}
 		if o.T != cpu.Opt.T {
