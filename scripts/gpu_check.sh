@@ -4,15 +4,16 @@
 # folder, e.g. /tmp/g; gpu_pack.sh prints the device calls):
 #   bash /tmp/g/gpu_check.sh
 # Steps, each with its own timeout, all within GPU_CHECK_BUDGET seconds
-# (default 420; a step that would start later is skipped, and each step's
+# (default 480; a step that would start later is skipped, and each step's
 # timeout is cut to what is left): the host, nvidia-smi, the CUDA 13
 # libraries (found with find) and LD_LIBRARY_PATH, ldd of the CUDA provider,
 # admpo doctor; the device layer's CUDA tests and timings (device.test,
 # issue 32) and PyTorch's SAC update and ADM train step on the GPU
 # (torch_train.py --device cuda); admpo bench train --device cuda, a
 # short hopper SAC run with --device cuda and cpu, a short ADMPO-ON run with
-# --device cuda and a PAPER_S-second sample of the cpu preset (train-admpo-cuda,
-# paper-cuda); the bisection of the graphs that crash
+# --device cuda, a short MBPO run with --device cuda (its ensemble fits on the
+# device) and a PAPER_S-second sample of the cpu preset (train-admpo-cuda,
+# train-mbpo-cuda, paper-cuda); the bisection of the graphs that crash
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
 # roll-out tests (ADMPO_GPU_TEST=1, incl. TestCUDARolloutBound); admpo bench rollout with CUDA beside
 # PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k, the
@@ -37,7 +38,7 @@ set -uo pipefail
 
 G=${G:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 OUT=${OUT:-/tmp/gpu_out}
-BUDGET=${GPU_CHECK_BUDGET:-420}
+BUDGET=${GPU_CHECK_BUDGET:-480}
 WORK=$(mktemp -d /tmp/gpu_check.XXXX)
 JSON=$WORK/json # every JSON result; they come back inside logs.tgz
 mkdir -p "$OUT" "$JSON"
@@ -227,6 +228,8 @@ TAIL=24 step train-cuda 120 "for m in cuda cuda-graph cpu; do d=\${m%-graph}; g=
 # with SIGINT after PAPER_S seconds (default 90): its log's fit and roll-out
 # times and progress.jsonl's phase times extrapolate the whole run.
 TAIL=20 step train-admpo-cuda 120 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo admpo --preset quick --steps 2000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-admpo-cuda' >'$WORK/run-admpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-admpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-admpo-cuda.log' | tail -n 5; cp '$WORK/run-admpo-cuda/progress.jsonl' '$JSON/admpo_cuda_quick_progress.jsonl'"
+# MBPO's ensemble fits on the device (issue 32, ensdev) in a short quick-preset run.
+TAIL=12 step train-mbpo-cuda 90 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo mbpo --preset quick --steps 1000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-mbpo-cuda' >'$WORK/run-mbpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-mbpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-mbpo-cuda.log' | tail -n 5; cp '$WORK/run-mbpo-cuda/progress.jsonl' '$JSON/mbpo_cuda_quick_progress.jsonl'"
 PAPER_S=${PAPER_S:-90}
 TAIL=30 step paper-cuda $((PAPER_S + 40)) "$RUN timeout -s INT $PAPER_S '$G/admpo' train online --env hopper --algo admpo --preset cpu --seed 0 --device cuda --provider cuda --blas-threads \$(nproc) --eval-every 250 --eval-episodes 2 --tensorboard=false --out '$WORK/run-paper-cuda' >'$WORK/run-paper-cuda.log' 2>&1; rc=\$?; echo \"admpo rc \$rc after at most ${PAPER_S} s\"; grep -E 'model fit|roll-out|interrupted|panic|fatal' '$WORK/run-paper-cuda.log' | tail -n 20; cp '$WORK/run-paper-cuda/progress.jsonl' '$JSON/paper_cuda_progress.jsonl' || { tail -n 20 '$WORK/run-paper-cuda.log'; exit 1; }; ! grep -q -E 'panic|fatal' '$WORK/run-paper-cuda.log'"
 
@@ -284,9 +287,6 @@ for (style, n), v in sorted(res.items()):
     f = lambda x: "-" if x is None else f"{x:,.0f}"
     print(f"| {style} | {n} | {f(b)} | {f(c)} | {'-' if not (b and c) else f'{b / c:.2f}'} |")
 PYEOF
-bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
-torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
-bench admpo_cpu 75 "--provider cpu --rows 10000"
 
 # Larger chunks (issue 33): both sides roll CHUNK_ROWS (default 131072) start
 # rows together instead of 8192 (fewer, larger ONNX Runtime runs and kernel
@@ -316,6 +316,12 @@ for (style, n), v in sorted(rows.items()):
     f = lambda x: "-" if x is None else f"{x:,.0f}"
     print(f"| {style} | {n} | {f(a)} | {f(v.get(('torch', 'direct')))} | {f(v.get(('torch', 'incremental')))} | {'-' if not (a and p) else f'{a / p:.2f}'} | |")
 PYEOF
+
+# 1M rows at the default chunk (measured on 2026-11-26/27; after the chunk sweep,
+# so a tight budget cuts these first), and the CPU bench when named.
+bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
+torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
+bench admpo_cpu 75 "--provider cpu --rows 10000"
 
 # --- ratios: admpo transitions/s over PyTorch's, same style, engine and rows
 cat >"$WORK/ratios.py" <<'EOF'
