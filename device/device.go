@@ -59,6 +59,13 @@ type Device interface {
 	// X transposed when the trans flag is set.
 	Gemm(transA, transB bool, m, n, k int, alpha float32, a Buffer, lda int,
 		b Buffer, ldb int, beta float32, c Buffer, ldc int) error
+	// GemmStridedBatched queues batch products C_i = alpha·op(A_i)·op(B_i)
+	// + beta·C_i, as cublasSgemmStridedBatched: A_i starts strideA
+	// elements after A_{i-1} in a, and likewise B_i and C_i; each is a
+	// column-major matrix as Gemm's. A stride of 0 uses one A (or B) for
+	// every product; the C_i must not overlap (CheckGemmStridedBatched).
+	GemmStridedBatched(transA, transB bool, m, n, k int, alpha float32, a Buffer, lda, strideA int,
+		b Buffer, ldb, strideB int, beta float32, c Buffer, ldc, strideC int, batch int) error
 	// Sync waits until all queued work is done and reports a failure of it.
 	Sync() error
 	// Close frees every buffer and releases the device.
@@ -76,9 +83,9 @@ type Graph interface {
 }
 
 // Capturer is a Device that can record work instead of running it: between
-// BeginCapture and EndCapture, Launch and Gemm are recorded (and checked as
-// always) but not run, and every other method but Name fails with
-// ErrCapturing. On cuda a Graph is a CUDA graph: one launch queues all of
+// BeginCapture and EndCapture, Launch, Gemm and GemmStridedBatched are
+// recorded (and checked as always) but not run, and every other method but
+// Name fails with ErrCapturing. On cuda a Graph is a CUDA graph: one launch queues all of
 // its kernels and products.
 type Capturer interface {
 	Device
@@ -129,8 +136,27 @@ func CheckCopy(op string, b Buffer, t Type, count int) error {
 // CheckGemm reports whether the arguments of Device.Gemm describe valid
 // column-major matrices that fit their buffers.
 func CheckGemm(transA, transB bool, m, n, k int, a Buffer, lda int, b Buffer, ldb int, c Buffer, ldc int) error {
+	return checkGemm("gemm", transA, transB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1)
+}
+
+// CheckGemmStridedBatched reports whether the arguments of
+// Device.GemmStridedBatched describe batch valid column-major matrices
+// each of A, B and C whose last one (at stride·(batch-1)) still fits its
+// buffer, with strides in 0..MaxLen and C's matrices apart: C_i's extent
+// ldc·(n-1)+m is at most strideC when batch > 1. A batch of 0 is valid
+// and does nothing.
+func CheckGemmStridedBatched(transA, transB bool, m, n, k int, a Buffer, lda, strideA int, b Buffer, ldb, strideB int,
+	c Buffer, ldc, strideC int, batch int) error {
+	return checkGemm("gemm batched", transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch)
+}
+
+func checkGemm(op string, transA, transB bool, m, n, k int, a Buffer, lda, strideA int, b Buffer, ldb, strideB int,
+	c Buffer, ldc, strideC int, batch int) error {
 	if m < 0 || n < 0 || k < 0 || m > MaxLen || n > MaxLen || k > MaxLen {
-		return fmt.Errorf("device: gemm m=%d n=%d k=%d: %w", m, n, k, ErrInvalidShape)
+		return fmt.Errorf("device: %s m=%d n=%d k=%d: %w", op, m, n, k, ErrInvalidShape)
+	}
+	if batch < 0 || batch > MaxLen {
+		return fmt.Errorf("device: %s of %d products: %w", op, batch, ErrInvalidShape)
 	}
 	ar, ac := m, k
 	if transA {
@@ -143,22 +169,38 @@ func CheckGemm(transA, transB bool, m, n, k int, a Buffer, lda int, b Buffer, ld
 	for _, x := range []struct {
 		name       string
 		buf        Buffer
-		ld         int
+		ld, stride int
 		rows, cols int
-	}{{"A", a, lda, ar, ac}, {"B", b, ldb, br, bc}, {"C", c, ldc, m, n}} {
+	}{{"A", a, lda, strideA, ar, ac}, {"B", b, ldb, strideB, br, bc}, {"C", c, ldc, strideC, m, n}} {
 		if x.buf.Type() != Float32 {
-			return fmt.Errorf("device: gemm: %s: %w: %v", x.name, ErrType, x.buf.Type())
+			return fmt.Errorf("device: %s: %s: %w: %v", op, x.name, ErrType, x.buf.Type())
 		}
-		if x.ld < max(1, x.rows) {
-			return fmt.Errorf("device: gemm: ld%s=%d < %d rows: %w", x.name, x.ld, x.rows, ErrInvalidShape)
+		if x.ld < max(1, x.rows) || x.ld > MaxLen {
+			return fmt.Errorf("device: %s: ld%s=%d < %d rows: %w", op, x.name, x.ld, x.rows, ErrInvalidShape)
 		}
-		if x.rows > 0 && x.cols > 0 && x.ld*(x.cols-1)+x.rows > x.buf.Len() {
-			return fmt.Errorf("device: gemm: %s is %dx%d with ld %d, needs %d elements, buffer has %d: %w",
-				x.name, x.rows, x.cols, x.ld, x.ld*(x.cols-1)+x.rows, x.buf.Len(), ErrRange)
+		if x.stride < 0 || x.stride > MaxLen {
+			return fmt.Errorf("device: %s: stride%s=%d: %w (0..%d)", op, x.name, x.stride, ErrInvalidShape, MaxLen)
+		}
+		if x.rows == 0 || x.cols == 0 || batch == 0 {
+			continue
+		}
+		// Both terms are below 2^62: no overflow.
+		extent := x.ld*(x.cols-1) + x.rows
+		if need := x.stride*(batch-1) + extent; need > x.buf.Len() {
+			if batch == 1 {
+				return fmt.Errorf("device: %s: %s is %dx%d with ld %d, needs %d elements, buffer has %d: %w",
+					op, x.name, x.rows, x.cols, x.ld, need, x.buf.Len(), ErrRange)
+			}
+			return fmt.Errorf("device: %s: %d %s of %dx%d with ld %d and stride %d need %d elements, buffer has %d: %w",
+				op, batch, x.name, x.rows, x.cols, x.ld, x.stride, need, x.buf.Len(), ErrRange)
+		}
+		if x.name == "C" && batch > 1 && x.stride < extent {
+			return fmt.Errorf("device: %s: C's %dx%d matrices with ld %d span %d elements, more than strideC=%d: %w",
+				op, x.rows, x.cols, x.ld, extent, x.stride, ErrArgs)
 		}
 	}
 	if c == a || c == b {
-		return fmt.Errorf("device: gemm: C aliases an input: %w", ErrArgs)
+		return fmt.Errorf("device: %s: C aliases an input: %w", op, ErrArgs)
 	}
 	return nil
 }

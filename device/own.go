@@ -43,3 +43,22 @@ func CheckGemmOn[B any](prefix string, own Own[B], transA, transB bool, m, n, k 
 	}
 	return bufs, nil
 }
+
+// CheckGemmStridedBatchedOn is CheckGemmOn for
+// Device.GemmStridedBatched (CheckGemmStridedBatched).
+func CheckGemmStridedBatchedOn[B any](prefix string, own Own[B], transA, transB bool, m, n, k int,
+	a Buffer, lda, strideA int, b Buffer, ldb, strideB int, c Buffer, ldc, strideC int, batch int) ([3]B, error) {
+	var bufs [3]B
+	for i, x := range []Buffer{a, b, c} {
+		ob, err := own("gemm batched", x)
+		if err != nil {
+			return bufs, err
+		}
+		bufs[i] = ob
+	}
+	if err := CheckGemmStridedBatched(transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC,
+		batch); err != nil {
+		return bufs, fmt.Errorf("%s: %w", prefix, err)
+	}
+	return bufs, nil
+}

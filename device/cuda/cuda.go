@@ -345,6 +345,28 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 		beta, uintptr(bufs[2].ptr), ldc)
 }
 
+// GemmStridedBatched queues batch products C_i = alpha·op(A_i)·op(B_i) +
+// beta·C_i (column-major, A_i at strideA·i in a and likewise B_i, C_i) on
+// the stream through one cublasSgemmStridedBatched.
+func (d *Device) GemmStridedBatched(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda, strideA int,
+	b device.Buffer, ldb, strideB int, beta float32, c device.Buffer, ldc, strideC int, batch int) error {
+	bufs, err := device.CheckGemmStridedBatchedOn("cuda", d.own, transA, transB, m, n, k, a, lda, strideA, b, ldb,
+		strideB, c, ldc, strideC, batch)
+	if err != nil {
+		return err
+	}
+	if m == 0 || n == 0 || batch == 0 {
+		return nil
+	}
+	leave, err := d.enter("gemm batched")
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return d.blas.SgemmStridedBatched(transA, transB, m, n, k, alpha, uintptr(bufs[0].ptr), lda, strideA,
+		uintptr(bufs[1].ptr), ldb, strideB, beta, uintptr(bufs[2].ptr), ldc, strideC, batch)
+}
+
 // Sync waits for the stream and reports a failure of its work.
 func (d *Device) Sync() error {
 	leave, err := d.enter("sync")

@@ -68,6 +68,36 @@ func testErrors(t *testing.T, d device.Device) {
 		{"gemm int32", d.Gemm(false, false, 2, 2, 1, 1, idx, 2, y, 1, 0, x, 2), device.ErrType},
 		{"gemm negative", d.Gemm(false, false, -1, 2, 1, 1, x, 2, y, 1, 0, h.alloc(device.Float32, 8), 2), device.ErrInvalidShape},
 		{"gemm freed", d.Gemm(false, false, 1, 1, 1, 1, freed, 1, y, 1, 0, x, 1), device.ErrFreed},
+		// Batched: 2x2 products with k = 1 need 2 elements of A and B, 4 of
+		// C; x and y hold 10.
+		{"batched last A past the end", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, 3, y, 1, 2, 0,
+			h.alloc(device.Float32, 16), 2, 4, 4), device.ErrRange},
+		{"batched last B past the end", d.GemmStridedBatched(false, false, 2, 2, 1, 1, y, 2, 2, x, 1, 5, 0,
+			h.alloc(device.Float32, 12), 2, 4, 3), device.ErrRange},
+		{"batched last C past the end", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, 2, y, 1, 2, 0,
+			h.alloc(device.Float32, 15), 2, 4, 4), device.ErrRange},
+		// Bᵀ [1, 2] (ld 2) spans 3 elements, B [2, 1] would span 2: the
+		// third at 8 fits only untransposed.
+		{"batched transposed B past the end", d.GemmStridedBatched(false, true, 2, 1, 2, 1, y, 2, 0, x, 2, 4, 0,
+			h.alloc(device.Float32, 6), 2, 2, 3), device.ErrRange},
+		{"batched negative stride", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, -2, y, 1, 2, 0,
+			h.alloc(device.Float32, 12), 2, 4, 3), device.ErrInvalidShape},
+		{"batched C overlaps", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, 2, y, 1, 2, 0,
+			h.alloc(device.Float32, 12), 2, 3, 3), device.ErrArgs},
+		{"batched C shared", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, 2, y, 1, 2, 0,
+			h.alloc(device.Float32, 12), 2, 0, 3), device.ErrArgs},
+		{"batched negative count", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, 2, y, 1, 2, 0,
+			h.alloc(device.Float32, 12), 2, 4, -1), device.ErrInvalidShape},
+		{"batched lda", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 1, 2, y, 1, 2, 0,
+			h.alloc(device.Float32, 12), 2, 4, 3), device.ErrInvalidShape},
+		{"batched alias", d.GemmStridedBatched(false, false, 2, 2, 1, 1, x, 2, 2, y, 1, 2, 0, y, 2, 4, 2),
+			device.ErrArgs},
+		{"batched int32", d.GemmStridedBatched(false, false, 2, 2, 1, 1, idx, 2, 1, y, 1, 2, 0,
+			h.alloc(device.Float32, 12), 2, 4, 2), device.ErrType},
+		{"batched freed", d.GemmStridedBatched(false, false, 1, 1, 1, 1, freed, 1, 1, y, 1, 1, 0, x, 1, 1, 2),
+			device.ErrFreed},
+		{"batched foreign", d.GemmStridedBatched(false, false, 1, 1, 1, 1, x, 1, 1, alien{}, 1, 1, 0, y, 1, 1, 2),
+			device.ErrForeign},
 	}
 	for _, c := range cases {
 		if !errors.Is(c.err, c.want) {
@@ -121,6 +151,7 @@ func TestClose(t *testing.T, d device.Device) {
 func Run(t *testing.T, d device.Device, o Options) {
 	t.Run("kernels", func(t *testing.T) { testKernels(t, d, o) })
 	t.Run("gemm", func(t *testing.T) { testGemm(t, d, o) })
+	t.Run("gemm_batched", func(t *testing.T) { testGemmBatched(t, d, o) })
 	t.Run("copies", func(t *testing.T) { testCopies(t, d) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, d) })
 	if c, ok := d.(device.Capturer); ok {

@@ -214,6 +214,36 @@ func (d *Device) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.
 	return nil
 }
 
+// GemmStridedBatched computes batch products C_i = alpha·op(A_i)·op(B_i) +
+// beta·C_i (column-major, A_i at strideA·i in a and likewise B_i, C_i) now,
+// one after another with Gemm's kernel.
+func (d *Device) GemmStridedBatched(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda, strideA int,
+	b device.Buffer, ldb, strideB int, beta float32, c device.Buffer, ldc, strideC int, batch int) error {
+	bufs, err := device.CheckGemmStridedBatchedOn("emu", d.own, transA, transB, m, n, k, a, lda, strideA, b, ldb,
+		strideB, c, ldc, strideC, batch)
+	if err != nil {
+		return err
+	}
+	if m == 0 || n == 0 || batch == 0 {
+		return nil
+	}
+	if d.rec != nil {
+		d.rec.ops = append(d.rec.ops, func() error {
+			return d.GemmStridedBatched(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc,
+				strideC, batch)
+		})
+		return nil
+	}
+	// at is the i-th matrix of x: empty past the end, which only an empty
+	// operand (k = 0) reaches.
+	at := func(x []float32, stride, i int) []float32 { return x[min(stride*i, len(x)):] }
+	for i := range batch {
+		cpukern.Sgemm(transB, transA, n, m, k, alpha, at(bufs[1].f, strideB, i), ldb, at(bufs[0].f, strideA, i), lda,
+			beta, at(bufs[2].f, strideC, i), ldc)
+	}
+	return nil
+}
+
 // Sync returns nil: emulated work runs when it is queued.
 func (d *Device) Sync() error {
 	if err := d.capturing("sync"); err != nil {

@@ -13,6 +13,9 @@ package cublas
 // typedef int (*cublas_get_version_t)(void *, int *);
 // typedef int (*cublas_sgemm_t)(void *, int, int, int, int, int, const float *, const float *, int,
 //                               const float *, int, const float *, float *, int);
+// typedef int (*cublas_sgemm_strided_batched_t)(void *, int, int, int, int, int, const float *, const float *, int,
+//                                               long long, const float *, int, long long, const float *, float *,
+//                                               int, long long, int);
 //
 // struct admpo_cublas_fns {
 // 	void *lib;
@@ -22,6 +25,7 @@ package cublas
 // 	cublas_set_math_mode_t set_math_mode;
 // 	cublas_get_version_t get_version;
 // 	cublas_sgemm_t sgemm;
+// 	cublas_sgemm_strided_batched_t sgemm_strided_batched;
 // };
 // static struct admpo_cublas_fns admpo_cublas;
 //
@@ -41,6 +45,7 @@ package cublas
 // 		{(void **)&f.set_math_mode, "cublasSetMathMode"},
 // 		{(void **)&f.get_version, "cublasGetVersion_v2"},
 // 		{(void **)&f.sgemm, "cublasSgemm_v2"},
+// 		{(void **)&f.sgemm_strided_batched, "cublasSgemmStridedBatched"},
 // 	};
 // 	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
 // 		*syms[i].fn = dlsym(lib, syms[i].name);
@@ -67,6 +72,12 @@ package cublas
 //                               uintptr_t b, int ldb, float beta, uintptr_t c, int ldc) {
 // 	return admpo_cublas.sgemm((void *)h, ta, tb, m, n, k, &alpha, (const float *)a, lda, (const float *)b, ldb,
 // 	                          &beta, (float *)c, ldc);
+// }
+// static int admpo_cublas_sgemm_strided_batched(uintptr_t h, int ta, int tb, int m, int n, int k, float alpha,
+//                                               uintptr_t a, int lda, long long sa, uintptr_t b, int ldb, long long sb,
+//                                               float beta, uintptr_t c, int ldc, long long sc, int batch) {
+// 	return admpo_cublas.sgemm_strided_batched((void *)h, ta, tb, m, n, k, &alpha, (const float *)a, lda, sa,
+// 	                                          (const float *)b, ldb, sb, &beta, (float *)c, ldc, sc, batch);
 // }
 import "C"
 
@@ -182,18 +193,35 @@ func New(stream uintptr, pedantic bool) (Handle, int, error) {
 // device addresses a, b, c (cublasSgemm; the caller checks the shapes).
 func (h Handle) Sgemm(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int,
 	beta float32, c uintptr, ldc int) error {
-	op := func(t bool) C.int {
-		if t {
-			return cublasOpT
-		}
-		return cublasOpN
-	}
 	st := C.admpo_cublas_sgemm(C.uintptr_t(h), op(ta), op(tb), C.int(m), C.int(n), C.int(k), C.float(alpha),
 		C.uintptr_t(a), C.int(lda), C.uintptr_t(b), C.int(ldb), C.float(beta), C.uintptr_t(c), C.int(ldc))
 	if st != 0 {
 		return fmt.Errorf("cublas: cublasSgemm: status %d", int(st))
 	}
 	return nil
+}
+
+// SgemmStridedBatched queues batch products C_i = alpha·op(A_i)·op(B_i) +
+// beta·C_i on column-major matrices, A_i at device address a + 4·strideA·i
+// and likewise B_i and C_i (cublasSgemmStridedBatched; the caller checks
+// the shapes).
+func (h Handle) SgemmStridedBatched(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda, strideA int, b uintptr,
+	ldb, strideB int, beta float32, c uintptr, ldc, strideC int, batch int) error {
+	st := C.admpo_cublas_sgemm_strided_batched(C.uintptr_t(h), op(ta), op(tb), C.int(m), C.int(n), C.int(k),
+		C.float(alpha), C.uintptr_t(a), C.int(lda), C.longlong(strideA), C.uintptr_t(b), C.int(ldb),
+		C.longlong(strideB), C.float(beta), C.uintptr_t(c), C.int(ldc), C.longlong(strideC), C.int(batch))
+	if st != 0 {
+		return fmt.Errorf("cublas: cublasSgemmStridedBatched: status %d", int(st))
+	}
+	return nil
+}
+
+// op is cuBLAS's operation for a trans flag.
+func op(t bool) C.int {
+	if t {
+		return cublasOpT
+	}
+	return cublasOpN
 }
 
 // Destroy releases the handle.

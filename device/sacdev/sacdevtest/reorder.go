@@ -6,11 +6,11 @@ import (
 	"github.com/admpo/admpo/device"
 )
 
-// Reordered wraps d so that Gemm accumulates in float64 and rounds once:
-// the same products as d's, summed in another order and precision, as a
-// GPU's cuBLAS sums them differently from OpenBLAS. Compare on it shows
-// on the CPU how far rounding alone moves a SAC update from sac.Agent's,
-// which is what Options must allow on a GPU.
+// Reordered wraps d so that Gemm and GemmStridedBatched accumulate in
+// float64 and round once: the same products as d's, summed in another
+// order and precision, as a GPU's cuBLAS sums them differently from
+// OpenBLAS. Compare on it shows on the CPU how far rounding alone moves a
+// SAC update from sac.Agent's, which is what Options must allow on a GPU.
 func Reordered(d device.Device) device.Device { return reordered{d} }
 
 type reordered struct{ device.Device }
@@ -22,6 +22,24 @@ func (r reordered) Gemm(transA, transB bool, m, n, k int, alpha float32, a devic
 	if err := device.CheckGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 		return fmt.Errorf("reordered: %w", err)
 	}
+	return r.products(transA, transB, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1)
+}
+
+func (r reordered) GemmStridedBatched(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda,
+	strideA int, b device.Buffer, ldb, strideB int, beta float32, c device.Buffer, ldc, strideC int, batch int) error {
+	if err := device.CheckGemmStridedBatched(transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc,
+		strideC, batch); err != nil {
+		return fmt.Errorf("reordered: %w", err)
+	}
+	return r.products(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
+}
+
+// products computes checked batched products in float64 on the host.
+func (r reordered) products(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda, strideA int,
+	b device.Buffer, ldb, strideB int, beta float32, c device.Buffer, ldc, strideC int, batch int) error {
+	if m == 0 || n == 0 || batch == 0 {
+		return nil
+	}
 	av, bv, cv := make([]float32, a.Len()), make([]float32, b.Len()), make([]float32, c.Len())
 	for _, x := range []struct {
 		dst []float32
@@ -31,26 +49,29 @@ func (r reordered) Gemm(transA, transB bool, m, n, k int, alpha float32, a devic
 			return fmt.Errorf("reordered: %w", err)
 		}
 	}
-	for j := range n {
-		for i := range m {
-			s := 0.0
-			for l := range k {
-				ai := i + l*lda
-				if transA {
-					ai = l + i*lda
+	for p := range batch {
+		oa, ob, oc := p*strideA, p*strideB, p*strideC
+		for j := range n {
+			for i := range m {
+				s := 0.0
+				for l := range k {
+					ai := oa + i + l*lda
+					if transA {
+						ai = oa + l + i*lda
+					}
+					bi := ob + l + j*ldb
+					if transB {
+						bi = ob + j + l*ldb
+					}
+					s += float64(av[ai]) * float64(bv[bi])
 				}
-				bi := l + j*ldb
-				if transB {
-					bi = j + l*ldb
+				ci := oc + i + j*ldc
+				v := float64(alpha) * s
+				if beta != 0 {
+					v += float64(beta) * float64(cv[ci])
 				}
-				s += float64(av[ai]) * float64(bv[bi])
+				cv[ci] = float32(v)
 			}
-			ci := i + j*ldc
-			v := float64(alpha) * s
-			if beta != 0 {
-				v += float64(beta) * float64(cv[ci])
-			}
-			cv[ci] = float32(v)
 		}
 	}
 	if err := r.Upload(c, cv); err != nil {
