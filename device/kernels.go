@@ -237,6 +237,61 @@ func init() {
 	}, fb("out"), fb("target"), fb("scale"), fb("bias"), fb("action"), fb("sq"), fb("dout"), in("ad"), fl("coef"))
 	// The ensemble (ensemble.cu).
 	def("ens_swish_grad", need(0, 1, 2), fb("dy"), fb("u"), fb("sig"))
+	// stacked checks a launch over n = members·rows·c elements of stacked
+	// members' [rows, c] blocks (c and rows at arguments ci, ci+1): mats
+	// hold n elements, vecs members·c.
+	stacked := func(ci int, mats, vecs []int) func(n int, a args) error {
+		return func(n int, a args) error {
+			c, rows := a.int(ci), a.int(ci+1)
+			if c < 1 || rows < 1 || n%(rows*c) != 0 {
+				return fmt.Errorf("n=%d is not a multiple of rows=%d·c=%d: %w", n, rows, c, ErrArgs)
+			}
+			if err := need(mats...)(n, a); err != nil {
+				return err
+			}
+			return need(vecs...)(n/rows, a)
+		}
+	}
+	def("ens_swish", stacked(4, []int{0, 2, 3}, []int{1}), fb("u"), fb("bias"), fb("sig"), fb("act"), in("c"),
+		in("rows"))
+	def("ens_bias_add", stacked(2, []int{0}, []int{1}), fb("y"), fb("bias"), in("c"), in("rows"))
+	def("ens_head", func(n int, a args) error {
+		d, rows := a.int(11), a.int(12)
+		if d < 1 || rows < 1 || n%rows != 0 || n > MaxLen/(2*d) {
+			return fmt.Errorf("n=%d rows of d=%d in members of %d rows: %w", n, d, rows, ErrArgs)
+		}
+		members := n / rows
+		if err := need(0, 7)(n*2*d, a); err != nil {
+			return err
+		}
+		if err := need(3, 6, 8, 9)(n*d, a); err != nil {
+			return err
+		}
+		if err := need(1, 2)(members*d, a); err != nil {
+			return err
+		}
+		if err := need(5)(members, a); err != nil {
+			return err
+		}
+		return need(4, 10)(n, a)
+	}, fb("o"), fb("mx"), fb("mn"), fb("tg"), fb("w"), fb("wsum"), fb("lv"), fb("dout"), fb("tmax"), fb("tmin"),
+		fb("rowloss"), in("d"), in("rows"))
+	def("ens_loss", func(n int, a args) error {
+		rows, d := a.int(5), a.int(6)
+		if rows < 0 || d < 0 {
+			return fmt.Errorf("rows=%d, d=%d: %w", rows, d, ErrArgs)
+		}
+		if err := need(0)(n*rows, a); err != nil {
+			return err
+		}
+		if err := need(1)(n, a); err != nil {
+			return err
+		}
+		if err := need(2, 3)(n*d, a); err != nil {
+			return err
+		}
+		return need(4)(2*n, a)
+	}, fb("rowloss"), fb("wsum"), fb("mx"), fb("mn"), fb("out"), in("rows"), in("d"), fl("coef"))
 }
 
 // defADM defines the ADM train step's kernels (adm.cu).

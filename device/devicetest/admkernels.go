@@ -299,8 +299,22 @@ func testADMHead(h h, r *rand.Rand, n int, tol float64) {
 	tmax, tmin, rl := h.alloc(device.Float32, n*d), h.alloc(device.Float32, n*d), h.alloc(device.Float32, n)
 	h.launch("adm_head", n, h.up(o), h.up(mx), h.up(mn), h.up(tg), h.up(w), h.up([]float32{wsum}),
 		lv, dout, tmax, tmin, rl, d)
-	wl, wd, wx, wn, wr := make([]float64, n*d), make([]float64, n*2*d), make([]float64, n*d), make([]float64, n*d), make([]float64, n)
+	wl, wd, wx, wn, wr := admHeadRef(o, mx, mn, tg, w, wsum, n, d)
 	norm := float64(wsum) * d
+	compare(h.t, "adm_head lv", h.down(lv), wl, tol, tol)
+	// Gradients are c ~ 1/(d·Σw) times values of order one.
+	gs := tol / max(norm, 1)
+	compare(h.t, "adm_head dout", h.down(dout), wd, 10*tol, 10*gs)
+	compare(h.t, "adm_head tmax", h.down(tmax), wx, 10*tol, 10*gs)
+	compare(h.t, "adm_head tmin", h.down(tmin), wn, 10*tol, 10*gs)
+	compare(h.t, "adm_head rowloss", h.down(rl), wr, 10*tol, 10*tol)
+}
+
+// admHeadRef is adm_head's float64 reference over n rows with bounds mx, mn
+// [d] and Σw wsum: lv, dout, tmax, tmin and rowloss.
+func admHeadRef(o, mx, mn, tg, w []float32, wsum float32, n, d int) (wl, wd, wx, wn, wr []float64) {
+	wl, wd, wx, wn, wr = make([]float64, n*d), make([]float64, n*2*d), make([]float64, n*d), make([]float64, n*d), make([]float64, n)
+	norm := float64(wsum) * float64(d)
 	for i := range n {
 		c := 0.0
 		if norm != 0 {
@@ -323,13 +337,23 @@ func testADMHead(h h, r *rand.Rand, n int, tol float64) {
 			wn[i*d+j] = glv * (1 - sigmoid(a-lo))
 		}
 	}
-	compare(h.t, "adm_head lv", h.down(lv), wl, tol, tol)
-	// Gradients are c ~ 1/(d·Σw) times values of order one.
-	gs := tol / max(norm, 1)
-	compare(h.t, "adm_head dout", h.down(dout), wd, 10*tol, 10*gs)
-	compare(h.t, "adm_head tmax", h.down(tmax), wx, 10*tol, 10*gs)
-	compare(h.t, "adm_head tmin", h.down(tmin), wn, 10*tol, 10*gs)
-	compare(h.t, "adm_head rowloss", h.down(rl), wr, 10*tol, 10*tol)
+	return wl, wd, wx, wn, wr
+}
+
+// admLossRef is adm_loss's float64 reference: the loss and the NLL.
+func admLossRef(rl []float32, wsum float32, mx, mn []float32, coef float64) []float64 {
+	d := len(mx)
+	nll := 0.0
+	if wsum != 0 {
+		for _, v := range rl {
+			nll += float64(v) / (float64(wsum) * float64(d))
+		}
+	}
+	pen := 0.0
+	for j := range d {
+		pen += coef*float64(mx[j]) - coef*float64(mn[j])
+	}
+	return []float64{nll + pen, nll}
 }
 
 func testADMLoss(h h, r *rand.Rand, n int, tol float64) {
@@ -341,17 +365,7 @@ func testADMLoss(h h, r *rand.Rand, n int, tol float64) {
 	for _, wsum := range []float32{217.5, 0} {
 		out := h.alloc(device.Float32, 2)
 		h.launch("adm_loss", 1, h.up(rl), h.up([]float32{wsum}), h.up(mx), h.up(mn), out, rows, d, float32(coef))
-		nll := 0.0
-		if wsum != 0 {
-			for _, v := range rl {
-				nll += float64(v) / (float64(wsum) * d)
-			}
-		}
-		pen := 0.0
-		for j := range d {
-			pen += coef*float64(mx[j]) - coef*float64(mn[j])
-		}
-		compare(h.t, "adm_loss", h.down(out), []float64{nll + pen, nll}, tol, tol)
+		compare(h.t, "adm_loss", h.down(out), admLossRef(rl, wsum, mx, mn, coef), tol, tol)
 	}
 }
 

@@ -90,4 +90,15 @@ var table = map[string]func(n C.int, a []any){
 		C.bc_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), in(a[7]), fl(a[8]))
 	},
 	"ens_swish_grad": func(n C.int, a []any) { C.ens_swish_grad(n, fb(a[0]), fb(a[1]), fb(a[2])) },
+	"ens_swish": func(n C.int, a []any) {
+		C.ens_swish(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), in(a[4]), in(a[5]))
+	},
+	"ens_bias_add": func(n C.int, a []any) { C.ens_bias_add(n, fb(a[0]), fb(a[1]), in(a[2]), in(a[3])) },
+	"ens_head": func(n C.int, a []any) {
+		C.ens_head(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]), fb(a[8]),
+			fb(a[9]), fb(a[10]), in(a[11]), in(a[12]))
+	},
+	"ens_loss": func(n C.int, a []any) {
+		C.ens_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), in(a[5]), in(a[6]), fl(a[7]))
+	},
 }

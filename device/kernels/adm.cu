@@ -173,6 +173,34 @@ __device__ double adm_softplus(double z, double *sig) {
 	return (z > 0.0 ? z : 0.0) + log1p(ez);
 }
 
+// adm_head_row is adm_head's row r, with mx and mn the bounds and norm =
+// Σw·d of the row's model (ens_head runs it for every member's rows).
+__device__ void adm_head_row(int r, const float *__restrict__ o, const float *__restrict__ mx,
+                             const float *__restrict__ mn, const float *__restrict__ tg, const float *__restrict__ w,
+                             double norm, float *__restrict__ lv, float *__restrict__ dout, float *__restrict__ tmax,
+                             float *__restrict__ tmin, float *__restrict__ rowloss, int d) {
+	double wr = (double)w[r];
+	double c = norm != 0.0 ? wr / norm : 0.0;
+	double rs = 0.0;
+	for (int j = 0; j < d; j++) {
+		double s1, s2;
+		double raw = (double)o[r * 2 * d + d + j];
+		double a = (double)mx[j] - adm_softplus((double)mx[j] - raw, &s1);
+		float l = (float)((double)mn[j] + adm_softplus(a - (double)mn[j], &s2));
+		lv[r * d + j] = l;
+		double e = (double)o[r * 2 * d + j] - (double)tg[r * d + j];
+		double iv = exp(-(double)l);
+		rs += e * e * iv + (double)l;
+		float dlv = (float)(c * (1.0 - e * e * iv));
+		double gl = (double)dlv;
+		dout[r * 2 * d + j] = (float)(c * 2.0 * e * iv);
+		dout[r * 2 * d + d + j] = (float)(gl * s2 * s1);
+		tmax[r * d + j] = (float)(gl * s2 * (1.0 - s1));
+		tmin[r * d + j] = (float)(gl * (1.0 - s2));
+	}
+	rowloss[r] = wr != 0.0 ? (float)(wr * rs) : 0.0f;
+}
+
 // adm_head: the Gaussian head over n rows. o [n,2d] is the output layer's:
 // the mean (columns 0..d-1) and the raw log-variance, soft-clamped into
 // lv [n,d] with the bounds mx, mn [d]:
@@ -190,28 +218,26 @@ KERNEL adm_head(int n, const float *__restrict__ o, const float *__restrict__ mx
                 float *__restrict__ lv, float *__restrict__ dout, float *__restrict__ tmax, float *__restrict__ tmin,
                 float *__restrict__ rowloss, int d) {
 	double norm = (double)wsum[0] * (double)d;
-	GRID_STRIDE(r, n) {
-		double wr = (double)w[r];
-		double c = norm != 0.0 ? wr / norm : 0.0;
-		double rs = 0.0;
-		for (int j = 0; j < d; j++) {
-			double s1, s2;
-			double raw = (double)o[r * 2 * d + d + j];
-			double a = (double)mx[j] - adm_softplus((double)mx[j] - raw, &s1);
-			float l = (float)((double)mn[j] + adm_softplus(a - (double)mn[j], &s2));
-			lv[r * d + j] = l;
-			double e = (double)o[r * 2 * d + j] - (double)tg[r * d + j];
-			double iv = exp(-(double)l);
-			rs += e * e * iv + (double)l;
-			float dlv = (float)(c * (1.0 - e * e * iv));
-			double gl = (double)dlv;
-			dout[r * 2 * d + j] = (float)(c * 2.0 * e * iv);
-			dout[r * 2 * d + d + j] = (float)(gl * s2 * s1);
-			tmax[r * d + j] = (float)(gl * s2 * (1.0 - s1));
-			tmin[r * d + j] = (float)(gl * (1.0 - s2));
-		}
-		rowloss[r] = wr != 0.0 ? (float)(wr * rs) : 0.0f;
+	GRID_STRIDE(r, n) { adm_head_row(r, o, mx, mn, tg, w, norm, lv, dout, tmax, tmin, rowloss, d); }
+}
+
+// adm_loss_one is adm_loss's work (ens_loss runs it for every member).
+__device__ void adm_loss_one(const float *__restrict__ rowloss, const float *__restrict__ wsum,
+                             const float *__restrict__ mx, const float *__restrict__ mn, float *__restrict__ out,
+                             int rows, int d, float coef) {
+	double s = 0.0, sx = 0.0, sn = 0.0;
+	for (int r = 0; r < rows; r++) {
+		s += (double)rowloss[r];
 	}
+	for (int j = 0; j < d; j++) {
+		sx += (double)mx[j];
+		sn += (double)mn[j];
+	}
+	double norm = (double)wsum[0] * (double)d;
+	float nll = norm != 0.0 ? (float)(s / norm) : 0.0f;
+	float pen = (float)((double)coef * sx) + (float)((double)-coef * sn);
+	out[0] = nll + pen;
+	out[1] = nll;
 }
 
 // adm_loss: the loss NLL + coef·Σmx - coef·Σmn into out[0] and the NLL
@@ -220,21 +246,7 @@ KERNEL adm_head(int n, const float *__restrict__ o, const float *__restrict__ mx
 KERNEL adm_loss(int n, const float *__restrict__ rowloss, const float *__restrict__ wsum,
                 const float *__restrict__ mx, const float *__restrict__ mn, float *__restrict__ out, int rows, int d,
                 float coef) {
-	GRID_STRIDE(i, n) {
-		double s = 0.0, sx = 0.0, sn = 0.0;
-		for (int r = 0; r < rows; r++) {
-			s += (double)rowloss[r];
-		}
-		for (int j = 0; j < d; j++) {
-			sx += (double)mx[j];
-			sn += (double)mn[j];
-		}
-		double norm = (double)wsum[0] * (double)d;
-		float nll = norm != 0.0 ? (float)(s / norm) : 0.0f;
-		float pen = (float)((double)coef * sx) + (float)((double)-coef * sn);
-		out[0] = nll + pen;
-		out[1] = nll;
-	}
+	GRID_STRIDE(i, n) { adm_loss_one(rowloss, wsum, mx, mn, out, rows, d, coef); }
 }
 
 // dropout_mask: inverted dropout multipliers over n elements from the
