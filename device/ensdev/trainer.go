@@ -72,8 +72,18 @@ func (c Config) check() error {
 			c.ObsDim, c.ActDim, c.Hidden, c.Members, c.Batch)
 	}
 	for _, h := range c.Hidden {
-		if h < 1 || c.Batch > device.MaxLen/h {
-			return fmt.Errorf("ensdev: hidden sizes %v with batch %d", c.Hidden, c.Batch)
+		if h < 1 {
+			return fmt.Errorf("ensdev: hidden sizes %v", c.Hidden)
+		}
+	}
+	// Every member's rows of a layer's input or output, and every member's
+	// weights of a layer, are one buffer.
+	for l := range c.layers() {
+		for _, w := range []int{c.fanIn(l), c.width(l)} {
+			if c.Batch > device.MaxLen/w/c.Members || c.fanIn(l) > device.MaxLen/c.width(l)/c.Members {
+				return fmt.Errorf("ensdev: hidden sizes %v with batch %d and %d members exceed a buffer",
+					c.Hidden, c.Batch, c.Members)
+			}
 		}
 	}
 	if c.Decay != nil && len(c.Decay) != c.layers() {
@@ -92,32 +102,42 @@ type Batch struct {
 	X, Target, Weight [][]float32
 }
 
-// member is one member's inputs and loss buffers.
-type member struct {
-	x, target, weight, wsum device.Buffer
-	loss, nllSum            device.Buffer // [2]: loss and NLL of the last step; their sums over steps
-}
-
 // Trainer trains an ensemble on a device. It is not safe for concurrent use.
+//
+// Every tensor the members have each of is one buffer holding all
+// members' in turn (member i's at i times one member's size): a layer's
+// weights, its activations and gradients, the inputs. So each layer's
+// forward product, weight-gradient product, input-gradient product and
+// bias sums are one device.GemmStridedBatched for all members, and the
+// element-wise kernels, the weight decay and Adam run over all members
+// in one launch each.
 type Trainer struct {
 	cfg Config
 	d   device.Device
-	// params, grads and the Adam moments, in Sizes' order.
+	// params, grads and the Adam moments: one buffer per tensor of a
+	// member (the first perMember entries of Sizes: W_0, b_0, ..., Max,
+	// Min), each with that tensor of every member.
 	params, grads, m, v []device.Buffer
-	t                   int // Adam steps taken
+	size                []int // one member's size of each of them
+	t                   int   // Adam steps taken
 
-	members []member
-	// Scratch shared by the members, which run one after the other: each
-	// hidden layer's pre-activation u, σ(u) and output [Batch, h_l], two
-	// gradients [Batch, max h] used in turn, the output and its gradient
-	// [Batch, 2d], the head's log-variance and bounds' terms [Batch, d]
-	// and row losses [Batch].
+	// The members' inputs [Members·Batch, ·], Σw [Members], and the last
+	// step's loss and NLL and their sums over steps [Members·2].
+	x, target, weight, wsum, loss, nllSum device.Buffer
+	// Scratch, each for all members: each hidden layer's pre-activation u,
+	// σ(u) and output [Batch, h_l], two gradients [Batch, max h] used in
+	// turn, the output and its gradient [Batch, 2d], the head's
+	// log-variance and bounds' terms [Batch, d] and row losses [Batch].
 	u, sig, act                           []device.Buffer
 	gA, gB, o, dout, lv, tmax, tmin, rows device.Buffer
-	zeros, ones                           device.Buffer // [Batch·max(h, 1)]: the swish's residual and mask, and sums
+	ones                                  device.Buffer // [max(Batch, Members·d)]: sums and the penalty's gradient
 	k                                     device.Buffer // adam_k's constants [8]
 	replay                                device.Replay
 	all                                   []device.Buffer
+	// Host staging of Upload (one member after another, as the device
+	// holds them) and of the weight and Adam state copies.
+	hx, htarget, hweight []float32
+	hstack               [][]float32
 }
 
 // New allocates a trainer on d with zero weights (SetWeights sets them)
@@ -145,14 +165,17 @@ func New(d device.Device, cfg Config) (*Trainer, error) {
 		_ = tr.Close()
 		return nil, fmt.Errorf("ensdev: new: %w", err)
 	}
-	for _, n := range cfg.Sizes() {
+	M := cfg.Members
+	tr.size = cfg.Sizes()[:cfg.perMember()]
+	for _, n := range tr.size {
 		for _, dst := range []*[]device.Buffer{&tr.params, &tr.grads, &tr.m, &tr.v} {
-			b, err := alloc(n)
+			b, err := alloc(M * n)
 			if err != nil {
 				return fail(err)
 			}
 			*dst = append(*dst, b)
 		}
+		tr.hstack = append(tr.hstack, make([]float32, M*n))
 	}
 	B, d2 := cfg.Batch, cfg.d()
 	maxH := 0
@@ -163,18 +186,14 @@ func New(d device.Device, cfg Config) (*Trainer, error) {
 		dst *device.Buffer
 		n   int
 	}
-	ws := []want{{&tr.gA, B * maxH}, {&tr.gB, B * maxH}, {&tr.o, B * 2 * d2}, {&tr.dout, B * 2 * d2},
-		{&tr.lv, B * d2}, {&tr.tmax, B * d2}, {&tr.tmin, B * d2}, {&tr.rows, B},
-		{&tr.zeros, B * maxH}, {&tr.ones, B * max(maxH, d2)}, {&tr.k, 8}}
+	ws := []want{{&tr.x, M * B * cfg.in()}, {&tr.target, M * B * d2}, {&tr.weight, M * B}, {&tr.wsum, M},
+		{&tr.loss, 2 * M}, {&tr.nllSum, 2 * M},
+		{&tr.gA, M * B * maxH}, {&tr.gB, M * B * maxH}, {&tr.o, M * B * 2 * d2}, {&tr.dout, M * B * 2 * d2},
+		{&tr.lv, M * B * d2}, {&tr.tmax, M * B * d2}, {&tr.tmin, M * B * d2}, {&tr.rows, M * B},
+		{&tr.ones, max(B, M*d2)}, {&tr.k, 8}}
 	tr.u, tr.sig, tr.act = make([]device.Buffer, len(cfg.Hidden)), make([]device.Buffer, len(cfg.Hidden)), make([]device.Buffer, len(cfg.Hidden))
 	for l, h := range cfg.Hidden {
-		ws = append(ws, want{&tr.u[l], B * h}, want{&tr.sig[l], B * h}, want{&tr.act[l], B * h})
-	}
-	tr.members = make([]member, cfg.Members)
-	for i := range tr.members {
-		mb := &tr.members[i]
-		ws = append(ws, want{&mb.x, B * cfg.in()}, want{&mb.target, B * d2}, want{&mb.weight, B}, want{&mb.wsum, 1},
-			want{&mb.loss, 2}, want{&mb.nllSum, 2})
+		ws = append(ws, want{&tr.u[l], M * B * h}, want{&tr.sig[l], M * B * h}, want{&tr.act[l], M * B * h})
 	}
 	for _, w := range ws {
 		var err error
@@ -182,6 +201,7 @@ func New(d device.Device, cfg Config) (*Trainer, error) {
 			return fail(err)
 		}
 	}
+	tr.hx, tr.htarget, tr.hweight = make([]float32, tr.x.Len()), make([]float32, tr.target.Len()), make([]float32, tr.weight.Len())
 	if err := d.Launch("fill", tr.ones.Len(), tr.ones, float32(1)); err != nil {
 		return fail(err)
 	}
@@ -194,45 +214,118 @@ func (tr *Trainer) Config() Config { return tr.cfg }
 // SetLR sets the learning rate of the next steps.
 func (tr *Trainer) SetLR(lr float64) { tr.cfg.LR = lr }
 
-// upload copies host tensors into bufs, checking every size first.
-func (tr *Trainer) upload(what string, bufs []device.Buffer, src [][]float32) error {
-	if err := device.UploadAll(tr.d, bufs, src); err != nil {
-		return fmt.Errorf("ensdev: %s: %w", what, err)
+// checkTensors reports whether ts are Sizes' tensors.
+func (tr *Trainer) checkTensors(ts [][]float32) error {
+	sizes := tr.cfg.Sizes()
+	if len(ts) != len(sizes) {
+		return fmt.Errorf("%d tensors, want %d", len(ts), len(sizes))
+	}
+	for i, n := range sizes {
+		if len(ts[i]) != n {
+			return fmt.Errorf("tensor %d has %d values, want %d", i, len(ts[i]), n)
+		}
 	}
 	return nil
 }
 
-// download copies bufs into host tensors of the same sizes; it waits for
-// the device.
-func (tr *Trainer) download(what string, dst [][]float32, bufs []device.Buffer) error {
-	if err := device.DownloadAll(tr.d, dst, bufs); err != nil {
-		return fmt.Errorf("ensdev: %s: %w", what, err)
+// stack copies the checked tensors ts (Sizes' order) into tr.hstack, the
+// layout of the device's buffers: tensor j of member i at i·size[j] of
+// hstack[j].
+func (tr *Trainer) stack(ts [][]float32) [][]float32 {
+	per := tr.cfg.perMember()
+	for i := range tr.cfg.Members {
+		for j, n := range tr.size {
+			copy(tr.hstack[j][i*n:(i+1)*n], ts[i*per+j])
+		}
 	}
+	return tr.hstack
+}
+
+// unstack copies tr.hstack into the checked tensors ts (Sizes' order).
+func (tr *Trainer) unstack(ts [][]float32) {
+	per := tr.cfg.perMember()
+	for i := range tr.cfg.Members {
+		for j, n := range tr.size {
+			copy(ts[i*per+j], tr.hstack[j][i*n:(i+1)*n])
+		}
+	}
+}
+
+// upload copies host tensors in Sizes' order into bufs (laid out as
+// params), checking every size first.
+func (tr *Trainer) upload(bufs []device.Buffer, src [][]float32) error {
+	if err := tr.checkTensors(src); err != nil {
+		return err
+	}
+	return device.UploadAll(tr.d, bufs, tr.stack(src))
+}
+
+// download copies bufs (laid out as params) into host tensors in Sizes'
+// order, checking every size first; it waits for the device.
+func (tr *Trainer) download(dst [][]float32, bufs []device.Buffer) error {
+	if err := tr.checkTensors(dst); err != nil {
+		return err
+	}
+	if err := device.DownloadAll(tr.d, tr.hstack, bufs); err != nil {
+		return err
+	}
+	tr.unstack(dst)
 	return nil
 }
 
 // SetWeights uploads the weights w (Sizes' order).
-func (tr *Trainer) SetWeights(w [][]float32) error { return tr.upload("set weights", tr.params, w) }
+func (tr *Trainer) SetWeights(w [][]float32) error {
+	if err := tr.upload(tr.params, w); err != nil {
+		return fmt.Errorf("ensdev: set weights: %w", err)
+	}
+	return nil
+}
 
 // WeightsInto downloads the weights into dst (Sizes' order; e.g. views of
 // a models.Ensemble's slices, updated in place); it waits for the device.
-func (tr *Trainer) WeightsInto(dst [][]float32) error { return tr.download("weights", dst, tr.params) }
+func (tr *Trainer) WeightsInto(dst [][]float32) error {
+	if err := tr.download(dst, tr.params); err != nil {
+		return fmt.Errorf("ensdev: weights: %w", err)
+	}
+	return nil
+}
 
 // OptimInto downloads the Adam state into o's tensors (Sizes' order; e.g.
 // a models.Adam's M and V, updated in place) and step count; it waits for
 // the device.
 func (tr *Trainer) OptimInto(o *device.AdamState) error {
-	if err := device.DownloadAdam(tr.d, o, tr.m, tr.v); err != nil {
-		return fmt.Errorf("ensdev: %w", err)
+	for _, x := range []struct {
+		name string
+		ts   [][]float32
+		bufs []device.Buffer
+	}{{"m", o.M, tr.m}, {"v", o.V, tr.v}} {
+		if err := tr.download(x.ts, x.bufs); err != nil {
+			return fmt.Errorf("ensdev: adam %s: %w", x.name, err)
+		}
 	}
 	o.T = tr.t
 	return nil
 }
 
-// SetOptim uploads an Adam state (e.g. a checkpoint's models.Adam M, V, T).
+// SetOptim uploads an Adam state (e.g. a checkpoint's models.Adam M, V, T)
+// after checking all of it.
 func (tr *Trainer) SetOptim(o device.AdamState) error {
-	if err := device.UploadAdam(tr.d, tr.m, tr.v, o); err != nil {
-		return fmt.Errorf("ensdev: set optimiser state: %w", err)
+	if o.T < 0 {
+		return fmt.Errorf("ensdev: set optimiser state: %d steps", o.T)
+	}
+	for _, x := range []struct {
+		name string
+		ts   [][]float32
+	}{{"m", o.M}, {"v", o.V}} {
+		if err := tr.checkTensors(x.ts); err != nil {
+			return fmt.Errorf("ensdev: set optimiser state: adam %s: %w", x.name, err)
+		}
+	}
+	if err := tr.upload(tr.m, o.M); err != nil {
+		return fmt.Errorf("ensdev: set optimiser state: adam m: %w", err)
+	}
+	if err := tr.upload(tr.v, o.V); err != nil {
+		return fmt.Errorf("ensdev: set optimiser state: adam v: %w", err)
 	}
 	tr.t = o.T
 	return nil
@@ -244,23 +337,32 @@ func (tr *Trainer) Upload(b Batch) error {
 	if len(b.X) != nm || len(b.Target) != nm || len(b.Weight) != nm {
 		return fmt.Errorf("ensdev: upload: %d/%d/%d member batches, want %d", len(b.X), len(b.Target), len(b.Weight), nm)
 	}
-	for i, mb := range tr.members {
-		for _, x := range []struct {
-			name string
-			dst  device.Buffer
-			src  []float32
-		}{{"x", mb.x, b.X[i]}, {"target", mb.target, b.Target[i]}, {"weight", mb.weight, b.Weight[i]}} {
-			if len(x.src) != x.dst.Len() {
-				return fmt.Errorf("ensdev: upload: member %d %s has %d values, want %d", i, x.name, len(x.src), x.dst.Len())
-			}
-			if err := tr.d.Upload(x.dst, x.src); err != nil {
-				return fmt.Errorf("ensdev: upload: member %d %s: %w", i, x.name, err)
+	inputs := []struct {
+		name string
+		dst  device.Buffer
+		host []float32
+		src  [][]float32
+	}{{"x", tr.x, tr.hx, b.X}, {"target", tr.target, tr.htarget, b.Target}, {"weight", tr.weight, tr.hweight, b.Weight}}
+	for _, x := range inputs {
+		for i, s := range x.src {
+			if n := x.dst.Len() / nm; len(s) != n {
+				return fmt.Errorf("ensdev: upload: member %d %s has %d values, want %d", i, x.name, len(s), n)
 			}
 		}
-		// Σw as the product wᵀ·1.
-		if err := tr.d.Gemm(false, false, 1, 1, B, 1, mb.weight, 1, tr.ones, B, 0, mb.wsum, 1); err != nil {
-			return fmt.Errorf("ensdev: upload: member %d weight sum: %w", i, err)
+	}
+	for _, x := range inputs {
+		n := x.dst.Len() / nm
+		for i, s := range x.src {
+			copy(x.host[i*n:], s)
 		}
+		if err := tr.d.Upload(x.dst, x.host); err != nil {
+			return fmt.Errorf("ensdev: upload: %s: %w", x.name, err)
+		}
+	}
+	// Each member's Σw as the product wᵀ·1.
+	if err := tr.d.GemmStridedBatched(false, false, 1, 1, B, 1, tr.weight, 1, B, tr.ones, B, 0, 0, tr.wsum, 1, 1,
+		nm); err != nil {
+		return fmt.Errorf("ensdev: upload: weight sums: %w", err)
 	}
 	return nil
 }
@@ -281,106 +383,106 @@ func (tr *Trainer) Step() error {
 	return nil
 }
 
-func (tr *Trainer) queue() error {
-	for i := range tr.members {
-		if err := tr.member(i); err != nil {
-			return fmt.Errorf("member %d: %w", i, err)
-		}
-	}
-	return nil
+// gemm queues the product C_i = op(A_i)·op(B_i) of every member i, whose
+// A_i, B_i and C_i lie strideA, strideB and strideC elements apart
+// (column-major, so a row-major [rows, cols] matrix has ld cols).
+func (tr *Trainer) gemm(transA, transB bool, m, n, k int, a device.Buffer, lda, strideA int, b device.Buffer,
+	ldb, strideB int, c device.Buffer, ldc, strideC int) error {
+	return tr.d.GemmStridedBatched(transA, transB, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC,
+		tr.cfg.Members)
 }
 
-// colSum queues out [cols] = the column sums of x [Batch, cols] as the
-// product xᵀ·1.
+// colSum queues out [Members, cols] = the column sums of each member's x
+// [Batch, cols] as the products xᵀ·1.
 func (tr *Trainer) colSum(x, out device.Buffer, cols int) error {
 	B := tr.cfg.Batch
-	return tr.d.Gemm(false, false, cols, 1, B, 1, x, cols, tr.ones, B, 0, out, cols)
+	return tr.gemm(false, false, cols, 1, B, x, cols, B*cols, tr.ones, B, 0, out, cols, cols)
 }
 
-// member queues member i's forward pass, loss, backward pass and Adam step.
-func (tr *Trainer) member(i int) error {
-	d, c, mb := tr.d, tr.cfg, tr.members[i]
-	B, d2, L := c.Batch, c.d(), c.layers()
-	p0 := i * c.perMember()
-	w := func(l int) device.Buffer { return tr.params[p0+2*l] }
+// queue queues every member's forward pass, loss, backward pass and Adam
+// step, each layer's for all members at once.
+func (tr *Trainer) queue() error {
+	d, c := tr.d, tr.cfg
+	M, B, d2, L := c.Members, c.Batch, c.d(), c.layers()
+	w := func(l int) device.Buffer { return tr.params[2*l] }
+	bias := func(l int) device.Buffer { return tr.params[2*l+1] }
+	g := func(l int) device.Buffer { return tr.grads[2*l] }
 	input := func(l int) device.Buffer {
 		if l == 0 {
-			return mb.x
+			return tr.x
 		}
 		return tr.act[l-1]
 	}
-	// Forward: hidden layers u = h·W, h = swish(u + b) (the residual 0,
-	// the mask 1), then the output layer and the head.
+	// Forward: hidden layers u = h·W, h = swish(u + b), then the output
+	// layer and the head.
 	for l := range L - 1 {
 		k, h := c.fanIn(l), c.width(l)
-		if err := d.Gemm(false, false, h, B, k, 1, w(l), h, input(l), k, 0, tr.u[l], h); err != nil {
+		if err := tr.gemm(false, false, h, B, k, w(l), h, k*h, input(l), k, B*k, tr.u[l], h, B*h); err != nil {
 			return fmt.Errorf("layer %d forward: %w", l, err)
 		}
-		if err := d.Launch("adm_swish_res", B*h, tr.u[l], tr.params[p0+2*l+1], tr.zeros, tr.ones, tr.sig[l],
-			tr.act[l], h); err != nil {
+		if err := d.Launch("ens_swish", M*B*h, tr.u[l], bias(l), tr.sig[l], tr.act[l], h, B); err != nil {
 			return fmt.Errorf("layer %d forward: %w", l, err)
 		}
 	}
-	last, k := L-1, c.fanIn(L-1)
-	mx, mn := tr.params[p0+2*L], tr.params[p0+2*L+1]
-	if err := d.Gemm(false, false, 2*d2, B, k, 1, w(last), 2*d2, input(last), k, 0, tr.o, 2*d2); err != nil {
+	last, k, o2 := L-1, c.fanIn(L-1), 2*d2
+	mx, mn := tr.params[2*L], tr.params[2*L+1]
+	if err := tr.gemm(false, false, o2, B, k, w(last), o2, k*o2, input(last), k, B*k, tr.o, o2, B*o2); err != nil {
 		return fmt.Errorf("output layer: %w", err)
 	}
-	if err := d.Launch("bias_add", B*2*d2, tr.o, tr.params[p0+2*last+1], 2*d2); err != nil {
+	if err := d.Launch("ens_bias_add", M*B*o2, tr.o, bias(last), o2, B); err != nil {
 		return fmt.Errorf("output layer: %w", err)
 	}
-	if err := d.Launch("adm_head", B, tr.o, mx, mn, mb.target, mb.weight, mb.wsum, tr.lv, tr.dout, tr.tmax, tr.tmin,
-		tr.rows, d2); err != nil {
+	if err := d.Launch("ens_head", M*B, tr.o, mx, mn, tr.target, tr.weight, tr.wsum, tr.lv, tr.dout, tr.tmax, tr.tmin,
+		tr.rows, d2, B); err != nil {
 		return fmt.Errorf("head: %w", err)
 	}
 	// The loss with the bounds before this step's Adam, added to the sums.
-	if err := d.Launch("adm_loss", 1, tr.rows, mb.wsum, mx, mn, mb.loss, B, d2, float32(penalty)); err != nil {
+	if err := d.Launch("ens_loss", M, tr.rows, tr.wsum, mx, mn, tr.loss, B, d2, float32(penalty)); err != nil {
 		return fmt.Errorf("loss: %w", err)
 	}
-	if err := d.Launch("axpy", 2, float32(1), mb.loss, mb.nllSum); err != nil {
+	if err := d.Launch("axpy", 2*M, float32(1), tr.loss, tr.nllSum); err != nil {
 		return fmt.Errorf("loss sums: %w", err)
 	}
 	// Backward: the output layer, the bounds (the head's terms plus the
 	// penalty's ±0.01), then the hidden layers.
-	g := func(l int) device.Buffer { return tr.grads[p0+2*l] }
-	if err := d.Gemm(false, true, 2*d2, k, B, 1, tr.dout, 2*d2, input(last), k, 0, g(last), 2*d2); err != nil {
+	if err := tr.gemm(false, true, o2, k, B, tr.dout, o2, B*o2, input(last), k, B*k, g(last), o2, k*o2); err != nil {
 		return fmt.Errorf("output layer weight gradient: %w", err)
 	}
-	if err := tr.colSum(tr.dout, tr.grads[p0+2*last+1], 2*d2); err != nil {
+	if err := tr.colSum(tr.dout, tr.grads[2*last+1], o2); err != nil {
 		return fmt.Errorf("output layer bias gradient: %w", err)
 	}
 	for j, x := range []struct {
 		terms device.Buffer
 		coef  float32
 	}{{tr.tmax, penalty}, {tr.tmin, -penalty}} {
-		gb := tr.grads[p0+2*L+j]
+		gb := tr.grads[2*L+j]
 		if err := tr.colSum(x.terms, gb, d2); err != nil {
 			return fmt.Errorf("bounds gradient: %w", err)
 		}
-		if err := d.Launch("axpy", d2, x.coef, tr.ones, gb); err != nil {
+		if err := d.Launch("axpy", M*d2, x.coef, tr.ones, gb); err != nil {
 			return fmt.Errorf("bounds gradient: %w", err)
 		}
 	}
 	cur, next := tr.gA, tr.gB
 	if L > 1 {
 		// dh [B, h] = dout·Wᵀ.
-		if err := d.Gemm(true, false, k, B, 2*d2, 1, w(last), 2*d2, tr.dout, 2*d2, 0, cur, k); err != nil {
+		if err := tr.gemm(true, false, k, B, o2, w(last), o2, k*o2, tr.dout, o2, B*o2, cur, k, B*k); err != nil {
 			return fmt.Errorf("output layer input gradient: %w", err)
 		}
 	}
 	for l := L - 2; l >= 0; l-- {
 		kin, h := c.fanIn(l), c.width(l)
-		if err := d.Launch("ens_swish_grad", B*h, cur, tr.u[l], tr.sig[l]); err != nil {
+		if err := d.Launch("ens_swish_grad", M*B*h, cur, tr.u[l], tr.sig[l]); err != nil {
 			return fmt.Errorf("layer %d: %w", l, err)
 		}
-		if err := d.Gemm(false, true, h, kin, B, 1, cur, h, input(l), kin, 0, g(l), h); err != nil {
+		if err := tr.gemm(false, true, h, kin, B, cur, h, B*h, input(l), kin, B*kin, g(l), h, kin*h); err != nil {
 			return fmt.Errorf("layer %d weight gradient: %w", l, err)
 		}
-		if err := tr.colSum(cur, tr.grads[p0+2*l+1], h); err != nil {
+		if err := tr.colSum(cur, tr.grads[2*l+1], h); err != nil {
 			return fmt.Errorf("layer %d bias gradient: %w", l, err)
 		}
 		if l > 0 {
-			if err := d.Gemm(true, false, kin, B, h, 1, w(l), h, cur, h, 0, next, kin); err != nil {
+			if err := tr.gemm(true, false, kin, B, h, w(l), h, kin*h, cur, h, B*h, next, kin, B*kin); err != nil {
 				return fmt.Errorf("layer %d input gradient: %w", l, err)
 			}
 			cur, next = next, cur
@@ -397,7 +499,7 @@ func (tr *Trainer) member(i int) error {
 			return fmt.Errorf("layer %d weight decay: %w", l, err)
 		}
 	}
-	for j := p0; j < p0+c.perMember(); j++ {
+	for j := range tr.params {
 		if err := d.Launch("adam_k", tr.params[j].Len(), tr.params[j], tr.grads[j], tr.m[j], tr.v[j], tr.k); err != nil {
 			return fmt.Errorf("adam, tensor %d: %w", j, err)
 		}
@@ -412,12 +514,12 @@ func (tr *Trainer) Losses() (loss, nll []float32, err error) {
 	if tr.t == 0 {
 		return nil, nil, errors.New("ensdev: losses: no step yet")
 	}
-	for i, mb := range tr.members {
-		var v [2]float32
-		if err := tr.d.Download(v[:], mb.loss); err != nil {
-			return nil, nil, fmt.Errorf("ensdev: losses: member %d: %w", i, err)
-		}
-		loss, nll = append(loss, v[0]), append(nll, v[1])
+	v := make([]float32, 2*tr.cfg.Members)
+	if err := tr.d.Download(v, tr.loss); err != nil {
+		return nil, nil, fmt.Errorf("ensdev: losses: %w", err)
+	}
+	for i := range tr.cfg.Members {
+		loss, nll = append(loss, v[2*i]), append(nll, v[2*i+1])
 	}
 	return loss, nll, nil
 }
@@ -425,13 +527,13 @@ func (tr *Trainer) Losses() (loss, nll []float32, err error) {
 // NLLSums downloads each member's NLL summed over the steps since
 // SetNLLSums (or New); it waits for the device.
 func (tr *Trainer) NLLSums() ([]float64, error) {
-	s := make([]float64, len(tr.members))
-	for i, mb := range tr.members {
-		var v [2]float32
-		if err := tr.d.Download(v[:], mb.nllSum); err != nil {
-			return nil, fmt.Errorf("ensdev: nll sums: member %d: %w", i, err)
-		}
-		s[i] = float64(v[1])
+	v := make([]float32, 2*tr.cfg.Members)
+	if err := tr.d.Download(v, tr.nllSum); err != nil {
+		return nil, fmt.Errorf("ensdev: nll sums: %w", err)
+	}
+	s := make([]float64, tr.cfg.Members)
+	for i := range s {
+		s[i] = float64(v[2*i+1])
 	}
 	return s, nil
 }
@@ -439,13 +541,15 @@ func (tr *Trainer) NLLSums() ([]float64, error) {
 // SetNLLSums sets the sums NLLSums continues from (rounded to float32,
 // which they are kept in), one per member.
 func (tr *Trainer) SetNLLSums(s []float64) error {
-	if len(s) != len(tr.members) {
-		return fmt.Errorf("ensdev: set nll sums: %d values for %d members", len(s), len(tr.members))
+	if len(s) != tr.cfg.Members {
+		return fmt.Errorf("ensdev: set nll sums: %d values for %d members", len(s), tr.cfg.Members)
 	}
-	for i, mb := range tr.members {
-		if err := tr.d.Upload(mb.nllSum, []float32{0, float32(s[i])}); err != nil {
-			return fmt.Errorf("ensdev: set nll sums: member %d: %w", i, err)
-		}
+	v := make([]float32, 2*len(s))
+	for i, x := range s {
+		v[2*i+1] = float32(x)
+	}
+	if err := tr.d.Upload(tr.nllSum, v); err != nil {
+		return fmt.Errorf("ensdev: set nll sums: %w", err)
 	}
 	return nil
 }
