@@ -87,3 +87,136 @@ func TestStepReorderedWithinGPUTolerance(t *testing.T) {
 	defer d.Close()
 	ensdevtest.Compare(t, sacdevtest.Reordered(d), ensdevtest.Options{Tol: 1e-4, Outliers: 1e-3})
 }
+
+// counting wraps a device and counts the work a step queues.
+type counting struct {
+	device.Device
+	launches, gemms, batched int
+}
+
+func (c *counting) Launch(name string, n int, args ...any) error {
+	c.launches++
+	return c.Device.Launch(name, n, args...)
+}
+
+func (c *counting) Gemm(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda int,
+	b device.Buffer, ldb int, beta float32, cb device.Buffer, ldc int) error {
+	c.gemms++
+	return c.Device.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, cb, ldc)
+}
+
+func (c *counting) GemmStridedBatched(transA, transB bool, m, n, k int, alpha float32, a device.Buffer, lda,
+	strideA int, b device.Buffer, ldb, strideB int, beta float32, cb device.Buffer, ldc, strideC int, batch int) error {
+	c.batched++
+	return c.Device.GemmStridedBatched(transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, cb, ldc,
+		strideC, batch)
+}
+
+// TestLaunchesPerStep: a step at MBPO's size (4x200, weight decay on every
+// layer) queues 21 strided-batched products and 31 kernel launches
+// whatever the number of members (issue #32: seven members one after
+// another took 147 products and 217 launches).
+func TestLaunchesPerStep(t *testing.T) {
+	for _, members := range []int{1, 7} {
+		e := emu.New()
+		d := &counting{Device: e}
+		cfg := ensdev.Config{ObsDim: 11, ActDim: 3, Hidden: []int{200, 200, 200, 200}, Members: members, Batch: 4,
+			LR: 1e-3, Decay: []float64{2.5e-5, 5e-5, 7.5e-5, 7.5e-5, 1e-4}}
+		tr, err := ensdev.New(d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b ensdev.Batch
+		for range members {
+			b.X = append(b.X, make([]float32, 4*14))
+			b.Target = append(b.Target, make([]float32, 4*12))
+			b.Weight = append(b.Weight, []float32{1, 1, 1, 0})
+		}
+		if err := tr.Upload(b); err != nil {
+			t.Fatal(err)
+		}
+		*d = counting{Device: e}
+		if err := tr.Step(); err != nil {
+			t.Fatal(err)
+		}
+		if d.launches != 31 || d.gemms != 0 || d.batched != 21 {
+			t.Errorf("%d members: a step queued %d launches, %d products and %d batched products, want 31, 0 and 21",
+				members, d.launches, d.gemms, d.batched)
+		}
+		if err := tr.Close(); err != nil {
+			t.Error(err)
+		}
+		e.Close()
+	}
+}
+
+// TestHostCopiesRoundTrip: weights and an Adam state set from the host in
+// Sizes' order come back the same, every value its own, through the
+// stacked layout the device keeps them in.
+func TestHostCopiesRoundTrip(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	cfg := ensdev.Config{ObsDim: 3, ActDim: 2, Hidden: []int{4, 6}, Members: 3, Batch: 5, LR: 1e-3}
+	tr, err := ensdev.New(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	next := float32(0)
+	tensors := func() [][]float32 {
+		var ts [][]float32
+		for _, n := range cfg.Sizes() {
+			x := make([]float32, n)
+			for i := range x {
+				next++
+				x[i] = next
+			}
+			ts = append(ts, x)
+		}
+		return ts
+	}
+	zeros := func(ts [][]float32) [][]float32 {
+		out := make([][]float32, len(ts))
+		for i, x := range ts {
+			out[i] = make([]float32, len(x))
+		}
+		return out
+	}
+	same := func(what string, got, want [][]float32) {
+		t.Helper()
+		for i := range want {
+			for j := range want[i] {
+				if got[i][j] != want[i][j] {
+					t.Fatalf("%s: tensor %d value %d is %v, want %v", what, i, j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+	w, m, v := tensors(), tensors(), tensors()
+	if err := tr.SetWeights(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetOptim(device.AdamState{M: m, V: v, T: 7}); err != nil {
+		t.Fatal(err)
+	}
+	gw := zeros(w)
+	if err := tr.WeightsInto(gw); err != nil {
+		t.Fatal(err)
+	}
+	same("weights", gw, w)
+	o := device.AdamState{M: zeros(m), V: zeros(v)}
+	if err := tr.OptimInto(&o); err != nil {
+		t.Fatal(err)
+	}
+	same("adam m", o.M, m)
+	same("adam v", o.V, v)
+	if o.T != 7 {
+		t.Errorf("adam steps %d, want 7", o.T)
+	}
+	if err := tr.SetOptim(device.AdamState{M: m, V: v[:1], T: 1}); err == nil {
+		t.Error("SetOptim with one V tensor succeeded")
+	}
+	if err := tr.WeightsInto(gw[1:]); err == nil {
+		t.Error("WeightsInto with a tensor short succeeded")
+	}
+}
