@@ -1,7 +1,8 @@
 // Package device is the small interface under admpo's GPU training path:
 // buffers of float32 or int32 elements on a device, copies to and from the
 // host, element-wise and reduction kernels launched by name, a column-major
-// matrix product with cuBLAS's semantics, and a stream to wait on.
+// matrix product and its strided-batched form with cuBLAS's semantics
+// (cublasSgemm, cublasSgemmStridedBatched), and a stream to wait on.
 //
 // Two implementations exist. Package device/cuda runs on an NVIDIA GPU
 // through gorgonia.org/cu (build tag admpo_cuda) with PTX compiled from the

@@ -1,8 +1,8 @@
 // Kernels of the probabilistic ensemble's train step (MBPO's swish MLPs,
-// models/ensemble_graph.go) beyond the dense layers and the ADM's Gaussian
-// head (adm_head, adm_loss), which the ensemble shares: a hidden layer's
-// forward pass is adm_swish_res with a zero residual and a mask of ones,
-// which keeps σ(u) for the backward pass here.
+// models/ensemble_graph.go, device/ensdev): a hidden layer's forward pass
+// is adm_swish_res's with a zero residual and a mask of ones, which keeps
+// σ(u) for the backward pass here, and the head and the loss are the
+// ADM's (adm_head_row, adm_loss_one), run for all members at once.
 #include "kernel.h"
 
 // ens_swish_grad: the gradient through y = swish(u) = u·σ(u) over n
