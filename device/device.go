@@ -85,8 +85,8 @@ type Graph interface {
 // Capturer is a Device that can record work instead of running it: between
 // BeginCapture and EndCapture, Launch, Gemm and GemmStridedBatched are
 // recorded (and checked as always) but not run, and every other method but
-// Name fails with ErrCapturing. On cuda a Graph is a CUDA graph: one launch queues all of
-// its kernels and products.
+// Name fails with ErrCapturing. On cuda a Graph is a CUDA graph: one launch
+// queues all of its kernels and products.
 type Capturer interface {
 	Device
 	BeginCapture() error
@@ -176,7 +176,8 @@ func checkGemm(op string, transA, transB bool, m, n, k int, a Buffer, lda, strid
 			return fmt.Errorf("device: %s: %s: %w: %v", op, x.name, ErrType, x.buf.Type())
 		}
 		if x.ld < max(1, x.rows) || x.ld > MaxLen {
-			return fmt.Errorf("device: %s: ld%s=%d < %d rows: %w", op, x.name, x.ld, x.rows, ErrInvalidShape)
+			return fmt.Errorf("device: %s: ld%s=%d for %d rows (at most %d): %w", op, x.name, x.ld, x.rows, MaxLen,
+				ErrInvalidShape)
 		}
 		if x.stride < 0 || x.stride > MaxLen {
 			return fmt.Errorf("device: %s: stride%s=%d: %w (0..%d)", op, x.name, x.stride, ErrInvalidShape, MaxLen)

@@ -39,7 +39,8 @@ type graph struct {
 // captures: launches and products are recorded, ending the capture and
 // closing the device are allowed, and nothing else.
 func capturable(op string) bool {
-	return strings.HasPrefix(op, "launch ") || op == "gemm" || op == "end capture" || op == "close"
+	return strings.HasPrefix(op, "launch ") || op == "gemm" || op == "gemm batched" || op == "end capture" ||
+		op == "close"
 }
 
 // cuErr describes a CUresult.

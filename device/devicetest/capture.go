@@ -10,7 +10,8 @@ import (
 )
 
 // testCapture checks a Capturer's graphs: a recorded sequence (kernels with
-// scalar and buffer arguments, a product, an Adam step whose constants come
+// scalar and buffer arguments, a product, a batched product, an Adam step
+// whose constants come
 // from a buffer) does nothing while it is recorded, and each replay equals
 // the same sequence run directly, bit for bit, with the buffers' contents
 // at replay time (new Adam constants uploaded between replays). Copies and
@@ -21,15 +22,21 @@ func testCapture(t *testing.T, c device.Capturer) {
 	const m, n, k = 33, 17, 9
 	a0, b0, p0 := randn(r, m*k, 1), randn(r, k*n, 1), randn(r, m*n, 1)
 	consts := func(step int) []float32 { return device.AdamK(step, 1e-2) }
-	type bufs struct{ a, b, g, p, m, v, k device.Buffer }
+	type bufs struct{ a, b, g, p, m, v, k, q device.Buffer }
 	fresh := func() bufs {
 		return bufs{h.up(a0), h.up(b0), h.alloc(device.Float32, m*n), h.up(p0),
-			h.alloc(device.Float32, m*n), h.alloc(device.Float32, m*n), h.up(consts(1))}
+			h.alloc(device.Float32, m*n), h.alloc(device.Float32, m*n), h.up(consts(1)), h.alloc(device.Float32, 3*m*n)}
 	}
-	// The sequence: g = 0.5·A·B; g += 0.25·p (axpy); p ← Adam(p, g); scale A.
+	// The sequence: g = 0.5·A·B; q_i = A_i·B_i for A's and B's three blocks
+	// of k/3 columns and rows (a batched product); g += 0.25·p (axpy);
+	// p ← Adam(p, g); scale A.
 	queue := func(x bufs) {
 		h.launch("fill", m*n, x.g, float32(0))
 		if err := c.Gemm(false, false, m, n, k, 0.5, x.a, m, x.b, k, 0, x.g, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.GemmStridedBatched(false, false, m, n, k/3, 1, x.a, m, m*k/3, x.b, k, k/3, 0, x.q, m, m*n,
+			3); err != nil {
 			t.Fatal(err)
 		}
 		h.launch("axpy", m*n, float32(0.25), x.p, x.g)
@@ -75,7 +82,8 @@ func testCapture(t *testing.T, c device.Capturer) {
 	for _, x := range []struct {
 		name      string
 		got, want device.Buffer
-	}{{"p", got.p, want.p}, {"m", got.m, want.m}, {"v", got.v, want.v}, {"g", got.g, want.g}, {"A", got.a, want.a}} {
+	}{{"p", got.p, want.p}, {"m", got.m, want.m}, {"v", got.v, want.v}, {"g", got.g, want.g}, {"A", got.a, want.a},
+		{"q", got.q, want.q}} {
 		if gv, wv := h.down(x.got), h.down(x.want); !slices.Equal(gv, wv) {
 			t.Errorf("%s after two replays differs from two direct runs", x.name)
 		}
@@ -89,5 +97,6 @@ func testCapture(t *testing.T, c device.Capturer) {
 	if _, err := c.EndCapture(); err == nil {
 		t.Error("end capture without a capture: no error")
 	}
-	h.free(want.a, want.b, want.g, want.p, want.m, want.v, want.k, got.a, got.b, got.g, got.p, got.m, got.v, got.k)
+	h.free(want.a, want.b, want.g, want.p, want.m, want.v, want.k, want.q, got.a, got.b, got.g, got.p, got.m, got.v,
+		got.k, got.q)
 }
