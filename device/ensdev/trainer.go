@@ -79,11 +79,10 @@ func (c Config) check() error {
 	// Every member's rows of a layer's input or output, and every member's
 	// weights of a layer, are one buffer.
 	for l := range c.layers() {
-		for _, w := range []int{c.fanIn(l), c.width(l)} {
-			if c.Batch > device.MaxLen/w/c.Members || c.fanIn(l) > device.MaxLen/c.width(l)/c.Members {
-				return fmt.Errorf("ensdev: hidden sizes %v with batch %d and %d members exceed a buffer",
-					c.Hidden, c.Batch, c.Members)
-			}
+		in, out := c.fanIn(l), c.width(l)
+		if c.Batch > device.MaxLen/max(in, out)/c.Members || in > device.MaxLen/out/c.Members {
+			return fmt.Errorf("ensdev: hidden sizes %v with batch %d and %d members exceed a buffer",
+				c.Hidden, c.Batch, c.Members)
 		}
 	}
 	if c.Decay != nil && len(c.Decay) != c.layers() {

@@ -38,6 +38,8 @@ func TestErrors(t *testing.T) {
 		"members": func(c *ensdev.Config) { c.Members = 0 },
 		"decay":   func(c *ensdev.Config) { c.Decay = []float64{1e-4} },
 		"lr":      func(c *ensdev.Config) { c.LR = 0 },
+		// All members' rows of a layer are one buffer: 2^32·5 inputs.
+		"stacked": func(c *ensdev.Config) { c.Members, c.Batch = 1<<12, 1<<20 },
 	} {
 		c := ok
 		mod(&c)
