@@ -123,10 +123,11 @@ type Trainer struct {
 	// The members' inputs [Members·Batch, ·], Σw [Members], and the last
 	// step's loss and NLL and their sums over steps [Members·2].
 	x, target, weight, wsum, loss, nllSum device.Buffer
-	// Scratch, each for all members: each hidden layer's pre-activation u,
-	// σ(u) and output [Batch, h_l], two gradients [Batch, max h] used in
-	// turn, the output and its gradient [Batch, 2d], the head's
-	// log-variance and bounds' terms [Batch, d] and row losses [Batch].
+	// Scratch, each buffer with all members' blocks in turn: each hidden
+	// layer's pre-activation u, σ(u) and output [Batch, h_l], two
+	// gradients [Batch, max h] used in turn, the output and its gradient
+	// [Batch, 2d], the head's log-variance and bounds' terms [Batch, d]
+	// and row losses [Batch].
 	u, sig, act                           []device.Buffer
 	gA, gB, o, dout, lv, tmax, tmin, rows device.Buffer
 	ones                                  device.Buffer // [max(Batch, Members·d)]: sums and the penalty's gradient
