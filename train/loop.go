@@ -57,6 +57,11 @@ type loop struct {
 	// int(batch_size*real_ratio) (version 2 configs); else the nearest
 	// integer.
 	realFloor bool
+
+	// rollNote is a remark for the next roll-out's log line (rolloutNote);
+	// bindingNoted says that the engine's binding fallback was remarked.
+	rollNote     string
+	bindingNoted bool
 }
 
 // runLoop is what a fresh or resumed run finishes the same way.
@@ -300,6 +305,10 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 		return nil, err
 	}
 	defer roller.Close()
+	if b, ok := roller.(interface{ BindingError() error }); ok && b.BindingError() != nil && !l.bindingNoted {
+		l.bindingNoted = true
+		l.rollNote = fmt.Sprintf("; roll-out state copied through host memory each step, not bound to the provider's memory: %v", b.BindingError())
+	}
 	pol, err := infer.OpenPolicy(actor, opts)
 	if err != nil {
 		return nil, err
@@ -318,6 +327,13 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 		return nil, fmt.Errorf("train: roll-out at %s: %w", where, err)
 	}
 	return tr, nil
+}
+
+// rolloutNote returns the remark for a roll-out's log line, once.
+func (l *loop) rolloutNote() string {
+	n := l.rollNote
+	l.rollNote = ""
+	return n
 }
 
 // addModel adds roll-out transitions to the model buffer, which it first

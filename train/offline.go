@@ -431,8 +431,8 @@ func (o *Offline) rolloutRound(ctx context.Context) (string, error) {
 	o.lastRoll = rollStats(tr, o.Cfg.Penalty)
 	o.lastRoll.Seconds = time.Since(t0).Seconds()
 	r := o.lastRoll
-	return fmt.Sprintf("update %d: roll-out %d x H=%d -> %d transitions, reward %.3f, U %.4f (max %.3f), penalty %.4f, done %.3f (%.1fs)",
-		o.step, o.Cfg.RolloutBatch, o.Cfg.Horizon, r.Transitions, r.RewardMean, r.UMean, r.UMax, r.PenaltyMean, r.DoneFrac, r.Seconds), nil
+	return fmt.Sprintf("update %d: roll-out %d x H=%d -> %d transitions, reward %.3f, U %.4f (max %.3f), penalty %.4f, done %.3f (%.1fs)%s",
+		o.step, o.Cfg.RolloutBatch, o.Cfg.Horizon, r.Transitions, r.RewardMean, r.UMean, r.UMax, r.PenaltyMean, r.DoneFrac, r.Seconds, o.rolloutNote()), nil
 }
 
 // rollout exports the policy and runs one penalised roll-out in the model.

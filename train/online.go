@@ -320,8 +320,8 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	if err := o.addModel(tr, o.Cfg.ModelRetain*o.Cfg.RolloutBatch*o.rolloutLen); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)%s",
-		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), termMsg), nil
+	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)%s%s",
+		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), termMsg, o.rolloutNote()), nil
 }
 
 // learnTermination fits the roll-outs' termination rule on the real
