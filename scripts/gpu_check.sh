@@ -52,7 +52,11 @@ OPTIONAL_STEPS="bisect admpo_cpu"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
-pack() { tar -czf "$OUT/logs.tgz" -C "$WORK" . 2>/dev/null; }
+# logs.tgz holds the logs, JSON results and run configs and progress, not the
+# runs' checkpoints, ONNX files or caches (a file back from $OUT is at most
+# 16 MiB; the paper-cuda checkpoint alone is more).
+pack() { tar -czf "$OUT/logs.tgz" -C "$WORK" --exclude=cache --exclude=links --exclude='*.ckpt' --exclude='*.ckpt.*' \
+  --exclude='*.onnx' --exclude='events.out.*' . 2>/dev/null; }
 
 # step NAME TIMEOUT COMMAND: runs COMMAND (bash) with its own timeout, cut to
 # the budget left, logs it to $WORK/NN-NAME.log, prints its tail and notes

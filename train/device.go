@@ -51,34 +51,43 @@ func openDevice(name string) (device.Device, error) {
 type devLearner struct {
 	d     device.Device
 	l     *sacdev.Learner
-	graph bool // GraphEnv asked for graphs (the model fits record theirs too)
+	graph bool // GraphEnv chose graphs (the model fits record theirs too)
 }
 
-// GraphEnv names the environment variable that, set to 1, makes runs on a
+// GraphEnv names the environment variable that chooses whether runs on a
 // device record each SAC update once as a device graph (a CUDA graph on
-// cuda) and replay it (sacdev.Config.Graph; needs actor_every 1), and BC's
-// step and the ADM's and the ensemble's train steps likewise
-// (sacdev.BCConfig.Graph, admdev.Config.Graph, ensdev.Config.Graph). It is off
-// by default until GPU measurements show it pays: docs/benchmarks.md.
+// cuda) and replay it (sacdev.Config.Graph), and BC's step and the ADM's and
+// the ensemble's train steps likewise (sacdev.BCConfig.Graph,
+// admdev.Config.Graph, ensdev.Config.Graph): 1 always (an error where the
+// SAC update differs from one update to the next: actor_every above 1), 0
+// never, unset: on cuda where the SAC update allows it, off on emu. Graphs
+// change no arithmetic; on an H100 they made the SAC update 2.7x and the
+// ADM and ensemble steps 2x faster (docs/benchmarks.md, 2026-11-28).
 const GraphEnv = "ADMPO_DEVICE_GRAPH"
 
-// deviceGraph reports whether GraphEnv asks for graphs.
-func deviceGraph() (bool, error) {
+// deviceGraph reports whether runs on the named device record graphs
+// (GraphEnv), for a SAC learner that steps the actor every actorEvery
+// updates (0 where no SAC learner runs, as for BC).
+func deviceGraph(name string, actorEvery int) (bool, error) {
 	switch v := os.Getenv(GraphEnv); v {
-	case "", "0":
+	case "":
+		return strings.ToLower(name) == "cuda" && actorEvery <= 1, nil
+	case "0":
 		return false, nil
 	case "1":
 		return true, nil
 	default:
-		return false, fmt.Errorf("train: %s=%q: want 0 or 1", GraphEnv, v)
+		return false, fmt.Errorf("train: %s=%q: want 0 or 1 (or unset: on for cuda)", GraphEnv, v)
 	}
 }
 
 // newDevLearner opens the named device and a learner sized for s (with
-// graphs if GraphEnv asks for them), and makes it run s's updates; nil for
-// cpu.
+// graphs as GraphEnv decides), and makes it run s's updates; nil for cpu.
 func newDevLearner(name string, s *sac.Agent) (*devLearner, error) {
-	graph, err := deviceGraph()
+	if s == nil {
+		return nil, fmt.Errorf("train: device %s: no SAC agent", name)
+	}
+	graph, err := deviceGraph(name, s.Cfg.ActorEvery)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +225,10 @@ type devBC struct {
 }
 
 // newDevBC opens the named device and a BC trainer sized for bc's actor and
-// batches of batch rows (with graphs if GraphEnv asks for them), and makes
-// it run bc's steps; nil for cpu.
+// batches of batch rows (with graphs as GraphEnv decides), and makes it run
+// bc's steps; nil for cpu.
 func newDevBC(name string, bc *sac.BC, batch int) (*devBC, error) {
-	graph, err := deviceGraph()
+	graph, err := deviceGraph(name, 0)
 	if err != nil {
 		return nil, err
 	}

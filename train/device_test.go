@@ -419,18 +419,25 @@ func TestDeviceEmuModelRunMatchesCPU(t *testing.T) {
 }
 
 func TestDeviceGraphEnv(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
-		t.Setenv(GraphEnv, v)
-		if got, err := deviceGraph(); err != nil || got != want {
-			t.Errorf("%s=%q: got %v, %v; want %v", GraphEnv, v, got, err, want)
+	for _, c := range []struct {
+		env, device string
+		actorEvery  int
+		want        bool
+	}{
+		{"", "cuda", 1, true}, {"", "CUDA", 0, true}, {"", "cuda", 2, false}, {"", "emu", 1, false}, {"", "cpu", 1, false},
+		{"0", "cuda", 1, false}, {"0", "emu", 1, false}, {"1", "emu", 1, true}, {"1", "cuda", 2, true},
+	} {
+		t.Setenv(GraphEnv, c.env)
+		if got, err := deviceGraph(c.device, c.actorEvery); err != nil || got != c.want {
+			t.Errorf("%s=%q, device %s, actor every %d: got %v, %v; want %v", GraphEnv, c.env, c.device, c.actorEvery, got, err, c.want)
 		}
 	}
 	t.Setenv(GraphEnv, "yes")
-	if _, err := deviceGraph(); err == nil {
+	if _, err := deviceGraph("cuda", 1); err == nil {
 		t.Errorf("%s=yes: no error", GraphEnv)
 	}
 	if _, err := newDevLearner("emu", nil); err == nil {
-		t.Errorf("a device learner with %s=yes: no error", GraphEnv)
+		t.Errorf("a device learner without an agent: no error")
 	}
 }
 
