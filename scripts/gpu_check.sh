@@ -30,7 +30,7 @@
 # torch_cuda_small") runs only
 # those steps (without it, every step but bisect and admpo_cpu); the library
 # set-up always runs. It never stops at a failure. Writes into
-# $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
+# $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md, ratios.json,
 # logs.tgz (every step's log and every JSON result), device.txt,
 # torch_train_cuda.json, chunks.md and what gpu_bisect.sh writes (bisect.txt); and a
 # short account to stdout that ends with the summary and the ratios.
@@ -355,8 +355,29 @@ for (style, engine, rows) in sorted(res, key=lambda k: (k[0], k[1], k[2])):
     a, p, c = v.get("admpo_cuda"), v.get("torch"), v.get("admpo_cpu")
     lines.append(f"| {style} | {engine} | {rows} | {f(a)} | {f(p)} | {'-' if not (a and p) else f'{a / p:.2f}'} | {f(c)} | {'-' if not (a and c) else f'{a / c:.2f}'} |")
 print("\n".join(lines))
+# ratios.json (issue 33): for 100k and 1M rows, with and without U^ADM, each
+# side's faster engine and admpo / PyTorch.
+if len(sys.argv) > 2:
+    summary = []
+    for style in sorted({k[0] for k in res}):
+        for rows in (100000, 1000000):
+            best = {}
+            for (s2, engine, r2), v in res.items():
+                if s2 != style or r2 != rows:
+                    continue
+                for side in ("admpo_cuda", "torch"):
+                    if v.get(side) and v[side] > best.get(side, (0, ""))[0]:
+                        best[side] = (v[side], engine)
+            a, p = best.get("admpo_cuda"), best.get("torch")
+            summary.append({"style": style, "rows": rows,
+                            "admpo_tps": a and a[0], "admpo_engine": a and a[1],
+                            "torch_tps": p and p[0], "torch_engine": p and p[1],
+                            "ratio": (a[0] / p[0]) if a and p else None})
+    with open(sys.argv[2], "w") as fh:
+        json.dump({"what": "admpo CUDA / PyTorch CUDA ADM-Roll transitions/s, each side's faster engine (default chunks)",
+                   "rows": summary}, fh, indent=1)
 EOF
-python3 "$WORK/ratios.py" "$JSON" >"$OUT/ratios.md" 2>&1
+python3 "$WORK/ratios.py" "$JSON" "$OUT/ratios.json" >"$OUT/ratios.md" 2>&1
 cp "$OUT/ratios.md" "$WORK/"
 pack
 echo
