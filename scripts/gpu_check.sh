@@ -47,8 +47,9 @@ SUMMARY=$OUT/summary.txt
 T0=$SECONDS
 n=0
 # Steps that run only when GPU_CHECK_STEPS names them: the bisection (the
-# crash it hunted is gone since 2026-11-27) and the CPU roll-out bench.
-OPTIONAL_STEPS="bisect admpo_cpu"
+# crash it hunted is gone since 2026-11-27), the CPU roll-out bench and the
+# 131072-row chunk sweep (measured on 2026-11-28: docs/benchmarks.md).
+OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
@@ -224,6 +225,11 @@ fi
 # CPU's in one process, and a short hopper SAC run with --device cuda and cpu.
 TAIL=30 step bench-train-cuda 90 "$RUN '$G/admpo' bench train --device cuda --no-torch --iters 200 --json >'$JSON/bench_train_cuda.json' || { cat '$JSON/bench_train_cuda.json'; exit 1; }; cat '$JSON/bench_train_cuda.json'"
 TAIL=24 step train-cuda 120 "for m in cuda cuda-graph cpu; do d=\${m%-graph}; g=0; [ \$m = cuda-graph ] && g=1; t=\$SECONDS; ADMPO_DEVICE_GRAPH=\$g $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$m >'$WORK/run-'\$m.log 2>&1 || { tail -n 20 '$WORK/run-'\$m.log; exit 1; }; echo \"--device \$d, ADMPO_DEVICE_GRAPH=\$g: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$m.log; done"
+# The same quick SAC run for seeds 1-3 on cuda (graphs, the default) and, at
+# the same time, on the host's CPU (issue 32: on 2026-11-28 seed 0 evaluated
+# 12.3 at 1500 env steps on cuda against 199.2 on the CPU and 80-225 for seeds
+# 0-5 on the CPU and emu): whether cuda's SAC learns like the CPU's.
+TAIL=14 step train-cuda-seeds 100 "for s in 1 2 3; do $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 1000 --seed \$s --device cpu --tensorboard=false --out '$WORK/run-seed-cpu-'\$s >'$WORK/run-seed-cpu-'\$s.log 2>&1 & done; for s in 1 2 3; do $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 1000 --seed \$s --device cuda --tensorboard=false --out '$WORK/run-seed-cuda-'\$s >'$WORK/run-seed-cuda-'\$s.log 2>&1 || tail -n 5 '$WORK/run-seed-cuda-'\$s.log; done; wait; for d in cuda cpu; do for s in 1 2 3; do echo \"\$d seed \$s: \$(grep 'eval return' '$WORK/run-seed-'\$d-\$s.log | sed 's/ ± [0-9.]*//' | awk '{printf \"%s %s  \", \$2, \$5}')\"; done; done"
 
 # An ADMPO-ON run on the device (the ADM fits and roll-outs beside the device
 # SAC updates: a run allocates more than SAC alone, which once exposed a crash
