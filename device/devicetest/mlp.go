@@ -221,22 +221,7 @@ func newBench(tb testing.TB, d device.Device) (*nn.MLP, device.Buffer, device.Bu
 // BenchMLP times nn.MLP.Step (the checked shape) on d.
 func BenchMLP(b *testing.B, d device.Device) {
 	net, x, y := newBench(b, d)
-	if err := net.Step(x, y); err != nil { // warm-up: JIT, cuBLAS heuristics
-		b.Fatal(err)
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if err := net.Step(x, y); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+	BenchSteps(b, d, "step", func() error { return net.Step(x, y) })
 }
 
 // TimeMLP logs the milliseconds per nn.MLP.Step (the checked shape) over

@@ -8,6 +8,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/admdev"
+	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/models"
 )
 
@@ -53,24 +54,7 @@ func newBench(tb testing.TB, d device.Device, graph bool) *admdev.Trainer {
 // device graph and replayed when graph is set.
 func BenchStep(b *testing.B, d device.Device, graph bool) {
 	tr := newBench(b, d, graph)
-	for range 2 { // warm-up: JIT, cuBLAS heuristics, the graph's recording
-		if err := tr.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if err := tr.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+	devicetest.BenchSteps(b, d, "step", tr.Step)
 }
 
 // TimeStep logs the milliseconds per ADM train step over n steps on d after

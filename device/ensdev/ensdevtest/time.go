@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/ensdev"
 	"github.com/admpo/admpo/models"
 )
@@ -42,22 +43,5 @@ func BenchStep(b *testing.B, d device.Device, graph bool) {
 	if err := tr.Upload(bt); err != nil {
 		b.Fatal(err)
 	}
-	for range 2 { // warm-up; with graph, the recording
-		if err := tr.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if err := tr.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+	devicetest.BenchSteps(b, d, "step", tr.Step)
 }

@@ -118,22 +118,5 @@ func BenchBCStep(b *testing.B, d device.Device) {
 	if err := dev.Upload(bt.Obs, bt.Act); err != nil {
 		b.Fatal(err)
 	}
-	for range 2 {
-		if err := dev.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if err := dev.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+	devicetest.BenchSteps(b, d, "step", dev.Step)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/sacdev"
 	"github.com/admpo/admpo/sac"
 )
@@ -45,24 +46,7 @@ func BenchUpdate(b *testing.B, d device.Device) { benchUpdate(b, d, false) }
 
 func benchUpdate(b *testing.B, d device.Device, graph bool) {
 	l := newBench(b, d, graph)
-	for range 2 { // warm-up: JIT, cuBLAS heuristics; with graph, the recording
-		if err := l.Update(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if err := l.Update(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/update")
+	devicetest.BenchSteps(b, d, "update", l.Update)
 }
 
 // TimeUpdate logs the milliseconds per full SAC update over n updates on
@@ -121,7 +105,7 @@ func BenchSampleUpdate(b *testing.B, d device.Device) {
 	defer r.Close()
 	idx := make([]int32, batch)
 	epsNext, eps := make([]float32, batch*actDim), make([]float32, batch*actDim)
-	step := func() {
+	devicetest.BenchSteps(b, d, "update", func() error {
 		for i := range idx {
 			idx[i] = int32(rng.Intn(rows))
 		}
@@ -129,22 +113,8 @@ func BenchSampleUpdate(b *testing.B, d device.Device) {
 			epsNext[i], eps[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 		}
 		if err := l.Sample(r, idx, epsNext, eps); err != nil {
-			b.Fatal(err)
+			return err
 		}
-		if err := l.Update(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	step()
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		step()
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/update")
+		return l.Update()
+	})
 }
