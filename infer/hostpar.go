@@ -33,3 +33,18 @@ func parRows(n int, f func(lo, hi int)) {
 	f(0, size)
 	wg.Wait()
 }
+
+// packer returns how an engine runs the host work of a piece [lo, hi) of
+// plans (packing inputs, storing outputs), f(lo2, hi2) over sub-ranges:
+// on the piece's goroutine when several workers run pieces at once, and
+// cut by parRows when one worker runs them one after another (the CUDA
+// split), so that the rest of the CPUs help. f must write each plan's own
+// slots only.
+func (s split) packer() func(lo, hi int, f func(lo2, hi2 int)) {
+	if s.workers > 1 {
+		return func(lo, hi int, f func(lo2, hi2 int)) { f(lo, hi) }
+	}
+	return func(lo, hi int, f func(lo2, hi2 int)) {
+		parRows(hi-lo, func(a, b int) { f(lo+a, lo+b) })
+	}
+}

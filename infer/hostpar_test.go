@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/infer"
@@ -14,8 +15,8 @@ import (
 // roll-out's host loops to run on several goroutines (GOMAXPROCS 4, chunks
 // of 3000 and 1700 rows) with every engine, in the engines' CPU split and
 // in the one they take with CUDA (one worker, one call per step; the
-// incremental engine also on bound buffers), with and without U^ADM and a
-// Done function. Each roll-out must match the naive reference and be
+// incremental engine also on bound buffers), with MC dropout in the CUDA
+// split, with and without U^ADM and a Done function. Each roll-out must match the naive reference and be
 // bit-for-bit the roll-out of the same engine with GOMAXPROCS 1 (every
 // host loop on one goroutine).
 func TestRolloutHostLoopsInParallel(t *testing.T) {
@@ -29,10 +30,16 @@ func TestRolloutHostLoopsInParallel(t *testing.T) {
 	cudaSplit := infer.Options{Threads: 1, Workers: 1, BatchRows: 1 << 30}
 	bound := cudaSplit
 	bound.Binding = infer.BindingOn
+	dDrop, incDrop := dropEngines(t, f, onnx.ADMPacked, testDropout, cudaSplit)
+	_, incDropBound := dropEngines(t, f, onnx.ADMPacked, testDropout, bound)
+	dropRef := refADMDropModel(f.adm, testDropout)
 	engines := []struct {
 		name string
 		open func() (infer.Roller, error)
 	}{
+		{"direct-dropout-one-call", func() (infer.Roller, error) { return dDrop, nil }},
+		{"incremental-dropout-one-call", func() (infer.Roller, error) { return incDrop, nil }},
+		{"incremental-dropout-bound", func() (infer.Roller, error) { return incDropBound, nil }},
 		{"direct", func() (infer.Roller, error) { return infer.OpenADMDirect(f.admONNX, infer.Options{Threads: 1}) }},
 		{"direct-one-call", func() (infer.Roller, error) { return infer.OpenADMDirect(f.admONNX, cudaSplit) }},
 		{"incremental", func() (infer.Roller, error) { return infer.OpenADMIncremental(f.stepONNX, infer.Options{Threads: 1}) }},
@@ -60,7 +67,11 @@ func TestRolloutHostLoopsInParallel(t *testing.T) {
 					if d := diffTransitions(par, one, f.obsDim, f.actDim, 0); d != "" {
 						t.Fatalf("GOMAXPROCS 4 vs 1: %s", d)
 					}
-					want := checkRef(t, eng.name+" vs reference", par, f.pol, start, f.obsDim, f.actDim, cfg, 21, ref)
+					mod := ref
+					if strings.Contains(eng.name, "dropout") {
+						mod = dropRef
+					}
+					want := checkRef(t, eng.name+" vs reference", par, f.pol, start, f.obsDim, f.actDim, cfg, 21, mod)
 					if nd := countDone(want); done && (nd == 0 || nd == want.N) {
 						t.Fatalf("the Done function ended %d of %d transitions' rows; the test wants some", nd, want.N)
 					}
