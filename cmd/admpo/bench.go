@@ -118,12 +118,14 @@ func benchRollout(args []string) error {
 	fs.StringVar(&c.Provider, "provider", "cpu", "ONNX Runtime provider: cpu or cuda (cuda: an admpo_cuda build, `make setup-gpu`, ADMPO_ORT_LIB=<its dir>/libonnxruntime.so.1)")
 	fs.Float64Var(&c.Dropout, "dropout", 0, "MC dropout probability in the ADM graphs, below 1 (0: none; --rollout-dropout rolls out with 0.1)")
 	fs.IntVar(&c.ChunkRows, "chunk-rows", 0, "start rows rolled out together in one step (0: infer's default, 8192)")
+	fs.IntVar(&c.Workers, "workers", 0, "concurrent ONNX Runtime calls per engine, each on a piece of a step's rows (0: infer's default, one per CPU on the cpu, 1 with cuda)")
+	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per ONNX Runtime call at most (0: infer's default, 1024 on the cpu, no cap with cuda)")
 	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
 	fs.StringVar(&c.Binding, "binding", infer.BindingAuto, "the incremental engine's GRU states: auto (in ONNX Runtime's buffers with cuda, I/O binding; copied through Go memory on the cpu), on or off")
 	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled or gru (all m steps for every row)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
-	bound(fs, nonNeg, "threads", "chunk-rows")
+	bound(fs, nonNeg, "threads", "chunk-rows", "workers", "batch-rows")
 	bound(fs, unit, "dropout")
 	if err := parse(fs, args); err != nil {
 		return err
