@@ -28,8 +28,9 @@
 # GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test"; issue 33's bound
 # incremental engine: "gpu-test admpo_cuda_incremental incremental_copied
 # torch_cuda_small") runs only
-# those steps (without it, every step but bisect, admpo_cpu and split_sweep,
-# the sweep of --workers and --chunk-rows on CUDA); the library
+# those steps (without it, every step but bisect, admpo_cpu, split_sweep, the
+# sweep of --workers and --chunk-rows on CUDA, and rollout_profile, a CPU
+# profile of a CUDA roll-out); the library
 # set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md,
 # logs.tgz (every step's log and every JSON result), device.txt,
@@ -48,9 +49,9 @@ SUMMARY=$OUT/summary.txt
 T0=$SECONDS
 n=0
 # Steps that run only when GPU_CHECK_STEPS names them: the bisection (the
-# crash it hunted is gone since 2026-11-27), the CPU roll-out bench and the
-# sweep of the engines' split on CUDA.
-OPTIONAL_STEPS="bisect admpo_cpu split_sweep"
+# crash it hunted is gone since 2026-11-27), the CPU roll-out bench, the
+# sweep of the engines' split on CUDA and the CPU profile of a CUDA roll-out.
+OPTIONAL_STEPS="bisect admpo_cpu split_sweep rollout_profile"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
@@ -341,6 +342,14 @@ SWEEP_ROWS=${SWEEP_ROWS:-100000}
 SWEEP_WORKERS=${SWEEP_WORKERS:-1 2 4}
 SWEEP_CHUNKS=${SWEEP_CHUNKS:-8192 32768 131072}
 step split_sweep 240 "for w in $SWEEP_WORKERS; do for c in $SWEEP_CHUNKS; do echo \"== workers \$w, chunk rows \$c\"; timeout -k 5 40 $RUN '$G/admpo' bench rollout --provider cuda --engines direct,incremental --form $FORM --rows $SWEEP_ROWS --repeats 1 --workers \$w --chunk-rows \$c --json >'$JSON/split_'\$w'_'\$c'.json' || { echo \"workers \$w, chunk rows \$c failed\"; cat '$JSON/split_'\$w'_'\$c'.json'; rm -f '$JSON/split_'\$w'_'\$c'.json'; }; done; done; ls '$JSON' | grep -q '^split_'"
+# Where a CUDA roll-out's time goes on the host (optional:
+# GPU_CHECK_STEPS="rollout_profile"): a Go CPU profile of admpo bench rollout
+# --provider cuda, both engines, SWEEP_ROWS rows, into
+# rollout_cuda.pprof (in logs.tgz; `go tool pprof -top -tagfocus
+# engine=incremental rollout_cuda.pprof` reads it on any machine):
+# runtime.cgocall is ONNX Runtime (incl. its waits on the GPU), the rest
+# admpo's host work.
+step rollout_profile 60 "$RUN '$G/admpo' bench rollout --provider cuda --engines direct,incremental --form $FORM --rows $SWEEP_ROWS --repeats 1 --cpuprofile '$JSON/rollout_cuda.pprof' --json >'$JSON/profile_cuda.json' || { cat '$JSON/profile_cuda.json'; exit 1; }; ls -l '$JSON/rollout_cuda.pprof'"
 python3 - "$JSON" >>"$SUMMARY" 2>&1 <<'PYEOF'
 import glob, json, os, sys
 res = {}
