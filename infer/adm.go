@@ -93,6 +93,8 @@ func (e *ADMDirect) dims() (int, int, int) { return e.m, e.obsDim, e.act }
 
 func (e *ADMDirect) begin(w *window.Window) error { return nil }
 
+func (e *ADMDirect) rowLoop() func(n int, f func(lo, hi int)) { return e.split.rowLoop() }
+
 func (e *ADMDirect) advance(w *window.Window, alive []int, cont []bool) {}
 
 // Predict evaluates plans in one call: obs [n, obsDim] start states, acts
@@ -226,7 +228,7 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 		e.first[q] = i
 		i += w.Len[r]
 	}
-	parRows(na, func(lo, hi int) {
+	e.split.rowLoop()(na, func(lo, hi int) {
 		for q := lo; q < hi; q++ {
 			i, l := e.first[q], w.Len[alive[q]]
 			c := i + e.k[q] - 1 // plans were added for k = 1..l

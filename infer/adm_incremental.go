@@ -118,6 +118,8 @@ func (e *ADMIncremental) Close() {
 
 func (e *ADMIncremental) dims() (int, int, int) { return e.m, e.obsDim, e.act }
 
+func (e *ADMIncremental) rowLoop() func(n int, f func(lo, hi int)) { return e.split.rowLoop() }
+
 func (e *ADMIncremental) slot(r, j int) []float32 {
 	n := e.layers * e.hidden
 	o := (r*e.m + j) * n
@@ -317,7 +319,7 @@ func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng 
 		e.first[q] = i
 		i += w.Len[r]
 	}
-	parRows(na, func(lo, hi int) {
+	e.split.rowLoop()(na, func(lo, hi int) {
 		var preds []float32 // the row's plan predictions in slot order, for U^ADM
 		if wantU {
 			preds = make([]float32, e.m*od)

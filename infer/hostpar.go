@@ -34,6 +34,29 @@ func parRows(n int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
+// serialRows calls f(0, n): the host loops on the calling goroutine.
+func serialRows(n int, f func(lo, hi int)) { f(0, n) }
+
+// hostLoops is implemented by the engines that tell the roll-out how to
+// run its per-row host loops.
+type hostLoops interface {
+	rowLoop() func(n int, f func(lo, hi int))
+}
+
+// rowLoop is how a roll-out with an engine of split s runs its per-row
+// host loops: on several goroutines (parRows) when the engine runs its
+// ONNX Runtime calls one after another (one worker: the CUDA split, or
+// Options.Threads set), where the other CPUs would idle meanwhile; on the
+// calling goroutine when several workers run calls at once (the CPU
+// split), where the host loops are a small share of the time and extra
+// goroutines would only contend with the workers on a loaded machine.
+func (s split) rowLoop() func(n int, f func(lo, hi int)) {
+	if s.workers > 1 {
+		return serialRows
+	}
+	return parRows
+}
+
 // packer returns how an engine runs the host work of a piece [lo, hi) of
 // plans (packing inputs, storing outputs), f(lo2, hi2) over sub-ranges:
 // on the piece's goroutine when several workers run pieces at once, and

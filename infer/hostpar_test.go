@@ -13,12 +13,13 @@ import (
 
 // TestRolloutHostLoopsInParallel rolls out batches big enough for the
 // roll-out's host loops to run on several goroutines (GOMAXPROCS 4, chunks
-// of 3000 and 1700 rows) with every engine, in the engines' CPU split and
-// in the one they take with CUDA (one worker, one call per step; the
-// incremental engine also on bound buffers), with MC dropout in the CUDA
-// split, with and without U^ADM and a Done function. Each roll-out must match the naive reference and be
-// bit-for-bit the roll-out of the same engine with GOMAXPROCS 1 (every
-// host loop on one goroutine).
+// of 3000 and 1700 rows) with every engine: in the split they take with
+// CUDA (one worker, one call per step; the incremental engine also on bound
+// buffers), where the loops run in parallel, with MC dropout too, and in the
+// CPU split (several workers), where they stay on one goroutine; with and
+// without U^ADM and a Done function. Each roll-out must match the naive
+// reference and be bit-for-bit the roll-out of the same engine with
+// GOMAXPROCS 1 (every host loop on one goroutine).
 func TestRolloutHostLoopsInParallel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large batches")
@@ -40,9 +41,9 @@ func TestRolloutHostLoopsInParallel(t *testing.T) {
 		{"direct-dropout-one-call", func() (infer.Roller, error) { return dDrop, nil }},
 		{"incremental-dropout-one-call", func() (infer.Roller, error) { return incDrop, nil }},
 		{"incremental-dropout-bound", func() (infer.Roller, error) { return incDropBound, nil }},
-		{"direct", func() (infer.Roller, error) { return infer.OpenADMDirect(f.admONNX, infer.Options{Threads: 1}) }},
+		{"direct", func() (infer.Roller, error) { return infer.OpenADMDirect(f.admONNX, infer.Options{Workers: 2}) }},
 		{"direct-one-call", func() (infer.Roller, error) { return infer.OpenADMDirect(f.admONNX, cudaSplit) }},
-		{"incremental", func() (infer.Roller, error) { return infer.OpenADMIncremental(f.stepONNX, infer.Options{Threads: 1}) }},
+		{"incremental", func() (infer.Roller, error) { return infer.OpenADMIncremental(f.stepONNX, infer.Options{Workers: 2}) }},
 		{"incremental-one-call", func() (infer.Roller, error) { return infer.OpenADMIncremental(f.stepONNX, cudaSplit) }},
 		{"incremental-bound", func() (infer.Roller, error) { return infer.OpenADMIncremental(f.stepONNX, bound) }},
 	}

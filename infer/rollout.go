@@ -146,10 +146,14 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 	eps := make([]float64, rows*(od+1)) // the Gaussian sample's draws
 	fin := make([]bool, rows)           // the next state is finite
 	cont := make([]bool, rows)
+	loop := serialRows // how the per-row host loops run (hostLoops)
+	if h, ok := st.(hostLoops); ok {
+		loop = h.rowLoop()
+	}
 	var pr prediction
 	for step := 0; step < cfg.Horizon && len(alive) > 0; step++ {
 		n := len(alive)
-		parRows(n, func(lo, hi int) {
+		loop(n, func(lo, hi int) {
 			for q, r := range alive[lo:hi] {
 				copy(obs[(lo+q)*od:], w.Current(r))
 			}
@@ -164,7 +168,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		if err := p.Act(obs[:n*od], nz, act[:n*ad]); err != nil {
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
 		}
-		parRows(n, func(lo, hi int) {
+		loop(n, func(lo, hi int) {
 			for q, r := range alive[lo:hi] {
 				w.SetAction(r, act[(lo+q)*ad:(lo+q+1)*ad])
 			}
@@ -183,7 +187,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		}
 		base := out.N
 		out.grow(n, od, ad)
-		parRows(n, func(lo, hi int) {
+		loop(n, func(lo, hi int) {
 			for q := lo; q < hi; q++ {
 				t := base + q
 				lv := pr.lv[q*(od+1) : (q+1)*(od+1)]
@@ -225,7 +229,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 				out.Done[t] = done
 				cont[q] = !done
 			}
-			parRows(n, func(lo, hi int) {
+			loop(n, func(lo, hi int) {
 				for q := lo; q < hi; q++ {
 					if cont[q] {
 						t := base + q
