@@ -44,14 +44,15 @@ type hostLoops interface {
 }
 
 // rowLoop is how a roll-out with an engine of split s runs its per-row
-// host loops: on several goroutines (parRows) when the engine runs its
-// ONNX Runtime calls one after another (one worker: the CUDA split, or
-// Options.Threads set), where the other CPUs would idle meanwhile; on the
-// calling goroutine when several workers run calls at once (the CPU
-// split), where the host loops are a small share of the time and extra
-// goroutines would only contend with the workers on a loaded machine.
+// host loops: on several goroutines (parRows) on the CUDA provider and
+// wherever the engine runs its ONNX Runtime calls one after another (one
+// worker: Options.Threads set), where the other CPUs would idle meanwhile;
+// on the calling goroutine when several workers run calls at once on the
+// CPU (the CPU split), where the host loops are a small share of the time
+// and extra goroutines would only contend with the workers on a loaded
+// machine.
 func (s split) rowLoop() func(n int, f func(lo, hi int)) {
-	if s.workers > 1 {
+	if s.workers > 1 && !s.cuda {
 		return serialRows
 	}
 	return parRows

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestRowLoop: the one-worker split (CUDA) spreads a roll-out's host loops
-// over GOMAXPROCS goroutines in ranges of at least hostRows rows that cover
-// every row once; the split with several workers (CPU) and a batch under
-// two ranges' rows make one call.
+// TestRowLoop: the one-worker split and any split on CUDA spread a
+// roll-out's host loops over GOMAXPROCS goroutines in ranges of at least
+// hostRows rows that cover every row once; the split with several workers
+// on the CPU and a batch under two ranges' rows make one call.
 func TestRowLoop(t *testing.T) {
 	prev := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(prev)
@@ -22,6 +22,7 @@ func TestRowLoop(t *testing.T) {
 		{split{workers: 1}, 2*hostRows - 1, 1},
 		{split{workers: 1}, 0, 1},
 		{split{workers: 2}, 10 * hostRows, 1},
+		{split{workers: 2, cuda: true}, 10 * hostRows, 4},
 	} {
 		var mu sync.Mutex
 		calls := 0
