@@ -22,7 +22,7 @@ type RolloutConfig struct {
 	Horizon                int
 	Threads                int // ONNX Runtime intra-op threads per call (0: 1 per call, one worker per CPU)
 	Workers                int // concurrent ONNX Runtime calls per engine (0: infer's default)
-	BatchRows              int // rows per ONNX Runtime call (0: infer's default, 2048 on the CPU)
+	BatchRows              int // rows per ONNX Runtime call (0: infer's default, 1024 on the CPU)
 	Repeats                int
 	Provider               string
 	Binding                string  // the incremental engine's infer.Options.Binding (auto, on, off; "": auto)

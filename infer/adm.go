@@ -46,6 +46,7 @@ type ADMDirect struct {
 
 	k                        []int
 	plans                    []plan
+	first                    []int // each alive row's first plan (U^ADM)
 	bnd                      []int
 	obs, acts, next, rew, lv []float32
 	mask                     []float32 // [blocks, plans, hidden] per piece (dropout only)
@@ -91,6 +92,8 @@ func (e *ADMDirect) Close() { e.sess.Close() }
 func (e *ADMDirect) dims() (int, int, int) { return e.m, e.obsDim, e.act }
 
 func (e *ADMDirect) begin(w *window.Window) error { return nil }
+
+func (e *ADMDirect) rowLoop() func(n int, f func(lo, hi int)) { return e.split.rowLoop() }
 
 func (e *ADMDirect) advance(w *window.Window, alive []int, cont []bool) {}
 
@@ -175,27 +178,34 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 	// Each piece [lo, hi) owns obs/lens/outputs rows lo..hi-1 and the
 	// sequence-first action block acts[m·lo·ad : m·hi·ad] of shape [m, hi-lo, ad].
 	e.bnd = e.split.bounds(n, e.bnd)
+	pack := e.split.packer()
 	err := e.split.each(e.bnd, func(_, lo, hi int) error {
 		pn := hi - lo
 		acts := e.acts[m*lo*ad : m*hi*ad]
-		clear(acts)
-		for i := lo; i < hi; i++ {
-			pl := e.plans[i]
-			l := w.Len[pl.r]
-			copy(e.obs[i*od:(i+1)*od], w.State(pl.r, l-pl.k))
-			for j := 0; j < pl.k; j++ {
-				copy(acts[(j*pn+i-lo)*ad:], w.Action(pl.r, l-pl.k+j))
-			}
-			e.lens[i] = int32(pl.k)
-		}
 		var mask []float32 // the piece's [blocks, pn, hidden]
 		if drop {
 			bh := e.drop.blocks * e.drop.hidden
 			mask = e.mask[lo*bh : hi*bh]
-			for i := lo; i < hi; i++ {
-				e.drop.fill(mask, pn, i-lo, e.plans[i].r, e.plans[i].k)
-			}
 		}
+		pack(lo, hi, func(a, b int) {
+			for i := a; i < b; i++ {
+				pl := e.plans[i]
+				l := w.Len[pl.r]
+				copy(e.obs[i*od:(i+1)*od], w.State(pl.r, l-pl.k))
+				for j := 0; j < m; j++ { // steps past the plan's k are zeros
+					dst := acts[(j*pn+i-lo)*ad : (j*pn+i-lo+1)*ad]
+					if j < pl.k {
+						copy(dst, w.Action(pl.r, l-pl.k+j))
+					} else {
+						clear(dst)
+					}
+				}
+				e.lens[i] = int32(pl.k)
+				if drop {
+					e.drop.fill(mask, pn, i-lo, pl.r, pl.k)
+				}
+			}
+		})
 		return e.run(pn, e.obs[lo*od:hi*od], acts, e.lens[lo:hi], mask,
 			e.next[lo*od:hi*od], e.rew[lo:hi], e.lv[lo*(od+1):hi*(od+1)])
 	})
@@ -211,15 +221,22 @@ func (e *ADMDirect) predict(w *window.Window, alive []int, wantU bool, rng *rand
 	p.rew = scratch.Resize(p.rew, na)
 	p.lv = scratch.Resize(p.lv, na*(od+1))
 	p.u = scratch.Resize(p.u, na)
+	// Row q's plans (k = 1..l) start at plan e.first[q].
+	e.first = scratch.Resize(e.first, na)
 	i := 0
 	for q, r := range alive {
-		l := w.Len[r]
-		c := i + e.k[q] - 1 // plans were added for k = 1..l
-		copy(p.next[q*od:(q+1)*od], e.next[c*od:])
-		p.rew[q] = e.rew[c]
-		copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
-		p.u[q] = uADM(e.next[i*od:(i+l)*od], l, od)
-		i += l
+		e.first[q] = i
+		i += w.Len[r]
 	}
+	e.split.rowLoop()(na, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			i, l := e.first[q], w.Len[alive[q]]
+			c := i + e.k[q] - 1 // plans were added for k = 1..l
+			copy(p.next[q*od:(q+1)*od], e.next[c*od:])
+			p.rew[q] = e.rew[c]
+			copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
+			p.u[q] = uADM(e.next[i*od:(i+l)*od], l, od)
+		}
+	})
 	return nil
 }

@@ -317,6 +317,7 @@ func (e *ADMIncremental) runBound(w *window.Window, actOf func(pair) []float32, 
 	if drop {
 		mask = b.in.mask.Float32s()
 	}
+	pack := e.split.packer()
 	err := e.split.each(e.bnd, func(wi, lo, hi int) error {
 		k := pieceOf(e.bnd, lo)
 		pc := b.pieces[k]
@@ -326,53 +327,65 @@ func (e *ADMIncremental) runBound(w *window.Window, actOf func(pair) []float32, 
 			pmask = mask[lo*e.drop.blocks*e.drop.hidden : hi*e.drop.blocks*e.drop.hidden]
 		}
 		c, f := 0, n0
-		for i := lo; i < hi; i++ {
+		for i := lo; i < hi; i++ { // each pair's position in the piece
 			pr := e.pairs[i]
 			var q int
 			if fresh(pr) {
 				q, f = f, f+1
 			} else {
 				q, c = c, c+1
-				s := pr.r*m + pr.j
-				if b.base[s] < 0 {
+				if b.base[pr.r*m+pr.j] < 0 {
 					return fmt.Errorf("infer: bound roll-out: row %d's plan %d has no cached state", pr.r, pr.j)
-				}
-				for l := range L { // hidden input [layers, n0, hidden]
-					idx[pc.hin+l*n0+q] = int64(b.base[s]) + int64(l)*int64(b.stride[s])
 				}
 			}
 			e.pos[i] = lo + q
-			copy(e.obs[(lo+q)*od:], w.State(pr.r, pr.j))
-			copy(e.a[(lo+q)*ad:], actOf(pr))
-			switch {
-			case drop && keyed:
-				e.drop.fill(pmask, pn, q, pr.r, w.Len[pr.r]-pr.j)
-			case drop:
-				e.drop.ones(pmask, pn, q)
-			}
 		}
+		pack(lo, hi, func(lo2, hi2 int) {
+			for i := lo2; i < hi2; i++ {
+				pr := e.pairs[i]
+				q := e.pos[i] - lo
+				if q < n0 { // a cached plan: gather its state
+					s := pr.r*m + pr.j
+					for l := range L { // hidden input [layers, n0, hidden]
+						idx[pc.hin+l*n0+q] = int64(b.base[s]) + int64(l)*int64(b.stride[s])
+					}
+				}
+				copy(e.obs[(lo+q)*od:], w.State(pr.r, pr.j))
+				copy(e.a[(lo+q)*ad:], actOf(pr))
+				switch {
+				case drop && keyed:
+					e.drop.fill(pmask, pn, q, pr.r, w.Len[pr.r]-pr.j)
+				case drop:
+					e.drop.ones(pmask, pn, q)
+				}
+			}
+		})
 		if err := b.runPiece(e, wi, k, lo, hi, k == 0 && nc > 0, nc, z); err != nil {
 			return err
 		}
-		for i := lo; i < hi; i++ {
-			pr := e.pairs[i]
-			j := pr.j
-			if shift && w.Len[pr.r] == m {
-				if j == 0 {
-					continue
+		pack(lo, hi, func(lo2, hi2 int) {
+			for i := lo2; i < hi2; i++ {
+				pr := e.pairs[i]
+				j := pr.j
+				if shift && w.Len[pr.r] == m {
+					if j == 0 {
+						continue
+					}
+					j--
 				}
-				j--
+				s := pr.r*m + j
+				b.nbase[s], b.nstr[s] = int32(pc.z+e.pos[i]-lo), int32(pn)
 			}
-			s := pr.r*m + j
-			b.nbase[s], b.nstr[s] = int32(pc.z+e.pos[i]-lo), int32(pn)
-		}
-		if shift {
-			for i := lo; i < hi; i++ {
-				if r := e.pairs[i].r; i+1 == hi || e.pairs[i+1].r != r {
-					s := r*m + min(w.Len[r], m-1)
-					b.nbase[s], b.nstr[s] = -1, 0
+		})
+		if shift { // after every pair's store (a row's new slot is none of them)
+			pack(lo, hi, func(lo2, hi2 int) {
+				for i := lo2; i < hi2; i++ {
+					if r := e.pairs[i].r; i+1 == hi || e.pairs[i+1].r != r {
+						s := r*m + min(w.Len[r], m-1)
+						b.nbase[s], b.nstr[s] = -1, 0
+					}
 				}
-			}
+			})
 		}
 		return nil
 	})

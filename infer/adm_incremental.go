@@ -29,8 +29,8 @@ type ADMIncremental struct {
 	bnd            []int
 	obs, a         []float32 // [plans, obsDim], [plans, act]
 	next, rew, lv  []float32
-	pos            []int     // output row of each pair
-	u              []float32 // one row's plan predictions, for U^ADM
+	pos            []int // output row of each pair
+	first          []int // each alive row's first pair
 	wk             []incWorker
 	freshRows      bool // the graph starts rows past hidden's from zero
 	drop           dropout
@@ -117,6 +117,8 @@ func (e *ADMIncremental) Close() {
 }
 
 func (e *ADMIncremental) dims() (int, int, int) { return e.m, e.obsDim, e.act }
+
+func (e *ADMIncremental) rowLoop() func(n int, f func(lo, hi int)) { return e.split.rowLoop() }
 
 func (e *ADMIncremental) slot(r, j int) []float32 {
 	n := e.layers * e.hidden
@@ -310,22 +312,32 @@ func (e *ADMIncremental) predict(w *window.Window, alive []int, wantU bool, rng 
 	if wantU {
 		p.u = scratch.Resize(p.u, na)
 	}
+	// Row q's plans (slots 0..l-1) are pairs e.first[q]...
+	e.first = scratch.Resize(e.first, na)
 	i := 0
 	for q, r := range alive {
-		l := w.Len[r]
-		c := e.pos[i+l-e.k[q]] // slot l-k holds the k-step plan
-		copy(p.next[q*od:(q+1)*od], e.next[c*od:])
-		p.rew[q] = e.rew[c]
-		copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
-		if wantU {
-			e.u = scratch.Resize(e.u, l*od)
-			for j := 0; j < l; j++ { // the row's plans in slot order
-				copy(e.u[j*od:(j+1)*od], e.next[e.pos[i+j]*od:])
-			}
-			p.u[q] = uADM(e.u, l, od)
-		}
-		i += l
+		e.first[q] = i
+		i += w.Len[r]
 	}
+	e.split.rowLoop()(na, func(lo, hi int) {
+		var preds []float32 // the row's plan predictions in slot order, for U^ADM
+		if wantU {
+			preds = make([]float32, e.m*od)
+		}
+		for q := lo; q < hi; q++ {
+			i, l := e.first[q], w.Len[alive[q]]
+			c := e.pos[i+l-e.k[q]] // slot l-k holds the k-step plan
+			copy(p.next[q*od:(q+1)*od], e.next[c*od:])
+			p.rew[q] = e.rew[c]
+			copy(p.lv[q*(od+1):(q+1)*(od+1)], e.lv[c*(od+1):])
+			if wantU {
+				for j := 0; j < l; j++ {
+					copy(preds[j*od:(j+1)*od], e.next[e.pos[i+j]*od:])
+				}
+				p.u[q] = uADM(preds[:l*od], l, od)
+			}
+		}
+	})
 	return nil
 }
 

@@ -1,9 +1,11 @@
 package infer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -131,20 +133,30 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 		}
 		best, bestCPU := -1.0, -1.0
 		var n int
-		for i := 0; i < repeats; i++ {
-			c0 := processCPU()
-			t0 := time.Now()
-			tr, err := e.roll.Rollout(p, start, rc, rand.New(rand.NewSource(cfg.Seed+1)))
-			if err != nil {
-				return nil, fmt.Errorf("infer: bench: %s: %w", e.name, err)
+		var err error
+		// The labels name the timed roll-outs in a CPU profile (admpo bench
+		// rollout --cpuprofile).
+		labels := pprof.Labels("engine", e.name, "penalty", fmt.Sprint(cfg.Penalty), "rows", fmt.Sprint(cfg.Rows))
+		pprof.Do(context.Background(), labels, func(context.Context) {
+			for i := 0; i < repeats; i++ {
+				c0 := processCPU()
+				t0 := time.Now()
+				var tr *Transitions
+				tr, err = e.roll.Rollout(p, start, rc, rand.New(rand.NewSource(cfg.Seed+1)))
+				if err != nil {
+					return
+				}
+				if s := time.Since(t0).Seconds(); best < 0 || s < best {
+					best = s
+				}
+				if c := processCPU() - c0; bestCPU < 0 || c < bestCPU {
+					bestCPU = c
+				}
+				n = tr.N
 			}
-			if s := time.Since(t0).Seconds(); best < 0 || s < best {
-				best = s
-			}
-			if c := processCPU() - c0; bestCPU < 0 || c < bestCPU {
-				bestCPU = c
-			}
-			n = tr.N
+		})
+		if err != nil {
+			return nil, fmt.Errorf("infer: bench: %s: %w", e.name, err)
 		}
 		out = append(out, BenchResult{Engine: e.name, Transitions: n, Seconds: best, PerSecond: float64(n) / best,
 			CPUSeconds: bestCPU, PerCPUSecond: float64(n) / bestCPU, State: e.state})

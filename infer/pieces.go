@@ -21,13 +21,16 @@ const minPieceRows = 256
 // call runs on its goroutine's thread with the session's intra-op threads).
 type split struct {
 	workers, rows int
+	// cuda: the calls run on the CUDA provider, where the CPUs are free
+	// for the host loops however many workers there are (rowLoop).
+	cuda bool
 }
 
 // engineSplit derives the engines' split from opts: Workers, else one per
 // CPU (GOMAXPROCS) when Threads is 0 and one when Threads is set; BatchRows,
 // else defaultBatchRows on the CPU and the whole batch with CUDA.
 func engineSplit(opts Options) split {
-	s := split{workers: opts.Workers, rows: opts.BatchRows}
+	s := split{workers: opts.Workers, rows: opts.BatchRows, cuda: opts.CUDA()}
 	if s.workers <= 0 {
 		s.workers = 1
 		if opts.Threads <= 0 && !opts.CUDA() {

@@ -143,14 +143,21 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 	obs := make([]float32, rows*od)
 	act := make([]float32, rows*ad)
 	noise := make([]float32, rows*ad)
-	next := make([]float32, od)
+	eps := make([]float64, rows*(od+1)) // the Gaussian sample's draws
+	fin := make([]bool, rows)           // the next state is finite
 	cont := make([]bool, rows)
+	loop := serialRows // how the per-row host loops run (hostLoops)
+	if h, ok := st.(hostLoops); ok {
+		loop = h.rowLoop()
+	}
 	var pr prediction
 	for step := 0; step < cfg.Horizon && len(alive) > 0; step++ {
 		n := len(alive)
-		for q, r := range alive {
-			copy(obs[q*od:], w.Current(r))
-		}
+		loop(n, func(lo, hi int) {
+			for q, r := range alive[lo:hi] {
+				copy(obs[(lo+q)*od:], w.Current(r))
+			}
+		})
 		var nz []float32
 		if !cfg.DeterministicPolicy {
 			nz = noise[:n*ad]
@@ -161,44 +168,75 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		if err := p.Act(obs[:n*od], nz, act[:n*ad]); err != nil {
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
 		}
-		for q, r := range alive {
-			w.SetAction(r, act[q*ad:(q+1)*ad])
-		}
+		loop(n, func(lo, hi int) {
+			for q, r := range alive[lo:hi] {
+				w.SetAction(r, act[(lo+q)*ad:(lo+q+1)*ad])
+			}
+		})
 		if drop != nil {
 			drop.step, drop.row0 = step, lo
 		}
 		if err := st.predict(w, alive, wantU, rng, &pr); err != nil {
 			return fmt.Errorf("infer: roll-out step %d: %w", step, err)
 		}
-		for q, r := range alive {
-			lv := pr.lv[q*(od+1) : (q+1)*(od+1)]
-			for d := 0; d < od; d++ {
-				next[d] = pr.next[q*od+d] + float32(math.Exp(0.5*float64(lv[d]))*rng.NormFloat64())
+		// Every row's draws, in row order: the od state noises, then the
+		// reward's. Drawn here, the rows' samples, outputs and window
+		// updates below can run in parallel.
+		for i := range eps[:n*(od+1)] {
+			eps[i] = rng.NormFloat64()
+		}
+		base := out.N
+		out.grow(n, od, ad)
+		loop(n, func(lo, hi int) {
+			for q := lo; q < hi; q++ {
+				t := base + q
+				lv := pr.lv[q*(od+1) : (q+1)*(od+1)]
+				e := eps[q*(od+1) : (q+1)*(od+1)]
+				next := out.NextObs[t*od : (t+1)*od]
+				for d := 0; d < od; d++ {
+					next[d] = pr.next[q*od+d] + float32(math.Exp(0.5*float64(lv[d]))*e[d])
+				}
+				rew := pr.rew[q] + float32(math.Exp(0.5*float64(lv[od]))*e[od])
+				var u float32
+				if wantU {
+					u = pr.u[q]
+					rew -= cfg.Penalty * u
+				}
+				copy(out.Obs[t*od:(t+1)*od], obs[q*od:(q+1)*od])
+				copy(out.Act[t*ad:(t+1)*ad], act[q*ad:(q+1)*ad])
+				out.Rew[t] = rew
+				out.Uncertainty[t] = u
+				out.Step[t] = int32(step)
+				back := int32(1)
+				if pr.k != nil {
+					back = int32(pr.k[q])
+				}
+				out.Back[t] = back
+				fin[q] = stats.Finite(next)
+				if cfg.Done == nil { // the row's end is known: finish it here
+					out.Done[t] = !fin[q]
+					cont[q] = fin[q]
+					if fin[q] {
+						w.Push(alive[q], next)
+					}
+				}
 			}
-			rew := pr.rew[q] + float32(math.Exp(0.5*float64(lv[od]))*rng.NormFloat64())
-			var u float32
-			if wantU {
-				u = pr.u[q]
-				rew -= cfg.Penalty * u
+		})
+		if cfg.Done != nil { // Done runs on this goroutine only, in row order
+			for q := 0; q < n; q++ {
+				t := base + q
+				done := !fin[q] || cfg.Done(out.NextObs[t*od:(t+1)*od])
+				out.Done[t] = done
+				cont[q] = !done
 			}
-			done := !stats.Finite(next) || (cfg.Done != nil && cfg.Done(next))
-			out.Obs = append(out.Obs, obs[q*od:(q+1)*od]...)
-			out.Act = append(out.Act, act[q*ad:(q+1)*ad]...)
-			out.Rew = append(out.Rew, rew)
-			out.NextObs = append(out.NextObs, next...)
-			out.Done = append(out.Done, done)
-			out.Uncertainty = append(out.Uncertainty, u)
-			out.Step = append(out.Step, int32(step))
-			back := int32(1)
-			if pr.k != nil {
-				back = int32(pr.k[q])
-			}
-			out.Back = append(out.Back, back)
-			out.N++
-			cont[q] = !done
-			if !done {
-				w.Push(r, next)
-			}
+			loop(n, func(lo, hi int) {
+				for q := lo; q < hi; q++ {
+					if cont[q] {
+						t := base + q
+						w.Push(alive[q], out.NextObs[t*od:(t+1)*od])
+					}
+				}
+			})
 		}
 		st.advance(w, alive, cont[:n])
 		k := 0
@@ -211,6 +249,28 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		alive = alive[:k]
 	}
 	return nil
+}
+
+// grow lengthens t by n rows (for obs of od and actions of ad values),
+// counted in t.N, for the caller to fill.
+func (t *Transitions) grow(n, od, ad int) {
+	t.N += n
+	t.Obs = growBy(t.Obs, n*od)
+	t.Act = growBy(t.Act, n*ad)
+	t.Rew = growBy(t.Rew, n)
+	t.NextObs = growBy(t.NextObs, n*od)
+	t.Done = growBy(t.Done, n)
+	t.Uncertainty = growBy(t.Uncertainty, n)
+	t.Step = growBy(t.Step, n)
+	t.Back = growBy(t.Back, n)
+}
+
+// growBy lengthens s by n elements: zeros, or what its spare capacity held.
+func growBy[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s[:len(s)+n]
+	}
+	return append(s, make([]T, n)...)
 }
 
 // newTransitions returns an empty Transitions with room for n rows.

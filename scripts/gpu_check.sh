@@ -28,7 +28,9 @@
 # GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test"; issue 33's bound
 # incremental engine: "gpu-test admpo_cuda_incremental incremental_copied
 # torch_cuda_small") runs only
-# those steps (without it, every step but bisect and admpo_cpu); the library
+# those steps (without it, every step but OPTIONAL_STEPS: bisect, admpo_cpu, the chunk sweep, split_sweep, the
+# sweep of --workers and --chunk-rows on CUDA, and rollout_profile, a CPU
+# profile of a CUDA roll-out); the library
 # set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md, ratios.json,
 # logs.tgz (every step's log and every JSON result), device.txt,
@@ -47,9 +49,10 @@ SUMMARY=$OUT/summary.txt
 T0=$SECONDS
 n=0
 # Steps that run only when GPU_CHECK_STEPS names them: the bisection (the
-# crash it hunted is gone since 2026-11-27), the CPU roll-out bench and the
-# 131072-row chunk sweep (measured on 2026-11-28: docs/benchmarks.md).
-OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks"
+# crash it hunted is gone since 2026-11-27), the CPU roll-out bench, the
+# 131072-row chunk sweep (measured on 2026-11-28: docs/benchmarks.md), the
+# sweep of the engines' split on CUDA and the CPU profile of a CUDA roll-out.
+OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks split_sweep rollout_profile"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
@@ -332,6 +335,48 @@ PYEOF
 bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
+
+# The engines' split on CUDA (optional: GPU_CHECK_STEPS="split_sweep"): admpo
+# bench rollout, both engines (the incremental one bound), both styles, at
+# SWEEP_ROWS (100000) rows, once per --workers in SWEEP_WORKERS ("1 2 4":
+# concurrent ONNX Runtime calls, each on a piece of a step's rows; 1 is the
+# CUDA default) and --chunk-rows in SWEEP_CHUNKS ("8192 32768 131072": start
+# rows per roll-out step; 8192 is the default), each run at most 40s, into
+# split_W_C.json (the ratio table leaves them out). The summary gets a table
+# of every setting's transitions/s, the fastest per style and engine marked.
+SWEEP_ROWS=${SWEEP_ROWS:-100000}
+SWEEP_WORKERS=${SWEEP_WORKERS:-1 2 4}
+SWEEP_CHUNKS=${SWEEP_CHUNKS:-8192 32768 131072}
+step split_sweep 240 "for w in $SWEEP_WORKERS; do for c in $SWEEP_CHUNKS; do echo \"== workers \$w, chunk rows \$c\"; timeout -k 5 40 $RUN '$G/admpo' bench rollout --provider cuda --engines direct,incremental --form $FORM --rows $SWEEP_ROWS --repeats 1 --workers \$w --chunk-rows \$c --json >'$JSON/split_'\$w'_'\$c'.json' || { echo \"workers \$w, chunk rows \$c failed\"; cat '$JSON/split_'\$w'_'\$c'.json'; rm -f '$JSON/split_'\$w'_'\$c'.json'; }; done; done; ls '$JSON' | grep -q '^split_'"
+# Where a CUDA roll-out's time goes on the host (optional:
+# GPU_CHECK_STEPS="rollout_profile"): a Go CPU profile of admpo bench rollout
+# --provider cuda, both engines, SWEEP_ROWS rows, into
+# rollout_cuda.pprof (in logs.tgz; `go tool pprof -top -tagfocus
+# engine=incremental rollout_cuda.pprof` reads it on any machine):
+# runtime.cgocall is ONNX Runtime (incl. its waits on the GPU), the rest
+# admpo's host work.
+step rollout_profile 60 "$RUN '$G/admpo' bench rollout --provider cuda --engines direct,incremental --form $FORM --rows $SWEEP_ROWS --repeats 1 --cpuprofile '$JSON/rollout_cuda.pprof' --json >'$JSON/profile_cuda.json' || { cat '$JSON/profile_cuda.json'; exit 1; }; ls -l '$JSON/rollout_cuda.pprof'"
+python3 - "$JSON" >>"$SUMMARY" 2>&1 <<'PYEOF'
+import glob, json, os, sys
+res = {}
+for f in glob.glob(os.path.join(sys.argv[1], "split_*_*.json")):
+    w, c = os.path.basename(f)[len("split_"):-len(".json")].split("_")
+    try:
+        t = json.load(open(f))
+    except Exception:
+        continue
+    col = t["columns"]
+    i = {k: col.index(k) for k in ("style", "engine", "rows", "transitions/s")}
+    for r in t["rows"]:
+        res.setdefault((r[i["style"]], r[i["engine"]], r[i["rows"]]), []).append((int(w), int(c), r[i["transitions/s"]]))
+if res:
+    print("| split on CUDA | engine | rows | workers | chunk rows | t/s | |")
+    print("|---|---|---|---|---|---|---|")
+    for k in sorted(res):
+        best = max(v[2] for v in res[k])
+        for w, c, tps in sorted(res[k]):
+            print(f"| {k[0]} | {k[1]} | {k[2]} | {w} | {c} | {tps:,.0f} | {'fastest' if tps == best else ''} |")
+PYEOF
 
 # --- ratios: admpo transitions/s over PyTorch's, same style, engine and rows
 cat >"$WORK/ratios.py" <<'EOF'

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -118,12 +119,15 @@ func benchRollout(args []string) error {
 	fs.StringVar(&c.Provider, "provider", "cpu", "ONNX Runtime provider: cpu or cuda (cuda: an admpo_cuda build, `make setup-gpu`, ADMPO_ORT_LIB=<its dir>/libonnxruntime.so.1)")
 	fs.Float64Var(&c.Dropout, "dropout", 0, "MC dropout probability in the ADM graphs, below 1 (0: none; --rollout-dropout rolls out with 0.1)")
 	fs.IntVar(&c.ChunkRows, "chunk-rows", 0, "start rows rolled out together in one step (0: infer's default, 8192)")
+	fs.IntVar(&c.Workers, "workers", 0, "concurrent ONNX Runtime calls per engine, each on a piece of a step's rows (0: infer's default, one per CPU on the cpu, 1 with cuda)")
+	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per ONNX Runtime call at most (0: infer's default, 1024 on the cpu, no cap with cuda)")
 	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
 	fs.StringVar(&c.Binding, "binding", infer.BindingAuto, "the incremental engine's GRU states: auto (in ONNX Runtime's buffers with cuda, I/O binding; copied through Go memory on the cpu), on or off")
 	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled or gru (all m steps for every row)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (the timed roll-outs carry the pprof labels engine, penalty and rows; ONNX Runtime's time shows under runtime.cgocall)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
-	bound(fs, nonNeg, "threads", "chunk-rows")
+	bound(fs, nonNeg, "threads", "chunk-rows", "workers", "batch-rows")
 	bound(fs, unit, "dropout")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -142,6 +146,22 @@ func benchRollout(args []string) error {
 	}
 	if err := infer.CheckProvider(c.Provider); err != nil {
 		return usageErr(fmt.Errorf("--provider: %w", err))
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("bench rollout: --cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("bench rollout: --cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench rollout: --cpuprofile %s: %v\n", *cpuProfile, err)
+			}
+		}()
 	}
 	t, err := benchmarks.Rollout(c)
 	if err != nil {

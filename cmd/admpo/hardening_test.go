@@ -77,6 +77,15 @@ func TestProviderValidatedUpFront(t *testing.T) {
 	wantUsage(t, "bench rollout", runBench([]string{"rollout", "--provider", "bogus"}), "", "--provider", `"bogus"`)
 }
 
+// TestBenchRolloutSplitFlags: bench rollout's --workers and --batch-rows
+// (the engines' split, which the GPU check sweeps) refuse negative values
+// before any model is built.
+func TestBenchRolloutSplitFlags(t *testing.T) {
+	for _, f := range []string{"--workers", "--batch-rows"} {
+		wantUsage(t, "bench rollout "+f, runBench([]string{"rollout", f, "-1"}), "", f)
+	}
+}
+
 // TestDuplicateKey checks the JSON duplicate-key finder on nested objects
 // and arrays, against paths written by hand.
 func TestDuplicateKey(t *testing.T) {
