@@ -228,6 +228,9 @@ fi
 # CPU's in one process, and a short hopper SAC run with --device cuda and cpu.
 TAIL=30 step bench-train-cuda 90 "$RUN '$G/admpo' bench train --device cuda --no-torch --iters 200 --json >'$JSON/bench_train_cuda.json' || { cat '$JSON/bench_train_cuda.json'; exit 1; }; cat '$JSON/bench_train_cuda.json'"
 TAIL=24 step train-cuda 120 "for m in cuda cuda-graph cpu; do d=\${m%-graph}; g=0; [ \$m = cuda-graph ] && g=1; t=\$SECONDS; ADMPO_DEVICE_GRAPH=\$g $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 500 --seed 0 --device \$d --tensorboard=false --out '$WORK/run-'\$m >'$WORK/run-'\$m.log 2>&1 || { tail -n 20 '$WORK/run-'\$m.log; exit 1; }; echo \"--device \$d, ADMPO_DEVICE_GRAPH=\$g: \$((SECONDS - t)) s\"; tail -n 3 '$WORK/run-'\$m.log; done"
+# Checkpoints move between devices (issue 32): train-cuda's cuda run resumes on
+# the CPU and its CPU run on cuda, 100 env steps (1000 updates) further each.
+TAIL=8 step resume-cross 60 "for p in cuda:cpu cpu:cuda; do from=\${p%%:*}; to=\${p#*:}; rm -rf '$WORK/resume-'\$from; cp -r '$WORK/run-'\$from '$WORK/resume-'\$from || exit 1; $RUN '$G/admpo' train online --resume '$WORK/resume-'\$from --steps 600 --device \$to --tensorboard=false >'$WORK/resume-'\$from.log 2>&1 || { tail -n 10 '$WORK/resume-'\$from.log; exit 1; }; echo \"\$from -> \$to: \$(grep -E 'eval return' '$WORK/resume-'\$from.log | tail -n 1)\"; done"
 # The same quick SAC run for seeds 1-3 on cuda (graphs, the default) and, at
 # the same time, on the host's CPU (issue 32: on 2026-11-28 seed 0 evaluated
 # 12.3 at 1500 env steps on cuda against 199.2 on the CPU and 80-225 for seeds
