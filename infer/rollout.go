@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/internal/window"
@@ -266,12 +267,7 @@ func (t *Transitions) grow(n, od, ad int) {
 }
 
 // growBy lengthens s by n elements: zeros, or what its spare capacity held.
-func growBy[T any](s []T, n int) []T {
-	if len(s)+n <= cap(s) {
-		return s[:len(s)+n]
-	}
-	return append(s, make([]T, n)...)
-}
+func growBy[T any](s []T, n int) []T { return slices.Grow(s, n)[:len(s)+n] }
 
 // newTransitions returns an empty Transitions with room for n rows.
 func newTransitions(n, od, ad int) *Transitions {
