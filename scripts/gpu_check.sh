@@ -60,7 +60,7 @@ left() { echo $((BUDGET - (SECONDS - T0))); }
 # runs' checkpoints, ONNX files or caches (a file back from $OUT is at most
 # 16 MiB; the paper-cuda checkpoint alone is more).
 pack() { tar -czf "$OUT/logs.tgz" -C "$WORK" --exclude=cache --exclude=links --exclude='*.ckpt' --exclude='*.ckpt.*' \
-  --exclude='*.onnx' --exclude='events.out.*' . 2>/dev/null; }
+  --exclude='*.onnx' --exclude=graphs --exclude='events.out.*' . 2>/dev/null; }
 
 # step NAME TIMEOUT COMMAND: runs COMMAND (bash) with its own timeout, cut to
 # the budget left, logs it to $WORK/NN-NAME.log, prints its tail and notes
@@ -262,6 +262,13 @@ if [ $rc -ne 0 ] && [ $rc -lt 98 ] && grep -q -i -e 'use_tf32' -e 'provider opti
   export ADMPO_CUDA_EP_OPTIONS=none
   TAIL=40 step gpu-test-no-options 100 "cd '$G' && ADMPO_GPU_TEST=1 $RUN ./infer.test -test.run '^TestCUDA(Policy|Rollout|RolloutBound)\$' -test.v -test.timeout 90s"
 fi
+# Where ONNX Runtime places the roll-out graphs' nodes on CUDA (issue 33: the
+# bound incremental engine's time grows linearly in rows, ~2.7 µs per
+# row-step on the H100, far above the GPU's arithmetic): a node left on the
+# CPU provider, or the Memcpy nodes around it, would explain that. The
+# session's verbose log lists the placements; each graph also runs against
+# the CPU (TestCUDAGraphFile, 1e-4).
+TAIL=30 step placement 60 "mkdir -p '$WORK/graphs' && cd '$G' && ADMPO_GPU_TEST=1 ADMPO_GPU_EXPORT='$WORK/graphs' $RUN ./infer.test -test.run '^TestGPUExportGraphs\$' >/dev/null 2>&1 || { echo 'graph export failed'; exit 1; }; for g in hopper_step hopper_packed hopper_unrolled; do echo \"== \$g\"; ADMPO_GPU_TEST=1 ADMPO_GPU_GRAPH='$WORK/graphs/'\$g.onnx ADMPO_GPU_GRAPH_OPTS=verbose $RUN ./infer.test -test.run '^TestCUDAGraphFile\$' >'$WORK/placement-'\$g.log 2>&1; grep -E 'placed on|Memcpy|not found in registr|GRAPHFILE (RESULT|ERROR)' '$WORK/placement-'\$g.log | sed 's/^.*\\] //' | cut -c1-300 | head -n 12; done"
 
 bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $JSON/NAME.json
   step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$JSON/$1.json' || { cat '$JSON/$1.json'; exit 1; }; python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$JSON/$1.json'"
