@@ -56,6 +56,11 @@ type ADMFitConfig struct {
 	// [s_{t+k} - s_{t+k-1}, r_{t+k}]; roll-outs then feed back its own
 	// predicted states.
 	Bootstrap bool
+	// OneK trains as the authors' loop does: every Adam step draws one
+	// k in 1..m uniformly and only the k-step targets of its batch count
+	// (the other steps' weights are set to 0); the default trains every k
+	// of every start at once.
+	OneK bool
 	// OnEpoch, when set, is called after every epoch with its point of
 	// FitReport.Curve.
 	OnEpoch func(FitEpoch)
@@ -234,6 +239,17 @@ func fillADMGraph(a *models.ADMGraph, sb *buffer.SeqBatch, bootstrap bool) {
 				tg[j] = next[j] - s0[j]
 			}
 			tg[od] = sb.Rew[r*m+k]
+		}
+	}
+}
+
+// keepOnlyK zeroes the weights of every step but k (0-based) of a's
+// time-major batch.
+func keepOnlyK(a *models.ADMGraph, k int) {
+	b := a.Batch
+	for t := 0; t < a.Model.Cfg.M; t++ {
+		if t != k {
+			clear(a.Weight[t*b : (t+1)*b])
 		}
 	}
 }
@@ -597,6 +613,9 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 				return rep, err
 			}
 			fillADMGraph(g, sb, fc.Bootstrap)
+			if fc.OneK {
+				keepOnlyK(g, rng.Intn(c.M))
+			}
 			var w float64
 			for _, v := range g.Weight {
 				w += float64(v)

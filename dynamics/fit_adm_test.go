@@ -382,3 +382,42 @@ func TestADMEpochPassesAndAuthorsImprovement(t *testing.T) {
 		}
 	}
 }
+
+// TestADMOneK checks the authors' one-k batches: keepOnlyK leaves only step
+// k's weights, and a OneK fit runs and learns.
+func TestADMOneK(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	ls := newLinearSystemAngle(0.9, 1, rng)
+	data := linearReplay(t, ls, 20, 20, rng)
+	adm, err := models.NewADM(models.ADMConfig{ObsDim: ls.obs, ActDim: ls.act, Hidden: 8, Layers: 1, ResBlocks: 1, M: 3}, rand.New(rand.NewSource(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := models.NewADMTrainGraph(adm, 4, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for i := range g.Weight {
+		g.Weight[i] = 1
+	}
+	keepOnlyK(g, 1)
+	for i, w := range g.Weight { // time-major: row t·4+b is step t
+		want := float32(0)
+		if i/4 == 1 {
+			want = 1
+		}
+		if w != want {
+			t.Errorf("weight %d = %v, want %v", i, w, want)
+		}
+	}
+	fc := DefaultADMFitConfig()
+	fc.MaxEpochs, fc.Batch, fc.OneK, fc.Patience = 3, 32, true, 5
+	rep, err := FitADM(context.Background(), adm, data, fc, rand.New(rand.NewSource(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, last := rep.History[0].HoldoutMSE, rep.Best.HoldoutMSE; !(last <= first) {
+		t.Errorf("OneK fit: holdout MSE %v after the first epoch, best %v", first, last)
+	}
+}
