@@ -24,7 +24,7 @@ func main() {
 	steps := flag.Int("steps", 2000, "Adam steps")
 	every := flag.Int("every", 500, "steps per epoch (holdout check)")
 	lr := flag.Float64("lr", 3e-4, "learning rate")
-	oneK := flag.Bool("onek", false, "authors' one-k batches")
+	oneK := flag.Bool("onek", false, "the authors' one-k fit (ADMFitConfig.OneK: one k drawn per Adam step, the GRU unrolled k steps, the head at step k)")
 	m := flag.Int("m", 5, "m")
 	seed := flag.Int64("seed", 0, "seed")
 	dropout := flag.Float64("dropout", 0.1, "dropout")
