@@ -36,7 +36,7 @@ func NewADM(cfg Config, obsDim, actDim int) (Model, error) {
 	fc := DefaultADMFitConfig()
 	fc.Patience, fc.MaxEpochs, fc.WarmStart = cfg.Patience, cfg.MaxEpochs, cfg.WarmStart
 	fc.MaxSteps, fc.OnEpoch, fc.Device, fc.DeviceGraph = cfg.EpochSteps, cfg.OnEpoch, cfg.Device, cfg.DeviceGraph
-	fc.EpochPasses, fc.AuthorsImprove = cfg.EpochPasses, cfg.Improve == "authors"
+	fc.EpochPasses, fc.AuthorsImprove, fc.OneK = cfg.EpochPasses, cfg.Improve == "authors", cfg.OneK
 	if cfg.LR > 0 {
 		fc.LR = float32(cfg.LR)
 	}

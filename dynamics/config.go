@@ -27,7 +27,10 @@ type Config struct {
 	EpochPasses int // ADM passes over its train starts per epoch
 	// Improve is the ADM's early-stopping test: "scaled" or "authors"
 	// (ADMFitConfig.AuthorsImprove).
-	Improve    string
+	Improve string
+	// OneK trains one drawn k per ADM Adam step (ADMFitConfig.OneK); the
+	// ensemble ignores it.
+	OneK       bool
 	MaxHoldout int    // cap on holdout starts (0: the fit's default)
 	Engine     string // ADM roll-out engine: "direct" or "incremental"
 	// RolloutDropout keeps the ADM's dropout on in roll-outs and in the

@@ -56,6 +56,15 @@ type ADMFitConfig struct {
 	// [s_{t+k} - s_{t+k-1}, r_{t+k}]; roll-outs then feed back its own
 	// predicted states.
 	Bootstrap bool
+	// OneK trains as the authors' loop does: every Adam step draws one k
+	// in 1..m uniformly (from the fit's rng, at the start of its epoch)
+	// and trains the one-k graph of k (models.NewADMTrainGraphK: the GRU
+	// unrolled k steps, the head at step k only) on the k-step targets of
+	// its batch of starts; a start whose sequence ends before k steps
+	// weighs 0. The default (false) trains every k of every start at once.
+	// The device trainer runs the all-k step only: OneK with Device is an
+	// error.
+	OneK bool
 	// OnEpoch, when set, is called after every epoch with its point of
 	// FitReport.Curve.
 	OnEpoch func(FitEpoch)
@@ -206,13 +215,18 @@ func stepObs(sb *buffer.SeqBatch, r, k int, bootstrap bool) []float32 {
 
 // fillADMGraph writes a sequence batch into the graph's time-major inputs:
 // X = norm([state read at step k, a]), Target = [s_{t+k+1} - that state,
-// r], Weight = the step's mask.
+// r], Weight = the step's mask. A one-k graph (a.K > 0) gets the first K
+// steps' inputs and step K's targets and weights only.
 func fillADMGraph(a *models.ADMGraph, sb *buffer.SeqBatch, bootstrap bool) {
 	c := a.Model.Cfg
 	od, ad, m, b := c.ObsDim, c.ActDim, c.M, a.Batch
 	in, d := od+ad, od+1
 	norm := &a.Model.Norm
-	for k := 0; k < m; k++ {
+	steps := m
+	if a.K > 0 {
+		steps = a.K
+	}
+	for k := 0; k < steps; k++ {
 		for r := 0; r < b; r++ {
 			row := k*b + r
 			x := a.X[row*in : (row+1)*in]
@@ -221,6 +235,12 @@ func fillADMGraph(a *models.ADMGraph, sb *buffer.SeqBatch, bootstrap bool) {
 			copy(x[od:], sb.Act[(r*m+k)*ad:(r*m+k+1)*ad])
 			for j := range x {
 				x[j] = (x[j] - norm.Mean[j]) / norm.Std[j]
+			}
+			if a.K > 0 {
+				if k != a.K-1 {
+					continue // the one-k graph has no head before step K
+				}
+				row = r
 			}
 			tg := a.Target[row*d : (row+1)*d]
 			next := sb.NextObs[(r*m+k)*od : (r*m+k+1)*od]
@@ -234,6 +254,42 @@ func fillADMGraph(a *models.ADMGraph, sb *buffer.SeqBatch, bootstrap bool) {
 				tg[j] = next[j] - s0[j]
 			}
 			tg[od] = sb.Rew[r*m+k]
+		}
+	}
+}
+
+// drawKs draws the k (1..m, uniform) of each of an epoch's n Adam steps
+// from rng; drawn at the epoch's start, they are redrawn alike when a fit
+// resumes mid-epoch from the epoch's rng state.
+func drawKs(rng *rand.Rand, n, m int) []int {
+	ks := make([]int, n)
+	for i := range ks {
+		ks[i] = 1 + rng.Intn(m)
+	}
+	return ks
+}
+
+// newOneKGraphs builds the one-k training graphs of k = 1..M (index k) of
+// g's model, drawing their dropout masks from g's stream.
+func newOneKGraphs(g *models.ADMGraph, fc ADMFitConfig) ([]*models.ADMGraph, error) {
+	gs := make([]*models.ADMGraph, g.Model.Cfg.M+1)
+	for k := 1; k < len(gs); k++ {
+		gk, err := models.NewADMTrainGraphK(g.Model, k, fc.Batch, fc.Dropout, 0)
+		if err != nil {
+			closeGraphs(gs)
+			return nil, fmt.Errorf("dynamics: one-k ADM fit: %w", err)
+		}
+		gk.ShareDropout(g)
+		gs[k] = gk
+	}
+	return gs, nil
+}
+
+// closeGraphs closes the non-nil graphs of gs.
+func closeGraphs(gs []*models.ADMGraph) {
+	for _, g := range gs {
+		if g != nil {
+			_ = g.Close()
 		}
 	}
 }
@@ -449,8 +505,9 @@ func seqRange(lo, hi int) []int {
 // exporters holding its slices see the result), its normaliser is set from
 // the buffer, the last min(HoldoutFrac·n, MaxHoldout) start states are held
 // out, and Adam trains one m-step unroll per start state with the head on
-// every k (Gaussian NLL over valid (start, k) pairs plus the bound terms).
-// After every epoch the holdout MSE is measured, each target dimension
+// every k (Gaussian NLL over valid (start, k) pairs plus the bound terms),
+// or with fc.OneK the authors' step: one drawn k per Adam step, a k-step
+// unroll with the head at step k. After every epoch the holdout MSE is measured, each target dimension
 // scaled by its variance (targetScale); training stops after Patience
 // epochs without improvement of it (or MaxEpochs) and the best weights are
 // kept. A cancelled ctx stops the fit within one Adam step and returns
@@ -464,6 +521,9 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 	}
 	if fc.Batch <= 0 || fc.LR <= 0 || fc.Patience <= 0 || fc.EvalRows <= 0 {
 		return rep, fmt.Errorf("dynamics: invalid ADM fit config %+v", fc)
+	}
+	if fc.OneK && fc.Device != nil {
+		return rep, fmt.Errorf("dynamics: the one-k ADM fit runs on the CPU only; the %s device trains every k at once (fit all k, or leave the device out)", fc.Device.Name())
 	}
 	split, err := newADMSplit(data, c.M, fc.HoldoutFrac, fc.MaxHoldout)
 	if err != nil {
@@ -505,6 +565,13 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		return rep, err
 	}
 	defer g.Close()
+	var oneK []*models.ADMGraph // index k: the one-k graph of k
+	if fc.OneK {
+		if oneK, err = newOneKGraphs(g, fc); err != nil {
+			return rep, err
+		}
+		defer closeGraphs(oneK)
+	}
 	opt := models.NewAdam(g.Params, fc.LR)
 	var tr *admdev.Trainer
 	if fc.Device != nil {
@@ -581,6 +648,10 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 		if left := fc.MaxTotalSteps - total; fc.MaxTotalSteps > 0 && len(perm) > left*fc.Batch {
 			perm = perm[:left*fc.Batch]
 		}
+		var ks []int
+		if fc.OneK {
+			ks = drawKs(rng, (len(perm)+fc.Batch-1)/fc.Batch, c.M)
+		}
 		lo0 := 0
 		if pr != nil && epoch == first { // continue the snapshot's epoch
 			lo0, steps, total, nllSum, wSum = pr.Pos, pr.Steps, pr.Total, pr.NLLSum, pr.WSum
@@ -596,15 +667,19 @@ func FitADM(ctx context.Context, m *models.ADM, data *buffer.Replay, fc ADMFitCo
 			if err := split.fill(sb, chunk, true); err != nil {
 				return rep, err
 			}
-			fillADMGraph(g, sb, fc.Bootstrap)
+			cur := g
+			if fc.OneK {
+				cur = oneK[ks[lo/fc.Batch]]
+			}
+			fillADMGraph(cur, sb, fc.Bootstrap)
 			var w float64
-			for _, v := range g.Weight {
+			for _, v := range cur.Weight {
 				w += float64(v)
 			}
 			if w == 0 {
 				continue
 			}
-			nll, err := admStep(tr, g, opt)
+			nll, err := admStep(tr, cur, opt)
 			if err != nil {
 				return rep, err
 			}
@@ -696,15 +771,16 @@ func newADMTrainer(d device.Device, m *models.ADM, fc ADMFitConfig, seed int64) 
 	return tr, nil
 }
 
-// admStep runs one train step on g's inputs, on the device trainer tr when
-// there is one, and returns its NLL; the device's step returns 0 and reads
+// admStep runs one train step on g's inputs (g an all-k or a one-k graph
+// of the model opt trains), on the device trainer tr when there is one, and
+// returns its NLL; the device's step returns 0 and reads
 // nothing back (it adds Σw·NLL to its NLLSum).
 func admStep(tr *admdev.Trainer, g *models.ADMGraph, opt *models.Adam) (float32, error) {
 	if tr == nil {
 		if err := g.Run(); err != nil {
 			return 0, err
 		}
-		if err := opt.Step(); err != nil {
+		if err := opt.StepNodes(g.Params); err != nil {
 			return 0, err
 		}
 		_, nll, err := g.LossValue()

@@ -4,9 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/models"
 )
 
@@ -380,5 +383,95 @@ func TestADMEpochPassesAndAuthorsImprovement(t *testing.T) {
 		if got, want := authorsImproved(c[0], c[1]), ref(c[0], c[1]); got != want {
 			t.Errorf("authorsImproved(%v, %v) = %v, authors %v", c[0], c[1], got, want)
 		}
+	}
+}
+
+// TestADMOneK checks the one-k fit: fillADMGraph gives the one-k graph of
+// k the first k steps of the all-k graph's inputs and exactly its step-k
+// targets and weights; the k draws come from the fit's rng (same seed, same
+// draws; every k drawn); a OneK fit learns, is reproducible, differs from
+// the all-k fit, and refuses a device.
+func TestADMOneK(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	ls := newLinearSystemAngle(0.9, 1, rng)
+	data := linearReplay(t, ls, 20, 20, rng)
+	cfg := models.ADMConfig{ObsDim: ls.obs, ActDim: ls.act, Hidden: 8, Layers: 1, ResBlocks: 1, M: 3}
+	adm, err := models.NewADM(cfg, rand.New(rand.NewSource(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batch = 16
+	split, err := newADMSplit(data, cfg.M, 0.2, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := buffer.NewSeqBatch(batch, cfg.M, cfg.ObsDim, cfg.ActDim)
+	// Starts near the ends of episodes: some sequences end before k steps.
+	if err := split.fill(sb, rand.New(rand.NewSource(4)).Perm(split.nTrain)[:batch], true); err != nil {
+		t.Fatal(err)
+	}
+	all, err := models.NewADMTrainGraph(adm, batch, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer all.Close()
+	fillADMGraph(all, sb, false)
+	in, d := cfg.ObsDim+cfg.ActDim, cfg.ObsDim+1
+	for k := 1; k <= cfg.M; k++ {
+		one, err := models.NewADMTrainGraphK(adm, k, batch, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillADMGraph(one, sb, false)
+		if !slices.Equal(one.X, all.X[:k*batch*in]) {
+			t.Errorf("k=%d: inputs differ from the all-k graph's first %d steps", k, k)
+		}
+		if !slices.Equal(one.Target, all.Target[(k-1)*batch*d:k*batch*d]) || !slices.Equal(one.Weight, all.Weight[(k-1)*batch:k*batch]) {
+			t.Errorf("k=%d: targets or weights differ from the all-k graph's step %d", k, k)
+		}
+		one.Close()
+	}
+
+	a, b := drawKs(rand.New(rand.NewSource(7)), 300, 4), drawKs(rand.New(rand.NewSource(7)), 300, 4)
+	if !slices.Equal(a, b) {
+		t.Error("the same seed drew other ks")
+	}
+	if slices.Equal(a, drawKs(rand.New(rand.NewSource(8)), 300, 4)) {
+		t.Error("another seed drew the same ks")
+	}
+	seen := map[int]int{}
+	for _, k := range a {
+		seen[k]++
+	}
+	if len(seen) != 4 || seen[0] > 0 || seen[5] > 0 {
+		t.Errorf("drawn ks %v, want each of 1..4", seen)
+	}
+
+	fit := func(oneK bool, seed int64) ([]float32, ADMFitReport) {
+		m := adm.Clone()
+		fc := DefaultADMFitConfig()
+		fc.MaxEpochs, fc.Batch, fc.OneK, fc.Patience = 3, 32, oneK, 5
+		rep, err := FitADM(context.Background(), m, data, fc, rand.New(rand.NewSource(seed)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(m.Out.W), rep
+	}
+	w1, rep := fit(true, 3)
+	if first, last := rep.History[0].HoldoutMSE, rep.Best.HoldoutMSE; !(last <= first) || rep.History[0].Steps == 0 {
+		t.Errorf("OneK fit: holdout MSE %v after the first epoch (%d steps), best %v", first, rep.History[0].Steps, last)
+	}
+	if w2, _ := fit(true, 3); !slices.Equal(w1, w2) {
+		t.Error("two OneK fits with one seed differ")
+	}
+	if w3, _ := fit(false, 3); slices.Equal(w1, w3) {
+		t.Error("the OneK fit equals the all-k fit")
+	}
+
+	fc := DefaultADMFitConfig()
+	fc.OneK, fc.Device = true, emu.New()
+	defer fc.Device.Close()
+	if _, err := FitADM(context.Background(), adm.Clone(), data, fc, rand.New(rand.NewSource(3))); err == nil || !strings.Contains(err.Error(), "one-k") {
+		t.Errorf("OneK on a device: err %v, want a refusal naming the one-k fit", err)
 	}
 }

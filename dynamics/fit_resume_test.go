@@ -48,6 +48,9 @@ func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 	adm := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
 		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, false, false)
 	}
+	admOneK := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
+		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, false, false, true)
+	}
 	admEmu := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
 		return fitADMCase(t, ctx, seed, rng, r, obs, act, data, true, false)
 	}
@@ -63,7 +66,7 @@ func resumeCases(data *buffer.Replay, obs, act int) []resumeCase {
 	ensEmuGraph := func(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume) ([]byte, any, error) {
 		return fitEnsembleCase(t, ctx, seed, rng, r, obs, act, data, true, true)
 	}
-	return []resumeCase{{"adm", adm}, {"adm-emu", admEmu}, {"adm-emu-graph", admEmuGraph}, {"ensemble", ens},
+	return []resumeCase{{"adm", adm}, {"adm-onek", admOneK}, {"adm-emu", admEmu}, {"adm-emu-graph", admEmuGraph}, {"ensemble", ens},
 		{"ensemble-emu", ensEmu}, {"ensemble-emu-graph", ensEmuGraph}}
 }
 
@@ -100,8 +103,9 @@ func fitEnsembleCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Ra
 
 // fitADMCase is resumeCases' ADM fit, its train steps on the emulated
 // device when dev is set (package admdev), recorded as a device graph when
-// graph is.
-func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume, obs, act int, data *buffer.Replay, dev, graph bool) ([]byte, any, error) {
+// graph is; with oneK set (at most one value) it is the one-k fit
+// (ADMFitConfig.OneK).
+func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r *FitResume, obs, act int, data *buffer.Replay, dev, graph bool, oneK ...bool) ([]byte, any, error) {
 	m, err := models.NewADM(models.ADMConfig{ObsDim: obs, ActDim: act, Hidden: 8, Layers: 1, ResBlocks: 1, M: 3}, rand.New(rand.NewSource(seed)))
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +113,7 @@ func fitADMCase(t *testing.T, ctx context.Context, seed int64, rng *rand.Rand, r
 	fc := DefaultADMFitConfig()
 	fc.Batch, fc.MaxEpochs, fc.Patience, fc.EpochPasses, fc.HoldoutDropout, fc.TrainEval = 32, 6, 2, 2, true, 100
 	fc.Resume = r
+	fc.OneK = len(oneK) > 0 && oneK[0]
 	if dev {
 		d := emu.New()
 		defer d.Close()

@@ -81,11 +81,25 @@ func (a *Adam) Step() error {
 	if a.nodes == nil {
 		return fmt.Errorf("models: adam: Step needs parameter nodes; use StepGrads")
 	}
+	return a.StepNodes(a.nodes)
+}
+
+// StepNodes is Step with the gradients of nodes, another graph's nodes of
+// the same parameters in the same order (their values backed by the same
+// slices, e.g. the Params of ADM graphs of one model): one optimiser state
+// serves several graphs.
+func (a *Adam) StepNodes(nodes G.Nodes) error {
 	if a.err != nil {
 		return a.err
 	}
+	if len(nodes) != len(a.params) {
+		return fmt.Errorf("models: adam: %d nodes for %d parameters", len(nodes), len(a.params))
+	}
+	if a.grads == nil {
+		a.grads = make([][]float32, len(a.params))
+	}
 	var dual []int
-	for i, n := range a.nodes {
+	for i, n := range nodes {
 		gv, err := n.Grad()
 		if err != nil || gv == nil {
 			return fmt.Errorf("models: adam: no gradient for %v: %v", n.Name(), err)

@@ -28,10 +28,19 @@ const ADMDropout = 0.1
 //
 // and its gradients on Params; an inference graph (NewADMEvalGraph) has
 // neither and only computes Mean and LogVar.
+//
+// A one-k training graph (NewADMTrainGraphK, K > 0) trains a single k, as
+// the authors' fit does at every Adam step: it unrolls the GRU over K
+// steps only (X is [K·Batch, ObsDim+ActDim], time-major as above) and runs
+// the ResBlocks and the head on step K's top-layer output alone, so Target,
+// Weight, Mean and LogVar have Batch rows, the K-step targets.
 type ADMGraph struct {
 	Model   *ADM
 	Batch   int
 	Dropout float64
+	// K is the one k a one-k training graph trains (1..Model.Cfg.M); 0 for
+	// a graph over every k.
+	K int
 
 	X      []float32 // [M·Batch, ObsDim+ActDim], normalised inputs
 	Target []float32 // [M·Batch, ObsDim+1] (training only)
@@ -51,15 +60,29 @@ type ADMGraph struct {
 // with dropout probability dropout (ADMDropout in the paper) drawn from a
 // generator seeded with seed.
 func NewADMTrainGraph(m *ADM, batch int, dropout float64, seed int64) (*ADMGraph, error) {
-	return newADMGraph(m, batch, dropout, seed, true)
+	return newADMGraph(m, batch, dropout, seed, true, 0)
+}
+
+// NewADMTrainGraphK builds the one-k training graph of m for k in 1..M:
+// the GRU unrolled k steps, the ResBlocks and head at step k only, the loss
+// on the k-step targets. Its weight nodes are backed by m's slices, as every
+// graph of m, so graphs of several k (and the all-k graph) train one model;
+// Params lists the same weights in the same order as NewADMTrainGraph's.
+func NewADMTrainGraphK(m *ADM, k, batch int, dropout float64, seed int64) (*ADMGraph, error) {
+	if k < 1 || k > m.Cfg.M {
+		return nil, fmt.Errorf("models: one-k ADM graph for k = %d, want 1..%d", k, m.Cfg.M)
+	}
+	return newADMGraph(m, batch, dropout, seed, true, k)
 }
 
 // NewADMEvalGraph builds an inference graph (no dropout, no loss).
 func NewADMEvalGraph(m *ADM, batch int) (*ADMGraph, error) {
-	return newADMGraph(m, batch, 0, 0, false)
+	return newADMGraph(m, batch, 0, 0, false, 0)
 }
 
-func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool) (*ADMGraph, error) {
+// newADMGraph builds the graph over every k (k = 0) or the one-k training
+// graph of k.
+func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool, k int) (*ADMGraph, error) {
 	admblas.Use()
 	cfg := m.Cfg
 	if batch <= 0 || cfg.M <= 0 {
@@ -73,20 +96,31 @@ func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool) (*A
 	}
 	in := cfg.ObsDim + cfg.ActDim
 	d := cfg.ObsDim + 1
-	rows := cfg.M * batch
-	a := &ADMGraph{Model: m, Batch: batch, Dropout: dropout, g: G.NewGraph(), rng: newDropoutRNG(seed)}
+	steps := cfg.M
+	if k > 0 {
+		steps = k
+	}
+	a := &ADMGraph{Model: m, Batch: batch, Dropout: dropout, K: k, g: G.NewGraph(), rng: newDropoutRNG(seed)}
 	g := a.g
-	a.X = make([]float32, rows*in)
-	x := paramNode(g, "adm.X", a.X, rows, in)
+	a.X = make([]float32, steps*batch*in)
+	x := paramNode(g, "adm.X", a.X, steps*batch, in)
 
 	h := x
 	for l := range m.GRU {
 		gn := NewGRUNodes(g, fmt.Sprintf("adm.gru%d", l), &m.GRU[l])
 		a.Params = append(a.Params, gn.Params()...)
 		var err error
-		if h, err = gn.Apply(h, cfg.M); err != nil {
+		if h, err = gn.Apply(h, steps); err != nil {
 			return nil, err
 		}
+	}
+	rows := steps * batch // the head's rows: every step's, or step k's alone
+	if k > 0 {
+		var err error
+		if h, err = ops.Rows(h, (k-1)*batch, k*batch); err != nil {
+			return nil, fmt.Errorf("models: one-k ADM graph: %w", err)
+		}
+		rows = batch
 	}
 	for b := range m.Blocks {
 		bn := NewResBlockNodes(g, fmt.Sprintf("adm.block%d", b), &m.Blocks[b])
@@ -143,6 +177,11 @@ func newADMGraph(m *ADM, batch int, dropout float64, seed int64, train bool) (*A
 	return a, nil
 }
 
+// ShareDropout makes a draw its dropout masks from src's generator, so that
+// the one-k graphs of a fit and its all-k graph form one seeded stream whose
+// state src's DropoutState reports.
+func (a *ADMGraph) ShareDropout(src *ADMGraph) { a.rng = src.rng }
+
 // Run executes the graph once: with a training graph it draws fresh dropout
 // masks and leaves the gradients on Params' nodes (read by Adam.Step).
 func (a *ADMGraph) Run() error {
@@ -181,7 +220,8 @@ func (a *ADMGraph) LossValue() (loss, nll float32, err error) {
 }
 
 // Outputs returns the last run's mean and soft-clamped log-variance,
-// [M·Batch, ObsDim+1] each, as views valid until the next run.
+// [M·Batch, ObsDim+1] each ([Batch, ObsDim+1], the K-step predictions, for
+// a one-k graph), as views valid until the next run.
 func (a *ADMGraph) Outputs() (mean, logvar []float32, err error) {
 	if mean, _, err = ops.ValueF32(a.Mean.Value()); err != nil {
 		return nil, nil, fmt.Errorf("models: ADM mean: %w", err)

@@ -38,6 +38,12 @@ type ModelSettings struct {
 	// MSE with each target scaled by its variance improved; when absent) or
 	// "authors" (some k's holdout MSE and the mean over k improved).
 	ModelImprove string `json:"model_improve"`
+	// ModelFitK is what each ADM Adam step trains: "all" (every k = 1..m
+	// of its starts at once; also when absent, as every preset leaves it)
+	// or "one" (the authors' step: one k drawn per Adam step, a k-step
+	// unroll with the head at step k; dynamics.ADMFitConfig.OneK). The
+	// one-k fit runs on the CPU only.
+	ModelFitK    string `json:"model_fit_k,omitempty"`
 	ModelMaxHold int    `json:"model_max_holdout"` // most transitions (ensemble) or start states (ADM) held out per fit
 	Engine       string `json:"engine"`            // ADM roll-out engine: "incremental" or "direct"
 	// RolloutDropout keeps the ADM's ResBlock dropout (models.ADMDropout)
@@ -56,14 +62,15 @@ func (m ModelSettings) dynamicsConfig(task string, seed int64) dynamics.Config {
 	return dynamics.Config{Task: task, Seed: seed, M: m.M, ADMHidden: m.ADMHidden, ADMLayers: m.ADMLayers,
 		ADMResBlocks: m.ADMResBlocks, Ensemble: m.Ensemble, Elites: m.Elites, LR: m.ModelLR, MaxEpochs: m.ModelMaxEpochs,
 		Patience: m.ModelPatience, EpochSteps: m.ModelEpochSteps, EpochPasses: m.ModelEpochPasses, Improve: m.ModelImprove,
-		MaxHoldout: m.ModelMaxHold, Engine: m.Engine, RolloutDropout: m.RolloutDropout}
+		MaxHoldout: m.ModelMaxHold, Engine: m.Engine, RolloutDropout: m.RolloutDropout, OneK: m.ModelFitK == "one"}
 }
 
 // validate checks the settings that algo uses: the fit's for the model
 // algorithms ("admpo" and ensembleAlgo), the ADM's sizes, engine and fit
 // rules for "admpo", the ensemble's for ensembleAlgo; roll-out dropout
-// belongs to the ADM only.
-func (m ModelSettings) validate(p *problems, algo, ensembleAlgo string) {
+// belongs to the ADM only; the one-k ADM fit needs the CPU (device "" or
+// "cpu", the run's RuntimeSettings.Device).
+func (m ModelSettings) validate(p *problems, algo, ensembleAlgo, device string) {
 	if algo == "admpo" || algo == ensembleAlgo {
 		p.check(m.ModelPatience > 0, "model patience %d must be positive", m.ModelPatience)
 		p.check(m.ModelMaxEpochs >= 0 && m.ModelMaxHold >= 0, "model max epochs %d / max holdout %d must be >= 0", m.ModelMaxEpochs, m.ModelMaxHold)
@@ -76,6 +83,9 @@ func (m ModelSettings) validate(p *problems, algo, ensembleAlgo string) {
 		p.check(m.Engine == "incremental" || m.Engine == "direct", "engine %q must be incremental or direct", m.Engine)
 		p.check(m.ModelEpochPasses >= 1, "model epoch passes %d must be >= 1", m.ModelEpochPasses)
 		p.check(m.ModelImprove == "scaled" || m.ModelImprove == "authors", "model improve %q must be scaled or authors", m.ModelImprove)
+		p.check(m.ModelFitK == "" || m.ModelFitK == "all" || m.ModelFitK == "one", "model fit k %q must be all or one", m.ModelFitK)
+		p.check(m.ModelFitK != "one" || device == "" || device == "cpu",
+			"model fit k one (one k per ADM Adam step) runs on the CPU only, not on device %s: use model fit k all there", device)
 	}
 	p.check(!m.RolloutDropout || algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", algo)
 	if algo == ensembleAlgo {

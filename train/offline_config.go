@@ -327,7 +327,7 @@ func (c OfflineConfig) Validate() error {
 		p.check(c.Penalty >= 0, "penalty %v must be >= 0", c.Penalty)
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
 	}
-	c.ModelSettings.validate(&p, c.Algo, "mopo")
+	c.ModelSettings.validate(&p, c.Algo, "mopo", c.Device)
 	return p.err("offline config")
 }
 

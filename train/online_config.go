@@ -402,7 +402,7 @@ func (c OnlineConfig) Validate() error {
 		p.check(c.ModelRetain > 0, "model retain %d must be positive", c.ModelRetain)
 		p.check(c.ModelStepsPerRow >= 0 && !math.IsInf(c.ModelStepsPerRow, 0), "model steps per row %v must be finite and >= 0", c.ModelStepsPerRow)
 	}
-	c.ModelSettings.validate(&p, c.Algo, "mbpo")
+	c.ModelSettings.validate(&p, c.Algo, "mbpo", c.Device)
 	if c.IsRemote() {
 		p.check(c.EnvFile == "", "env %s is a remote environment's address and env file %s a task file: give one", c.Env, c.EnvFile)
 		p.check(c.Termination != "task", "termination task for the remote environment %s, which has no rule on observations: use learned or none", c.Env)

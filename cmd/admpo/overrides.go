@@ -104,6 +104,10 @@ var overrideTable = []overrideFlag{
 	{name: "model-epoch-passes", kind: intFlag, s: atLeast1, help: "passes over the ADM's train starts per fit epoch (paper: m, as the authors' epoch)"},
 	{name: "model-improve", kind: stringFlag,
 		help: "ADM early-stopping test: scaled (variance-scaled holdout MSE) or authors (some k and the mean over k improved)"},
+	{name: "model-fit-k", kind: stringFlag,
+		help: "what each ADM Adam step trains: all (every k = 1..m of its start states at once; the default,\n" +
+			"every preset's) or one (the authors' step: one k drawn per Adam step from the seeded fit rng, the\n" +
+			"GRU unrolled k steps and the head at step k only; cheaper per step; CPU only, not with --device)"},
 	{name: "model-max-holdout", kind: intFlag, s: nonNeg, help: "most transitions (ensemble) or start states (ADM) held out per fit"},
 	{name: "engine", kind: stringFlag, help: "ADM roll-out engine: incremental or direct"},
 	{name: "rollout-dropout", kind: boolFlag, help: "admpo: keep the ADM's ResBlock dropout (0.1) on in roll-outs, U^ADM and the fit's holdout\n" +
@@ -179,6 +183,7 @@ func modelFields(m *train.ModelSettings) map[string]any {
 		"ensemble": &m.Ensemble, "elites": &m.Elites, "model-lr": &m.ModelLR, "model-max-epochs": &m.ModelMaxEpochs,
 		"model-patience": &m.ModelPatience, "model-epoch-steps": &m.ModelEpochSteps, "model-epoch-passes": &m.ModelEpochPasses,
 		"model-improve": &m.ModelImprove, "engine": &m.Engine, "rollout-dropout": &m.RolloutDropout,
+		"model-fit-k": &m.ModelFitK,
 	}
 }
 

@@ -453,6 +453,30 @@ func (k splitColsKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy [
 	return nil
 }
 
+// splitRowsKernel takes rows [from, to) of a matrix.
+type splitRowsKernel struct{ from, to int }
+
+func (k splitRowsKernel) name() string    { return fmt.Sprintf("Rows[%d:%d]", k.from, k.to) }
+func (k splitRowsKernel) diffWRT() []bool { return []bool{true} }
+func (k splitRowsKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 1 || in[0].Dims() != 2 || k.from < 0 || k.to <= k.from || k.to > in[0][0] {
+		return nil, fmt.Errorf("rows [%d,%d) of shape %v", k.from, k.to, in)
+	}
+	return tensor.Shape{k.to - k.from, in[0][1]}, nil
+}
+func (k splitRowsKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
+	c := shapes[0][1]
+	copy(y, in[0][k.from*c:k.to*c])
+	return nil
+}
+func (k splitRowsKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
+	c := shapes[0][1]
+	dx := gin[0]
+	clear(dx)
+	copy(dx[k.from*c:k.to*c], gy)
+	return nil
+}
+
 // concatColsKernel puts two matrices with the same rows side by side.
 type concatColsKernel struct{}
 

@@ -61,6 +61,16 @@ func Columns(x *G.Node, from, to int) (*G.Node, error) {
 	return y, nil
 }
 
+// Rows returns rows [from, to) of the matrix x; the gradient of the other
+// rows is 0.
+func Rows(x *G.Node, from, to int) (*G.Node, error) {
+	y, err := applyFused(splitRowsKernel{from: from, to: to}, x)
+	if err != nil {
+		return nil, fmt.Errorf("ops: rows: %w", err)
+	}
+	return y, nil
+}
+
 // ConcatColumns returns [a b], the matrices a [rows, p] and b [rows, q] side
 // by side ([rows, p+q]), as one op (G.Concat copies element by element
 // through an iterator).

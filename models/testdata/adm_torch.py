@@ -5,6 +5,9 @@ weights [In, Out], GRU gate columns r, z, n), builds the same network from
 torch.nn.GRU / nn.Linear / nn.LayerNorm in float64, and writes the mean and
 soft-clamped log-variance of every k, the loss and the gradient of every
 weight (converted back to admpo's layout) to <dir>/out.json + <dir>/out.bin.
+
+With config key k > 0 it is the authors' one-k step instead: the GRU reads
+the first k steps only, and the head, the targets and the loss are step k's.
 """
 import json
 import sys
@@ -82,8 +85,11 @@ def main():
     B = start.shape[0]
     seq = torch.cat([start.unsqueeze(1).expand(B, m, obs), acts.permute(1, 0, 2)], dim=2)
     seq = (seq - t(T["norm.mean"])) / t(T["norm.std"])
-    hs, _ = gru(seq)                 # [B, m, H]
-    h = hs
+    k = cfg.get("k", 0)
+    if k > 0:
+        seq = seq[:, :k]             # the authors' k-step window
+    hs, _ = gru(seq)                 # [B, m or k, H]
+    h = hs if k == 0 else hs[:, k - 1:k]
     for blk in blocks:
         h = blk(h)
     o = out(h)                       # [B, m, 2D]
@@ -92,6 +98,8 @@ def main():
     lv = mn + F.softplus(lv - mn)
     y = t(T["target"]).permute(1, 0, 2)   # [B, m, D]
     w = t(T["weight"]).permute(1, 0)      # [B, m]
+    if k > 0:
+        y, w = y[:, k - 1:k], w[:, k - 1:k]
     per = ((mu - y) ** 2 * torch.exp(-lv) + lv).sum(-1)
     nll = (w * per).sum() / (D * w.sum())
     loss = nll + 0.01 * mx.sum() - 0.01 * mn.sum()
