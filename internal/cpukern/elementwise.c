@@ -149,3 +149,53 @@ void cpukern_dropout_mask(int n, float *mask, uint64_t *state, int thr, float ke
 		for (; i < n; i++, bits >>= 16) mask[i] = ((int32_t)(bits & 0xffff) < thr) ? 0.0f : keep;
 	}
 }
+
+// The tanh-squashed Gaussian head (package ops' SquashedGaussian) in float32,
+// through the C library's expf/tanhf/log1pf (the same calls on every path,
+// and no contraction, so the paths agree bit for bit). k = {LogStdMin,
+// (LogStdMax-LogStdMin)/2, ad·(-log(2π)/2 - 2 log 2)}. Per element e of
+// row r, column j: st[4e..4e+3] = tanh(t), exp(logstd), tanh(x), σ(-2x).
+DEFINE3(cpukern_squash_fwd,
+        (int rows, int ad, const float *restrict out, const float *restrict eps, const float *restrict scale,
+         const float *restrict bias, const float *restrict k, float *restrict y, float *restrict st),
+        (rows, ad, out, eps, scale, bias, k, y, st), {
+	const float lmin = k[0], half = k[1], c = k[2];
+	for (int r = 0; r < rows; r++) {
+		const float *u = out + (size_t)r * 2 * ad, *t = u + ad, *e = eps + (size_t)r * ad;
+		float *dst = y + (size_t)r * (ad + 1), *s = st + (size_t)r * ad * 4;
+		float lp = c;
+		for (int j = 0; j < ad; j++, s += 4) {
+			float tht = tanhf(t[j]);
+			float logstd = lmin + half * (tht + 1.0f);
+			float sd = expf(logstd);
+			float x = u[j] + sd * e[j];
+			float z = -2.0f * x;
+			float ez = expf(-fabsf(z));
+			float sp = (z > 0 ? z : 0.0f) + log1pf(ez);
+			float ty = tanhf(x);
+			s[0] = tht, s[1] = sd, s[2] = ty, s[3] = z >= 0 ? 1.0f / (1.0f + ez) : ez / (1.0f + ez);
+			dst[j] = ty * scale[j] + bias[j];
+			lp += -0.5f * e[j] * e[j] - logstd + 2.0f * x + 2.0f * sp;
+		}
+		dst[ad] = lp;
+	}
+})
+
+// Its backward pass: d [rows, 2·ad] = the gradients with respect to out of
+// the gradients g [rows, ad+1] of (action, logp).
+DEFINE3(cpukern_squash_bwd,
+        (int rows, int ad, const float *restrict eps, const float *restrict scale, float half,
+         const float *restrict g, const float *restrict st, float *restrict d),
+        (rows, ad, eps, scale, half, g, st, d), {
+	for (int r = 0; r < rows; r++) {
+		const float *e = eps + (size_t)r * ad, *gr = g + (size_t)r * (ad + 1), *s = st + (size_t)r * ad * 4;
+		float *dr = d + (size_t)r * 2 * ad;
+		const float gl = gr[ad];
+		for (int j = 0; j < ad; j++, s += 4) {
+			// d logp/dx = 2 - 4σ(-2x); d action/dx = scale·(1 - tanh²x).
+			float dx = gr[j] * scale[j] * (1.0f - s[2] * s[2]) + gl * (2.0f - 4.0f * s[3]);
+			dr[j] = dx;
+			dr[ad + j] = (dx * s[1] * e[j] - gl) * half * (1.0f - s[0] * s[0]);
+		}
+	}
+})
