@@ -36,7 +36,7 @@ void cpukern_polyak(int n, float *dst, const float *src, float tau);
 // The tanh-squashed Gaussian head, forward and backward (see SquashForward
 // and SquashBackward in elementwise.go); k = {LogStdMin, half range, row constant}.
 void cpukern_squash_fwd(int rows, int ad, const float *out, const float *eps, const float *scale,
-                        const float *bias, const float *k, float *y, float *st);
+                        const float *bias, const float *k, float *y, float *st, float *tmp);
 void cpukern_squash_bwd(int rows, int ad, const float *eps, const float *scale, float half,
                         const float *g, const float *st, float *d);
 

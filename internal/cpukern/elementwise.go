@@ -128,7 +128,7 @@ type Squash struct {
 
 // SquashStateLen is the number of float32 values SquashForward keeps per
 // batch of rows for the backward pass.
-func SquashStateLen(rows, act int) int { return 4 * rows * act }
+func SquashStateLen(rows, act int) int { return 7 * rows * act }
 
 // SquashForward computes in float32, for the network outputs out [rows,
 // 2·act] (means u, raw log-stds t) and standard normal noise eps [rows, act],
@@ -138,9 +138,10 @@ func SquashStateLen(rows, act int) int { return 4 * rows * act }
 //
 //	Σ_j [ -eps_j²/2 - logstd_j - log(2π)/2 - 2(log 2 - x_j - softplus(-2x_j)) ]
 //
-// It keeps in st (SquashStateLen values) what SquashBackward needs. The
-// transcendental functions are the C library's expf, tanhf and log1pf; the
-// constants are formed in float64 and rounded once.
+// It keeps in st (SquashStateLen values; the last three of its seven planes
+// are scratch) what SquashBackward needs. exp, log1p and tanh are float32
+// polynomials (Cephes', a few ulp) that the compiler vectorises; every path
+// gives the same bits. The constants are formed in float64 and rounded once.
 func SquashForward(s Squash, rows int, out, eps, y, st []float32) error {
 	ad := len(s.Scale)
 	if ad == 0 || len(s.Bias) != ad {
@@ -155,7 +156,7 @@ func SquashForward(s Squash, rows int, out, eps, y, st []float32) error {
 	}
 	k := [3]float32{float32(s.LogStdMin), float32(0.5 * (s.LogStdMax - s.LogStdMin)),
 		float32(float64(ad) * (-0.5*math.Log(2*math.Pi) - 2*math.Ln2))}
-	C.cpukern_squash_fwd(C.int(rows), C.int(ad), f32(out), f32(eps), f32(s.Scale), f32(s.Bias), (*C.float)(&k[0]), f32(y), f32(st))
+	C.cpukern_squash_fwd(C.int(rows), C.int(ad), f32(out), f32(eps), f32(s.Scale), f32(s.Bias), (*C.float)(&k[0]), f32(y), f32(st), f32(st[4*rows*ad:]))
 	return nil
 }
 
