@@ -29,8 +29,8 @@ type Squash struct {
 //
 // (the density of tanh(x) in [-1,1]^act; no log|Scale| term). Gradients flow
 // to out only. Forward and backward run in float32 as one C loop each
-// (cpukern.SquashForward/SquashBackward, with the C library's expf, tanhf and
-// log1pf).
+// (cpukern.SquashForward/SquashBackward: vectorised float32 polynomials for
+// exp, log1p and tanh, a few ulp).
 func SquashedGaussian(out, eps *G.Node, s Squash) (action, logp *G.Node, err error) {
 	defer recoverNode("squashed gaussian", &action, &err)
 	ad := len(s.Scale)
