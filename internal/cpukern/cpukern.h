@@ -33,6 +33,13 @@ void cpukern_adam(int n, float *p, const float *g, float *m, float *v, const flo
 // dst = (1-tau)·dst + tau·src.
 void cpukern_polyak(int n, float *dst, const float *src, float tau);
 
+// The tanh-squashed Gaussian head, forward and backward (see SquashForward
+// and SquashBackward in elementwise.go); k = {LogStdMin, half range, row constant}.
+void cpukern_squash_fwd(int rows, int ad, const float *out, const float *eps, const float *scale,
+                        const float *bias, const float *k, float *y, float *st, float *tmp);
+void cpukern_squash_bwd(int rows, int ad, const float *eps, const float *scale, float half,
+                        const float *g, const float *st, float *d);
+
 // Inverted-dropout mask: 0 where a 16-bit draw falls below thr, else keep;
 // state is a SplitMix64 state, advanced by one draw per four entries.
 #include <stdint.h>

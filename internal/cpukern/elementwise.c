@@ -149,3 +149,126 @@ void cpukern_dropout_mask(int n, float *mask, uint64_t *state, int thr, float ke
 		for (; i < n; i++, bits >>= 16) mask[i] = ((int32_t)(bits & 0xffff) < thr) ? 0.0f : keep;
 	}
 }
+
+// The tanh-squashed Gaussian head (package ops' SquashedGaussian) in float32.
+// exp, log1p and tanh are Cephes' single-precision polynomials written as
+// plain expressions and selects, so that the element loop vectorises; the
+// package builds without contraction, so every path gives the same bits.
+// k = {LogStdMin, (LogStdMax-LogStdMin)/2, act·(-log(2π)/2 - 2 log 2)}.
+// st holds 4 planes of rows·act values: tanh(t), exp(logstd), tanh(x), σ(-2x);
+// tmp (3 planes of rows·act) is scratch.
+
+// sq_sel is c ? a : b through the bits: GCC if-converts (and so vectorises)
+// no float select whose arm is the compared value.
+static inline float sq_sel(int c, float a, float b) {
+	union { float f; int32_t i; } x = {.f = a}, y = {.f = b}, r;
+	int32_t m = -(int32_t)(c != 0);
+	r.i = (x.i & m) | (y.i & ~m);
+	return r.f;
+}
+
+// sq_abs is |x| (the sign bit cleared).
+static inline float sq_abs(float x) {
+	union { float f; int32_t i; } u = {.f = x};
+	u.i &= 0x7fffffff;
+	return u.f;
+}
+
+// sq_exp is e^x (Cephes expf; inputs clamped to [-87, 88], NaN kept).
+static inline float sq_exp(float x) {
+	float c = sq_sel(x < -87.0f, -87.0f, x);
+	c = sq_sel(c > 88.0f, 88.0f, c);
+	float fx = c * 1.44269504088896341f;
+	int n = (int)(fx + sq_sel(fx >= 0, 0.5f, -0.5f));
+	float fn = (float)n;
+	float r = c - fn * 0.693359375f - fn * -2.12194440e-4f;
+	float z = r * r;
+	float p = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+	            1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;
+	union { int32_t i; float f; } s = {.i = (int32_t)((uint32_t)(n + 127) << 23)};
+	return sq_sel(x != x, x, p * s.f);
+}
+
+// sq_log1p is log(1+e) for e in [0, 1] (Cephes logf's polynomial on e itself
+// below sqrt(2)-1, else on (1+e)/2 - 1).
+static inline float sq_log1p(float e) {
+	int hi = e >= 0.41421356f;
+	float x = sq_sel(hi, (1.0f + e) * 0.5f - 1.0f, e);
+	float fe = sq_sel(hi, 1.0f, 0.0f);
+	float z = x * x;
+	float y = ((((((((7.0376836292e-2f * x - 1.1514610310e-1f) * x + 1.1676998740e-1f) * x - 1.2420140846e-1f) * x +
+	               1.4249322787e-1f) * x - 1.6668057665e-1f) * x + 2.0000714765e-1f) * x - 2.4999993993e-1f) * x +
+	          3.3333331174e-1f) * x * z;
+	y = y + fe * -2.12194440e-4f;
+	y = y + -0.5f * z;
+	return x + y + fe * 0.693359375f;
+}
+
+// sq_tanh is tanh(a) given e = e^(-2|a|) (Cephes tanhf: a polynomial below 0.625).
+static inline float sq_tanh(float a, float e) {
+	float z = a * a;
+	float p = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
+	           3.33332819422e-1f) * z * a + a;
+	float q = 1.0f - 2.0f * e / (1.0f + e);
+	return sq_sel(sq_abs(a) < 0.625f, p, sq_sel(a < 0, -q, q));
+}
+
+DEFINE3(cpukern_squash_fwd,
+        (int rows, int ad, const float *restrict out, const float *restrict eps, const float *restrict scale,
+         const float *restrict bias, const float *restrict k, float *restrict y, float *restrict st,
+         float *restrict tmp),
+        (rows, ad, out, eps, scale, bias, k, y, st, tmp), {
+	const float lmin = k[0], half = k[1], c = k[2];
+	const int n = rows * ad;
+	float *restrict us = tmp, *restrict ts = tmp + n, *restrict term = tmp + 2 * n;
+	float *restrict tht = st, *restrict sd = st + n, *restrict ty = st + 2 * n, *restrict sig = st + 3 * n;
+	for (int r = 0; r < rows; r++)
+		for (int j = 0; j < ad; j++) {
+			us[r * ad + j] = out[(size_t)r * 2 * ad + j];
+			ts[r * ad + j] = out[(size_t)r * 2 * ad + ad + j];
+		}
+	for (int i = 0; i < n; i++) {
+		float t = ts[i], e = eps[i];
+		float th = sq_tanh(t, sq_exp(-2.0f * sq_abs(t)));
+		float logstd = lmin + half * (th + 1.0f);
+		float s = sq_exp(logstd);
+		float x = us[i] + s * e;
+		float z = -2.0f * x;
+		float ez = sq_exp(-sq_abs(z)); // e^(-|z|)
+		float sp = sq_sel(z > 0, z, 0.0f) + sq_log1p(ez);
+		tht[i] = th, sd[i] = s, ty[i] = sq_tanh(x, ez);
+		sig[i] = sq_sel(z >= 0, 1.0f, ez) / (1.0f + ez);
+		term[i] = -0.5f * e * e - logstd + 2.0f * x + 2.0f * sp;
+	}
+	for (int r = 0; r < rows; r++) {
+		float *dst = y + (size_t)r * (ad + 1);
+		float lp = c;
+		for (int j = 0; j < ad; j++) {
+			dst[j] = ty[r * ad + j] * scale[j] + bias[j];
+			lp += term[r * ad + j];
+		}
+		dst[ad] = lp;
+	}
+})
+
+// Its backward pass: d [rows, 2·act] = the gradients with respect to out of
+// the gradients g [rows, act+1] of (action, logp).
+DEFINE3(cpukern_squash_bwd,
+        (int rows, int ad, const float *restrict eps, const float *restrict scale, float half,
+         const float *restrict g, const float *restrict st, float *restrict d),
+        (rows, ad, eps, scale, half, g, st, d), {
+	const int n = rows * ad;
+	for (int r = 0; r < rows; r++) {
+		const float *gr = g + (size_t)r * (ad + 1);
+		float *dr = d + (size_t)r * 2 * ad;
+		const float gl = gr[ad];
+		for (int j = 0; j < ad; j++) {
+			int i = r * ad + j;
+			float th = st[i], s = st[n + i], ty = st[2 * n + i], sg = st[3 * n + i];
+			// d logp/dx = 2 - 4σ(-2x); d action/dx = scale·(1 - tanh²x).
+			float dx = gr[j] * scale[j] * (1.0f - ty * ty) + gl * (2.0f - 4.0f * sg);
+			dr[j] = dx;
+			dr[ad + j] = (dx * s * eps[i] - gl) * half * (1.0f - th * th);
+		}
+	}
+})

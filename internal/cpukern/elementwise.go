@@ -117,3 +117,65 @@ func DropoutMask(mask []float32, state *uint64, p float64) {
 	thr := int32(p * 65536)
 	C.cpukern_dropout_mask(C.int(len(mask)), f32(mask), (*C.uint64_t)(state), C.int(thr), C.float(keep))
 }
+
+// Squash holds the constants of a tanh-squashed Gaussian policy head for
+// SquashForward and SquashBackward: the log-std range and the per-dimension
+// affine map from [-1,1] to the action bounds.
+type Squash struct {
+	LogStdMin, LogStdMax float64
+	Scale, Bias          []float32 // [act]
+}
+
+// SquashStateLen is the number of float32 values SquashForward keeps per
+// batch of rows for the backward pass.
+func SquashStateLen(rows, act int) int { return 7 * rows * act }
+
+// SquashForward computes in float32, for the network outputs out [rows,
+// 2·act] (means u, raw log-stds t) and standard normal noise eps [rows, act],
+// y [rows, act+1]: the actions Scale·tanh(x) + Bias, x = u + exp(logstd)·eps,
+// logstd = LogStdMin + (LogStdMax-LogStdMin)/2·(tanh(t)+1), and in the last
+// column the log-density
+//
+//	Σ_j [ -eps_j²/2 - logstd_j - log(2π)/2 - 2(log 2 - x_j - softplus(-2x_j)) ]
+//
+// It keeps in st (SquashStateLen values; the last three of its seven planes
+// are scratch) what SquashBackward needs. exp, log1p and tanh are float32
+// polynomials (Cephes', a few ulp) that the compiler vectorises; every path
+// gives the same bits. The constants are formed in float64 and rounded once.
+func SquashForward(s Squash, rows int, out, eps, y, st []float32) error {
+	ad := len(s.Scale)
+	if ad == 0 || len(s.Bias) != ad {
+		return fmt.Errorf("cpukern: squash: scale %d, bias %d values", ad, len(s.Bias))
+	}
+	if rows < 0 || len(out) < rows*2*ad || len(eps) < rows*ad || len(y) < rows*(ad+1) || len(st) < SquashStateLen(rows, ad) {
+		return fmt.Errorf("cpukern: squash: %d rows of %d actions with out %d, eps %d, y %d, state %d values",
+			rows, ad, len(out), len(eps), len(y), len(st))
+	}
+	if rows == 0 {
+		return nil
+	}
+	k := [3]float32{float32(s.LogStdMin), float32(0.5 * (s.LogStdMax - s.LogStdMin)),
+		float32(float64(ad) * (-0.5*math.Log(2*math.Pi) - 2*math.Ln2))}
+	C.cpukern_squash_fwd(C.int(rows), C.int(ad), f32(out), f32(eps), f32(s.Scale), f32(s.Bias), (*C.float)(&k[0]), f32(y), f32(st), f32(st[4*rows*ad:]))
+	return nil
+}
+
+// SquashBackward writes into dout [rows, 2·act] the gradients with respect to
+// out of SquashForward's outputs, given their gradients gy [rows, act+1], the
+// same eps and the state st of the forward pass.
+func SquashBackward(s Squash, rows int, eps, gy, st, dout []float32) error {
+	ad := len(s.Scale)
+	if ad == 0 {
+		return fmt.Errorf("cpukern: squash: no action dimensions")
+	}
+	if rows < 0 || len(eps) < rows*ad || len(gy) < rows*(ad+1) || len(st) < SquashStateLen(rows, ad) || len(dout) < rows*2*ad {
+		return fmt.Errorf("cpukern: squash backward: %d rows of %d actions with eps %d, gy %d, state %d, dout %d values",
+			rows, ad, len(eps), len(gy), len(st), len(dout))
+	}
+	if rows == 0 {
+		return nil
+	}
+	C.cpukern_squash_bwd(C.int(rows), C.int(ad), f32(eps), f32(s.Scale), C.float(float32(0.5*(s.LogStdMax-s.LogStdMin))),
+		f32(gy), f32(st), f32(dout))
+	return nil
+}

@@ -2,10 +2,12 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/admpo/admpo/internal/cpukern"
+	"github.com/admpo/admpo/internal/scratch"
 )
 
 // Squash holds the constants of a tanh-squashed Gaussian policy head: the
@@ -26,7 +28,9 @@ type Squash struct {
 //	logp   = Σ_j [ -eps_j²/2 - logstd_j - log(2π)/2 - 2(log 2 - x_j - softplus(-2x_j)) ]
 //
 // (the density of tanh(x) in [-1,1]^act; no log|Scale| term). Gradients flow
-// to out only. Every element is computed in float64 and rounded once.
+// to out only. Forward and backward run in float32 as one C loop each
+// (cpukern.SquashForward/SquashBackward: vectorised float32 polynomials for
+// exp, log1p and tanh, a few ulp).
 func SquashedGaussian(out, eps *G.Node, s Squash) (action, logp *G.Node, err error) {
 	defer recoverNode("squashed gaussian", &action, &err)
 	ad := len(s.Scale)
@@ -35,7 +39,8 @@ func SquashedGaussian(out, eps *G.Node, s Squash) (action, logp *G.Node, err err
 			ad, len(s.Bias), s.LogStdMin, s.LogStdMax)
 	}
 	s.Scale, s.Bias = append([]float32(nil), s.Scale...), append([]float32(nil), s.Bias...)
-	both, err := applyFused(&squashKernel{s: s}, out, eps)
+	both, err := applyFused(&squashKernel{s: cpukern.Squash{LogStdMin: s.LogStdMin, LogStdMax: s.LogStdMax,
+		Scale: s.Scale, Bias: s.Bias}}, out, eps)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ops: squashed gaussian: %w", err)
 	}
@@ -51,11 +56,12 @@ func SquashedGaussian(out, eps *G.Node, s Squash) (action, logp *G.Node, err err
 	return action, logp, nil
 }
 
-// squashKernel computes [action logp] ([batch, act+1]) from (out, eps),
-// keeping each element's forward quantities for the backward pass.
+// squashKernel computes [action logp] ([batch, act+1]) from (out, eps) with
+// cpukern's float32 kernel, keeping each element's forward quantities for the
+// backward pass.
 type squashKernel struct {
-	s     Squash
-	elems []squashElem // [batch·act], from the last forward
+	s  cpukern.Squash
+	st []float32 // cpukern.SquashStateLen(batch, act) values, from the last forward
 }
 
 func (k *squashKernel) name() string    { return "SquashedGaussian" }
@@ -68,58 +74,16 @@ func (k *squashKernel) outShape(in []tensor.Shape) (tensor.Shape, error) {
 	return tensor.Shape{in[0][0], ad + 1}, nil
 }
 
-// squashElem is one element's forward quantities.
-type squashElem struct {
-	tht, std, y, sig float64 // tanh(t), exp(logstd), tanh(x), σ(-2x)
-}
-
 func (k *squashKernel) forward(in [][]float32, shapes []tensor.Shape, y []float32) error {
-	rows, ad := shapes[0][0], len(k.s.Scale)
-	half := 0.5 * (k.s.LogStdMax - k.s.LogStdMin)
-	c := float64(ad) * (-0.5*math.Log(2*math.Pi) - 2*math.Ln2)
-	if cap(k.elems) < rows*ad {
-		k.elems = make([]squashElem, rows*ad)
-	}
-	k.elems = k.elems[:rows*ad]
-	for r := 0; r < rows; r++ {
-		out, eps, dst := in[0][r*2*ad:(r+1)*2*ad], in[1][r*ad:(r+1)*ad], y[r*(ad+1):(r+1)*(ad+1)]
-		lp := c
-		for j := 0; j < ad; j++ {
-			e := &k.elems[r*ad+j]
-			ej := float64(eps[j])
-			e.tht = math.Tanh(float64(out[ad+j]))
-			logStd := k.s.LogStdMin + half*(e.tht+1)
-			e.std = math.Exp(logStd)
-			x := float64(out[j]) + e.std*ej
-			e.y = math.Tanh(x)
-			sp, sig := softplusLogistic(-2 * x)
-			e.sig = sig
-			dst[j] = float32(e.y*float64(k.s.Scale[j]) + float64(k.s.Bias[j]))
-			lp += -0.5*ej*ej - logStd + 2*x + 2*sp
-		}
-		dst[ad] = float32(lp)
-	}
-	return nil
+	rows := shapes[0][0]
+	k.st = scratch.Resize(k.st, cpukern.SquashStateLen(rows, len(k.s.Scale)))
+	return cpukern.SquashForward(k.s, rows, in[0], in[1], y, k.st)
 }
 
 func (k *squashKernel) backward(in [][]float32, shapes []tensor.Shape, y, gy []float32, gin [][]float32) error {
-	rows, ad := shapes[0][0], len(k.s.Scale)
-	if len(k.elems) != rows*ad {
+	rows := shapes[0][0]
+	if len(k.st) != cpukern.SquashStateLen(rows, len(k.s.Scale)) {
 		return fmt.Errorf("squashed gaussian: backward of %d rows before their forward", rows)
 	}
-	half := 0.5 * (k.s.LogStdMax - k.s.LogStdMin)
-	dout := gin[0]
-	for r := 0; r < rows; r++ {
-		eps, g, d := in[1][r*ad:(r+1)*ad], gy[r*(ad+1):(r+1)*(ad+1)], dout[r*2*ad:(r+1)*2*ad]
-		gl := float64(g[ad])
-		for j := 0; j < ad; j++ {
-			e := &k.elems[r*ad+j]
-			// d logp/dx = 2 - 4σ(-2x); d action/dx = Scale·(1 - tanh²x).
-			dx := float64(g[j])*float64(k.s.Scale[j])*(1-e.y*e.y) + gl*(2-4*e.sig)
-			dlogStd := dx*e.std*float64(eps[j]) - gl
-			d[j] = float32(dx)
-			d[ad+j] = float32(dlogStd * half * (1 - e.tht*e.tht))
-		}
-	}
-	return nil
+	return cpukern.SquashBackward(k.s, rows, in[1], gy, k.st, gin[0])
 }
