@@ -111,7 +111,8 @@ type Options struct {
 	// each within two Adam steps per update (2·lr·updates) plus Tol: Adam's
 	// first steps move a weight by about lr·sign(g), so a gradient within
 	// rounding of zero may step either way when sums run in another order
-	// (cuBLAS, GPU reductions). 0 on emu, which sums as the CPU does.
+	// (cuBLAS, GPU reductions), or when a kernel rounds otherwise (emu's
+	// squashed-Gaussian head against the CPU's float32 polynomials).
 	Outliers float64
 	// ActorEvery lists the actor_freq values to run (default 1 and 2).
 	ActorEvery []int
