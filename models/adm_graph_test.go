@@ -231,6 +231,17 @@ func TestADMMatchesPyTorch(t *testing.T) {
 	const batch = 6
 	m := randomADM(t, cfg, 11)
 	b := randomADMBatch(cfg, batch, 12)
+	ts, ref, man := admTorchRef(t, m, b, batch, 0)
+	cpukerntest.ForEachPath(t, func(t *testing.T) { admVsPyTorch(t, m, b, ts, ref, man) })
+}
+
+// admTorchRef runs testdata/adm_torch.py on m's weights and normaliser and
+// the batch b of batch starts: the all-k step, or with k > 0 the authors'
+// one-k step of k. It returns the tensors it handed over (weights first,
+// in m's order) and PyTorch's outputs and manifest.
+func admTorchRef(t *testing.T, m *ADM, b admBatch, batch, k int) ([]namedTensor, map[string][]float32, map[string]any) {
+	t.Helper()
+	cfg := m.Cfg
 	d := cfg.ObsDim + 1
 	dir := t.TempDir()
 	ts := admWeightTensors(m)
@@ -241,14 +252,18 @@ func TestADMMatchesPyTorch(t *testing.T) {
 		namedTensor{Name: "acts", Shape: []int{cfg.M, batch, cfg.ActDim}, data: b.acts},
 		namedTensor{Name: "target", Shape: []int{cfg.M, batch, d}, data: b.target},
 		namedTensor{Name: "weight", Shape: []int{cfg.M, batch}, data: b.weight})
-	writeExchange(t, dir, "in", map[string]int{"obs": cfg.ObsDim, "act": cfg.ActDim, "hidden": cfg.Hidden,
-		"layers": cfg.Layers, "blocks": cfg.ResBlocks, "m": cfg.M}, ts)
+	params := map[string]int{"obs": cfg.ObsDim, "act": cfg.ActDim, "hidden": cfg.Hidden,
+		"layers": cfg.Layers, "blocks": cfg.ResBlocks, "m": cfg.M}
+	if k > 0 {
+		params["k"] = k
+	}
+	writeExchange(t, dir, "in", params, ts)
 	out, err := exec.Command(pyref.Python, "testdata/adm_torch.py", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("reference script: %v\n%s", err, out)
 	}
 	ref, man := readExchange(t, dir, "out")
-	cpukerntest.ForEachPath(t, func(t *testing.T) { admVsPyTorch(t, m, b, ts, ref, man) })
+	return ts, ref, man
 }
 
 // admVsPyTorch compares one ADM train-graph run (outputs, losses, weight

@@ -2,7 +2,6 @@ package models
 
 import (
 	"math"
-	"os/exec"
 	"testing"
 
 	"github.com/admpo/admpo/internal/pyref"
@@ -67,22 +66,7 @@ func TestADMOneKMatchesPyTorch(t *testing.T) {
 	b := oneKBatch(cfg, batch, 32)
 	d := cfg.ObsDim + 1
 	for k := 1; k <= cfg.M; k++ {
-		dir := t.TempDir()
-		ts := admWeightTensors(m)
-		ts = append(ts,
-			namedTensor{Name: "norm.mean", Shape: []int{cfg.ObsDim + cfg.ActDim}, data: m.Norm.Mean},
-			namedTensor{Name: "norm.std", Shape: []int{cfg.ObsDim + cfg.ActDim}, data: m.Norm.Std},
-			namedTensor{Name: "start", Shape: []int{batch, cfg.ObsDim}, data: b.start},
-			namedTensor{Name: "acts", Shape: []int{cfg.M, batch, cfg.ActDim}, data: b.acts},
-			namedTensor{Name: "target", Shape: []int{cfg.M, batch, d}, data: b.target},
-			namedTensor{Name: "weight", Shape: []int{cfg.M, batch}, data: b.weight})
-		writeExchange(t, dir, "in", map[string]int{"obs": cfg.ObsDim, "act": cfg.ActDim, "hidden": cfg.Hidden,
-			"layers": cfg.Layers, "blocks": cfg.ResBlocks, "m": cfg.M, "k": k}, ts)
-		out, err := exec.Command(pyref.Python, "testdata/adm_torch.py", dir).CombinedOutput()
-		if err != nil {
-			t.Fatalf("reference script: %v\n%s", err, out)
-		}
-		ref, man := readExchange(t, dir, "out")
+		ts, ref, man := admTorchRef(t, m, b, batch, k)
 		a, err := NewADMTrainGraphK(m, k, batch, 0, 1)
 		if err != nil {
 			t.Fatal(err)
