@@ -13,7 +13,6 @@ import (
 
 	"github.com/admpo/admpo/internal/cpukern/cpukerntest"
 	"github.com/admpo/admpo/internal/pyref"
-	"github.com/admpo/admpo/models/ops"
 )
 
 // namedTensor is a tensor exchanged with the PyTorch reference script.
@@ -291,20 +290,12 @@ func admVsPyTorch(t *testing.T, m *ADM, b admBatch, ts []namedTensor, ref map[st
 		t.Errorf("loss %v nll %v, PyTorch %v %v", loss, nll, wantLoss, wantNLL)
 	}
 	worst := 0.0
-	for i, p := range a.Params {
-		gv, err := p.Grad()
-		if err != nil {
-			t.Fatalf("%s: %v", p.Name(), err)
-		}
-		g, _, err := ops.ValueF32(gv)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i, g := range gradsOf(t, a) {
 		name := ts[i].Name
 		e := relErr(g, ref[name], 1e-6)
 		worst = math.Max(worst, e)
 		if e > 1e-4 {
-			t.Errorf("gradient of %s (%s): relative error %.2e vs PyTorch", name, p.Name(), e)
+			t.Errorf("gradient of %s (%s): relative error %.2e vs PyTorch", name, a.Params[i].Name(), e)
 		}
 	}
 	t.Logf("outputs match PyTorch (float64) to %.1e/%.1e; worst gradient relative error %.1e",
