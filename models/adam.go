@@ -16,6 +16,12 @@ import (
 //	v ← β2·v + (1-β2)·g²
 //	p ← p - LR/(1-β1^t) · m / (sqrt(v)/sqrt(1-β2^t) + Eps)
 //
+// A new moment below the smallest normal float32 is stored as +0 (PyTorch
+// keeps the subnormal): the moments of a parameter whose gradient stays 0, as
+// a dead ReLU unit's weights, decay into the subnormal range, where x86
+// arithmetic is many times slower, and the step they would give is below
+// 1e-30.
+//
 // It updates parameter values in place, so weights stay in the slices of the
 // structs that back the graph nodes. M, V and T are exported so checkpoints
 // can save and restore the optimiser state.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
 
@@ -20,6 +21,10 @@ import (
 // percentile and the median: the fastest is what a loaded machine spoils
 // least. With ADMPO_MINBENCH_HASH set it also prints a hash of every
 // network's weights after the updates, to compare builds bit for bit.
+// With ADMPO_MINBENCH_SAC_CKPT naming a training run's checkpoint.ckpt
+// (hopper), the updates start from its networks and optimiser state: a
+// trained agent's state (e.g. Adam moments of dead ReLU units decaying
+// towards zero) costs otherwise than a fresh one's.
 // Run with GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1 for one thread.
 func TestMinBenchSACUpdate(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("ADMPO_MINBENCH_SAC"))
@@ -33,6 +38,15 @@ func TestMinBenchSACUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if path := os.Getenv("ADMPO_MINBENCH_SAC_CKPT"); path != "" {
+		f, err := ckpt.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Load(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rng := rand.New(rand.NewSource(7))
 	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
 	for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew} {

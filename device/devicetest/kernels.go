@@ -174,12 +174,52 @@ var kernelTests = map[string]func(h h, r *rand.Rand, n int, tol float64){
 		for _, wd := range []float64{0, 0.01} {
 			testAdam(h, r, n, tol, wd, false)
 		}
+		testAdamFlush(h, n, false)
 	},
 	"adam_k": func(h h, r *rand.Rand, n int, tol float64) {
 		for _, wd := range []float64{0, 0.01} {
 			testAdam(h, r, n, tol, wd, true)
 		}
+		testAdamFlush(h, n, true)
 	},
+}
+
+// testAdamFlush checks that a new moment below the smallest normal float32
+// is stored as +0 and one at or above it is kept (the CPU's Adam does the
+// same, internal/cpukern): zero gradients, moments that one decay step takes
+// just below or keeps just above the smallest normal, subnormal ones.
+func testAdamFlush(h h, n int, fromBuffer bool) {
+	const minNormal = 0x1p-126
+	seeds := []float32{1.05 * minNormal, -1.05 * minNormal, 2 * minNormal, -2 * minNormal, 0x1p-130, 1e-30}
+	m0, v0, p0 := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range m0 {
+		m0[i] = seeds[i%len(seeds)]
+		v0[i] = float32(math.Abs(float64(seeds[(i+2)%len(seeds)])))
+		p0[i] = 1
+	}
+	p, g, m, v := h.up(p0), h.alloc(device.Float32, n), h.up(m0), h.up(v0)
+	if err := h.d.Upload(g, make([]float32, n)); err != nil {
+		h.t.Fatal(err)
+	}
+	c := device.AdamK(7, 1e-3)
+	if fromBuffer {
+		h.launch("adam_k", n, p, g, m, v, h.up(c))
+	} else {
+		h.launch("adam", n, p, g, m, v, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])
+	}
+	want := func(x0, beta float32) float32 {
+		x := beta * x0
+		if math.Abs(float64(x)) < minNormal {
+			return 0
+		}
+		return x
+	}
+	gm, gv := h.down(m), h.down(v)
+	for i := range gm {
+		if wm, wv := want(m0[i], c[0]), want(v0[i], c[2]); math.Float32bits(gm[i]) != math.Float32bits(wm) || math.Float32bits(gv[i]) != math.Float32bits(wv) {
+			h.t.Fatalf("adam flush, element %d: moments %g, %g from %g, %g; want %g, %g", i, gm[i], gv[i], m0[i], v0[i], wm, wv)
+		}
+	}
 }
 
 // testAdam takes three Adam steps with PyTorch's formula in float64:

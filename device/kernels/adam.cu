@@ -14,6 +14,14 @@ __device__ __forceinline__ void adam_at(int i, float *__restrict__ p, const floa
 	}
 	float mi = b1 * m[i] + c1 * gi;
 	float vi = b2 * v[i] + c2 * gi * gi;
+	// A new moment below the smallest normal float32 is stored as +0, as on
+	// the CPU (internal/cpukern: subnormal moments cost x86 microcode assists).
+	if (fabsf(mi) < 1.17549435e-38f) {
+		mi = 0.0f;
+	}
+	if (fabsf(vi) < 1.17549435e-38f) {
+		vi = 0.0f;
+	}
 	m[i] = mi;
 	v[i] = vi;
 	p[i] -= step * mi / (sqrtf(vi) / bc2_sqrt + eps);

@@ -80,7 +80,9 @@ func (h AdamHyper) constants() [8]float32 {
 //	g ← g + WeightDecay·p    m ← β1·m + (1-β1)·g    v ← β2·v + (1-β2)·g²
 //	p ← p - LR/(1-β1^T) · m / (sqrt(v)/sqrt(1-β2^T) + Eps)
 //
-// g is not modified.
+// where a new m or v of magnitude below the smallest normal float32 is +0
+// (subnormal moments, e.g. of dead ReLU units, cost microcode assists on
+// x86). g is not modified.
 func Adam(p, g, m, v []float32, h AdamHyper) error {
 	if len(g) != len(p) || len(m) != len(p) || len(v) != len(p) {
 		return fmt.Errorf("cpukern: adam: lengths p %d, g %d, m %d, v %d differ", len(p), len(g), len(m), len(v))

@@ -115,8 +115,15 @@ func TestColSumMatchesGo(t *testing.T) {
 	})
 }
 
-// adamGo is models.Adam's loop (PyTorch's arithmetic) in Go float32.
+// adamGo is models.Adam's loop (PyTorch's arithmetic) in Go float32, with
+// new moments below the smallest normal float32 stored as +0.
 func adamGo(p, g, m, v []float32, h AdamHyper) {
+	flush := func(x float32) float32 {
+		if math.Abs(float64(x)) < 0x1p-126 {
+			return 0
+		}
+		return x
+	}
 	bc1 := 1 - math.Pow(h.Beta1, float64(h.T))
 	bc2 := 1 - math.Pow(h.Beta2, float64(h.T))
 	step, bc2s := float32(h.LR/bc1), float32(math.Sqrt(bc2))
@@ -126,8 +133,8 @@ func adamGo(p, g, m, v []float32, h AdamHyper) {
 		if wd != 0 {
 			gj += wd * p[j]
 		}
-		m[j] = b1*m[j] + c1*gj
-		v[j] = b2*v[j] + c2*gj*gj
+		m[j] = flush(b1*m[j] + c1*gj)
+		v[j] = flush(b2*v[j] + c2*gj*gj)
 		p[j] -= step * m[j] / (float32(math.Sqrt(float64(v[j])))/bc2s + eps)
 	}
 }
@@ -150,6 +157,86 @@ func TestAdamMatchesGo(t *testing.T) {
 					sameBits(t, "adam m", m, mw)
 					sameBits(t, "adam v", v, vw)
 				}
+			}
+		}
+	})
+}
+
+// TestAdamFlushesSubnormalMoments: moments that fall below the smallest
+// normal float32 (those of a parameter whose gradient stays 0 decay there)
+// are stored as +0 on every path, moments at or above it are kept, NaNs
+// stay NaNs, and the parameters move as the Go loop says.
+func TestAdamFlushesSubnormalMoments(t *testing.T) {
+	const minNormal = 0x1p-126
+	forEachPath(t, func(t *testing.T) {
+		// Moments just above and below what one decay step keeps normal,
+		// subnormal ones, ±, NaN; zero and tiny gradients.
+		seeds := []float32{minNormal, -minNormal, 1.05 * minNormal, 1.2 * minNormal, -1.2 * minNormal,
+			2 * minNormal, 0x1p-130, -0x1p-140, 1e-30, float32(math.NaN()), 0}
+		grads := []float32{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1e-21}
+		for _, n := range []int{1, 7, 16, 33, 70} {
+			p, g := make([]float32, n), make([]float32, n)
+			m, v := make([]float32, n), make([]float32, n)
+			for i := range p {
+				p[i] = float32(i+1) * 0.01
+				g[i] = grads[i%len(grads)]
+				m[i] = seeds[i%len(seeds)]
+				v[i] = float32(math.Abs(float64(seeds[(i+3)%len(seeds)])))
+			}
+			pw, mw, vw := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
+			for step := 1; step <= 4; step++ {
+				h := AdamHyper{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, LR: 3e-4, T: 1000 + step}
+				if err := Adam(p, g, m, v, h); err != nil {
+					t.Fatal(err)
+				}
+				adamGo(pw, g, mw, vw, h)
+				sameBits(t, "adam p", p, pw)
+				sameBits(t, "adam m", m, mw)
+				sameBits(t, "adam v", v, vw)
+				for i, x := range append(append([]float32(nil), m...), v...) {
+					if a := math.Abs(float64(x)); a != 0 && a < minNormal {
+						t.Fatalf("n %d step %d: moment %d is subnormal (%g)", n, step, i, x)
+					}
+					if math.Float32bits(x) == 0x80000000 {
+						t.Fatalf("n %d step %d: moment %d is -0, want +0", n, step, i)
+					}
+				}
+			}
+		}
+	})
+	// The decay of one step, checked without the Go loop: 0.9·2·minNormal
+	// is normal and kept, 0.9·1.05·minNormal is subnormal and flushed.
+	forEachPath(t, func(t *testing.T) {
+		p, g := []float32{1, 1}, []float32{0, 0}
+		m, v := []float32{2 * minNormal, 1.05 * minNormal}, []float32{0, 0}
+		if err := Adam(p, g, m, v, AdamHyper{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, LR: 3e-4, T: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if m[0] != float32(0.9)*(2*minNormal) || m[1] != 0 {
+			t.Fatalf("moments after one step %g, %g; want %g, 0", m[0], m[1], float32(0.9)*(2*minNormal))
+		}
+		// A new moment of exactly minNormal (from a zero moment: 0.1·g) is kept.
+		g0 := float32(minNormal / 0.1)
+		for float32(0.1)*g0 < minNormal {
+			g0 = math.Nextafter32(g0, 1)
+		}
+		for float32(0.1)*g0 > minNormal {
+			g0 = math.Nextafter32(g0, 0)
+		}
+		if float32(0.1)*g0 != minNormal {
+			t.Fatal("no gradient gives a moment of exactly the smallest normal")
+		}
+		const n = 33 // the vector loops and the tail
+		p, g, m, v = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range g {
+			p[i], g[i] = 1, g0
+		}
+		if err := Adam(p, g, m, v, AdamHyper{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, LR: 3e-4, T: 5}); err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range m {
+			if x != minNormal {
+				t.Fatalf("moment %d: %g, want the smallest normal %g kept", i, x, float32(minNormal))
 			}
 		}
 	})
