@@ -11,7 +11,9 @@ import (
 
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/cpukern"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -87,11 +89,26 @@ func MeasurePeak(n, reps int) PeakProduct {
 // Train measures admpo's SAC update and ADM train step and, when torch is
 // true, the same computations in PyTorch, and returns the table: times,
 // the achieved GFLOP/s of each step's matrix products and their share of
-// the one-thread product peak measured in the same run.
-func Train(iters int, torch bool, torchThreads int) (*Table, error) {
+// the one-thread product peak measured in the same run. With from, a run
+// directory of a SAC-based algorithm, it also times the SAC update of that
+// run's agent as its checkpoint left it (sizes from its config.json).
+func Train(iters int, torch bool, torchThreads int, from string) (*Table, error) {
+	var trained *trainedRun
+	if from != "" { // read first: a bad directory fails before minutes of timing
+		var err error
+		if trained, err = loadTrainedRun(from); err != nil {
+			return nil, err
+		}
+	}
 	upd, err := sac.BenchUpdate(iters)
 	if err != nil {
 		return nil, err
+	}
+	var updFrom sac.Timing
+	if trained != nil {
+		if updFrom, err = sac.BenchUpdateFrom(trained.ckpt, trained.ObsDim, trained.ActDim, trained.sacConfig(), iters); err != nil {
+			return nil, fmt.Errorf("bench train: %s: %w", from, err)
+		}
 	}
 	adm, admFLOPs, err := dynamics.BenchADMTrainStep(iters)
 	if err != nil {
@@ -128,8 +145,89 @@ func Train(iters int, torch bool, torchThreads int) (*Table, error) {
 	row("SAC critic update (batch 256, 256x256, obs 11, act 3)", upd.Target+upd.Critic, 0, func(p *TorchTrain) float64 { return p.CriticMS })
 	row("SAC actor + alpha + Polyak", upd.Actor+upd.Other, 0, func(p *TorchTrain) float64 { return p.ActorMS })
 	row("SAC update total", upd.Total, upd.FLOPs, func(p *TorchTrain) float64 { return p.CriticMS + p.ActorMS })
+	if trained != nil {
+		r := []any{fmt.Sprintf("SAC update total, the agent of %s (obs %d, act %d, %v, batch %d; after %d updates)",
+			trained.name, trained.ObsDim, trained.ActDim, trained.Hidden, trained.Batch, trained.updates),
+			updFrom.Total, nil, nil, nil, nil}
+		if updFrom.FLOPs > 0 {
+			g := updFrom.FLOPs / updFrom.Total / 1e6
+			r[2], r[3] = g, 100*g/peak.Best()
+		}
+		t.Rows = append(t.Rows, r)
+		if trained.sameSizes() {
+			t.Notes = append(t.Notes, fmt.Sprintf("the trained agent's update takes %.2fx the fresh agent's (same sizes, same random batch)", updFrom.Total/upd.Total))
+		}
+	}
 	row("ADM train step (m 5, batch 256, 3x200 GRU, 4 ResBlocks)", adm, admFLOPs, func(p *TorchTrain) float64 { return p.ADMStepMS })
 	t.Notes = append(t.Notes, fmt.Sprintf("%d timed iterations each, medians", iters),
 		fmt.Sprintf("GFLOP/s counts the matrix products only (SAC update %.3f GFLOP, ADM step %.3f GFLOP); %% of peak is against the product peak above", upd.FLOPs/1e9, admFLOPs/1e9))
 	return t, nil
+}
+
+// trainedRun is what Train needs of a run directory to time its agent.
+type trainedRun struct {
+	Batch     int   `json:"batch"`
+	AutoAlpha *bool `json:"auto_alpha"`
+	ObsDim    int
+	ActDim    int
+	Hidden    []int
+	name      string
+	ckpt      *ckpt.File
+	updates   int
+}
+
+// loadTrainedRun reads dir's checkpoint.ckpt (the agent and its sizes: the
+// actor's layers) and config.json (batch size, whether α is tuned).
+func loadTrainedRun(dir string) (*trainedRun, error) {
+	d := rundir.Dir(dir)
+	b, err := os.ReadFile(d.Config())
+	if err != nil {
+		return nil, fmt.Errorf("bench train: --from %s: not a run directory: %w", dir, err)
+	}
+	r := &trainedRun{name: filepath.Base(filepath.Clean(dir))}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("bench train: --from %s: config.json: %w", dir, err)
+	}
+	if r.Batch <= 0 {
+		return nil, fmt.Errorf("bench train: --from %s: config.json names no SAC batch size", dir)
+	}
+	if r.ckpt, err = ckpt.Load(d.Checkpoint()); err != nil {
+		return nil, fmt.Errorf("bench train: --from %s: %w", dir, err)
+	}
+	u, err := r.ckpt.F32("sac/updates", 1)
+	if err != nil {
+		return nil, fmt.Errorf("bench train: --from %s: the checkpoint holds no SAC agent (a BC run?): %w", dir, err)
+	}
+	r.updates = int(u[0])
+	// The actor's layers: biases of the hidden sizes, then 2·act outputs
+	// (mean and log-std); the first weight matrix is obs x hidden[0].
+	var sizes []int
+	for l := 0; ; l++ {
+		b, err := r.ckpt.F32(fmt.Sprintf("sac/actor/%d/b", l), -1)
+		if err != nil {
+			break
+		}
+		sizes = append(sizes, len(b))
+	}
+	w0, err := r.ckpt.F32("sac/actor/0/w", -1)
+	if len(sizes) < 2 || err != nil || sizes[len(sizes)-1]%2 != 0 || len(w0)%sizes[0] != 0 {
+		return nil, fmt.Errorf("bench train: --from %s: the checkpoint's actor layers (%v) are not a SAC actor's", dir, sizes)
+	}
+	r.Hidden, r.ActDim, r.ObsDim = sizes[:len(sizes)-1], sizes[len(sizes)-1]/2, len(w0)/sizes[0]
+	return r, nil
+}
+
+// sacConfig is sac's default configuration at the run's sizes.
+func (r *trainedRun) sacConfig() sac.Config {
+	c := sac.DefaultConfig(r.ActDim)
+	c.Hidden, c.BatchSize = r.Hidden, r.Batch
+	if r.AutoAlpha != nil {
+		c.AutoAlpha = *r.AutoAlpha
+	}
+	return c
+}
+
+// sameSizes reports whether the run's agent has the fresh benchmark's sizes.
+func (r *trainedRun) sameSizes() bool {
+	return r.ObsDim == 11 && r.ActDim == 3 && r.Batch == 256 && len(r.Hidden) == 2 && r.Hidden[0] == 256 && r.Hidden[1] == 256
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models/ops"
 )
 
@@ -24,17 +25,36 @@ type Timing struct {
 // after a few warm-up ones. It reports median per-phase times; Critic and
 // Actor include their Adam steps.
 func BenchUpdate(iters int) (Timing, error) {
+	return BenchUpdateFrom(nil, 11, 3, DefaultConfig(3), iters)
+}
+
+// BenchUpdateFrom is BenchUpdate for an agent of obsDim, actDim and cfg's
+// sizes whose networks, target critics, entropy coefficient and optimiser
+// state are loaded from f (a run's checkpoint; nil: fresh networks). A
+// trained agent's state can cost otherwise than a fresh one's (e.g. Adam
+// moments of dead ReLU units near the subnormal range). The batch is random
+// either way.
+func BenchUpdateFrom(f *ckpt.File, obsDim, actDim int, cfg Config, iters int) (Timing, error) {
 	if iters <= 0 {
 		return Timing{}, fmt.Errorf("sac: bench: iters %d must be positive", iters)
 	}
-	const obsDim, actDim = 11, 3
-	low, high := []float64{-1, -1, -1}, []float64{1, 1, 1}
-	cfg := DefaultConfig(actDim)
+	if obsDim <= 0 || actDim <= 0 {
+		return Timing{}, fmt.Errorf("sac: bench: obs dim %d and act dim %d must be positive", obsDim, actDim)
+	}
+	low, high := make([]float64, actDim), make([]float64, actDim)
+	for i := range low {
+		low[i], high[i] = -1, 1
+	}
 	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
 		return Timing{}, err
 	}
 	defer s.Close()
+	if f != nil {
+		if err := s.Load(f); err != nil {
+			return Timing{}, fmt.Errorf("sac: bench: %w", err)
+		}
+	}
 	rng := rand.New(rand.NewSource(7))
 	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
 	for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew} {

@@ -14,6 +14,7 @@ import (
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/cpukern"
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -43,6 +44,8 @@ func benchTrain(args []string) error {
 	torchThreads := fs.Int("torch-threads", 0, "PyTorch threads (0: the same as --threads)")
 	kernels := fs.String("kernels", "auto", "CPU kernel path: auto (the best this CPU has), avx512, avx2 or generic")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	from := fs.String("from", "", "also time the SAC update of this run directory's agent as its checkpoint left it (a trained agent's\n"+
+		"state can cost otherwise than fresh networks: e.g. Adam moments of dead ReLU units; sizes from its config.json)")
 	dev := fs.String("device", "cpu", "also time the SAC update and the ADM's and the ensemble's train steps on this device, beside the CPU's: emu (the kernels\n"+
 		"emulated on the host) or cuda (the GPU; a binary built with the admpo_cuda tag); cpu: the CPU rows only")
 	bound(fs, atLeast1, "iters", "threads")
@@ -70,7 +73,12 @@ func benchTrain(args []string) error {
 	if err := train.CheckDevice(*dev); err != nil {
 		return usageErr(fmt.Errorf("--device: %w", err))
 	}
-	t, err := benchmarks.Train(*iters, !*noTorch, *torchThreads)
+	if *from != "" {
+		if _, err := os.Stat(rundir.Dir(*from).Checkpoint()); err != nil {
+			return usageErr(fmt.Errorf("--from %s: no checkpoint of a run there: %w", *from, err))
+		}
+	}
+	t, err := benchmarks.Train(*iters, !*noTorch, *torchThreads, *from)
 	if err != nil {
 		return err
 	}

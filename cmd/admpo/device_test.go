@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/trainfix"
+	"github.com/admpo/admpo/sac"
 	"github.com/admpo/admpo/train"
 )
 
@@ -113,4 +115,53 @@ func TestBenchTrainDevice(t *testing.T) {
 		}
 	}
 	wantUsage(t, "bench train --device bogus", runBench([]string{"train", "--device", "bogus"}), "", "--device", "unknown device")
+}
+
+// TestBenchTrainFrom: bench train --from times the SAC agent a run's
+// checkpoint holds, at that agent's sizes (read from its actor's layers);
+// a directory without a checkpoint is a usage error, a checkpoint without a
+// SAC agent an error naming that.
+func TestBenchTrainFrom(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sac.DefaultConfig(2)
+	cfg.Hidden, cfg.BatchSize = []int{32, 16}, 64
+	s, err := sac.New(5, []float64{-1, -1}, []float64{1, 1}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Updates = 7
+	f := ckpt.New()
+	s.Save(f)
+	s.Close()
+	if err := f.Save(filepath.Join(dir, "checkpoint.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"algo": "sac", "batch": 64, "auto_alpha": false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := captureStdout(t, func() error {
+		return runBench([]string{"train", "--no-torch", "--iters", "1", "--from", dir, "--json"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "(obs 5, act 2, [32 16], batch 64; after 7 updates)"; !strings.Contains(out, want) {
+		t.Errorf("bench train --from prints no row with %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "takes") {
+		t.Errorf("bench train --from compares an agent of other sizes with the fresh hopper agent:\n%s", out)
+	}
+	wantUsage(t, "bench train --from a directory without a run", runBench([]string{"train", "--from", t.TempDir()}), "", "--from", "no checkpoint")
+
+	bc := t.TempDir()
+	if err := ckpt.New().Save(filepath.Join(bc, "checkpoint.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bc, "config.json"), []byte(`{"algo": "bc", "batch": 256}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = runBench([]string{"train", "--no-torch", "--iters", "1", "--from", bc})
+	if err == nil || !strings.Contains(err.Error(), "no SAC agent") {
+		t.Errorf("bench train --from a checkpoint without a SAC agent: %v, want an error naming it", err)
+	}
 }
