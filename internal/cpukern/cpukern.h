@@ -24,6 +24,9 @@ void cpukern_sgemm(int transA, int transB, int m, int n, int k, float alpha,
 // y = relu(x); d (+)= g where x > 0 (bitwise: +0 and negative values give 0).
 void cpukern_relu_fwd(int n, const float *x, float *y);
 void cpukern_relu_bwd(int n, const float *x, const float *g, float *d, int acc);
+// y = x·σ(x); d (+)= g·σ(x)(1 + x(1-σ(x))): package ops' float32 Swish, bit for bit.
+void cpukern_swish_fwd(int n, const float *x, float *y);
+void cpukern_swish_bwd(int n, const float *x, const float *g, float *d, int acc);
 // y[j] (+)= sum over rows of x[r, j] (x row-major [rows, cols], row stride ld),
 // row after row.
 void cpukern_colsum(int rows, int cols, long ld, const float *x, float *y, int acc);

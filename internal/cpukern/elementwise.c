@@ -290,3 +290,66 @@ DEFINE3(cpukern_squash_bwd,
 		}
 	}
 })
+
+// Swish, y = x·σ(x) with σ(x) = 1/(1 + e^-x), exactly as package ops
+// computed it in Go float32 before (actExp32: x = n·ln2 + r, e^r by a
+// degree-7 Taylor polynomial, 2^n through the exponent bits; e^x = 0 for
+// x <= -87.3 and float64 exp, rounded, for x >= 88 or NaN). The polynomial
+// runs on every lane with the argument clamped into its range; lanes whose
+// argument is >= 88 or NaN (σ of x <= -88) are redone after the vector loop.
+static inline float sw_exp(float x) {
+	const float magic = 12582912.0f; // 1.5·2^23: adding it rounds to an integer
+	float c = sq_sel(x > -87.3f, x, 0.0f);
+	c = sq_sel(c < 88.0f, c, 0.0f);
+	float n = c * 1.44269504088896341f + magic;
+	n -= magic;
+	float r = c - n * 0.693359375f - n * -2.12194440e-4f;
+	float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+	union { int32_t i; float f; } s = {.i = (int32_t)((uint32_t)((int32_t)n + 127) << 23)};
+	return sq_sel(x <= -87.3f, 0.0f, p * s.f);
+}
+
+// sw_far reports an argument of sw_exp that the polynomial does not cover.
+// (x >= 88 or NaN).
+static inline int sw_far(float x) { return !(x < 88.0f) && !(x <= -87.3f); }
+
+static inline float sw_sig_far(float v) { return 1.0f / (1.0f + (float)exp(-(double)v)); }
+
+DEFINE3(cpukern_swish_fwd, (int n, const float *restrict x, float *restrict y), (n, x, y), {
+	int far = 0;
+	for (int i = 0; i < n; i++) {
+		float v = x[i];
+		far |= sw_far(-v);
+		y[i] = v * (1.0f / (1.0f + sw_exp(-v)));
+	}
+	if (far)
+		for (int i = 0; i < n; i++)
+			if (sw_far(-x[i])) y[i] = x[i] * sw_sig_far(x[i]);
+})
+
+DEFINE3(cpukern_swish_bwd, (int n, const float *restrict x, const float *restrict g, float *restrict d, int acc),
+        (n, x, g, d, acc), {
+	int far = 0;
+	if (acc) {
+		for (int i = 0; i < n; i++) {
+			float v = x[i];
+			far |= sw_far(-v);
+			float s = 1.0f / (1.0f + sw_exp(-v));
+			float t = g[i] * s * (1.0f + v * (1.0f - s));
+			d[i] = sq_sel(sw_far(-v), d[i], d[i] + t); // far lanes: added below
+		}
+	} else {
+		for (int i = 0; i < n; i++) {
+			float v = x[i];
+			far |= sw_far(-v);
+			float s = 1.0f / (1.0f + sw_exp(-v));
+			d[i] = g[i] * s * (1.0f + v * (1.0f - s));
+		}
+	}
+	if (far)
+		for (int i = 0; i < n; i++)
+			if (sw_far(-x[i])) {
+				float v = x[i], s = sw_sig_far(v), t = g[i] * s * (1.0f + v * (1.0f - s));
+				if (acc) d[i] += t; else d[i] = t;
+			}
+})

@@ -82,26 +82,6 @@ func (k actKind) String() string {
 	return "Swish32"
 }
 
-// sigmoid32 is 1/(1+e^-x) in float32 (relative error below 1e-6).
-func sigmoid32(x float32) float32 { return 1 / (1 + actExp32(-x)) }
-
-// actExp32 is a float32 e^x with relative error below 5e-7: x = n·ln2 + r,
-// |r| ≤ ln2/2, e^r by a degree-7 Taylor polynomial, 2^n from the exponent bits.
-func actExp32(x float32) float32 {
-	if !(x > -87.3 && x < 88) { // also catches NaN
-		if x <= -87.3 {
-			return 0 // avoids subnormal results; sigmoid and swish only need 0 here
-		}
-		return float32(math.Exp(float64(x)))
-	}
-	const magic = 12582912 // 1.5·2^23: adding it rounds a float32 to an integer
-	n := x*1.44269504088896341 + magic
-	n -= magic
-	r := x - n*0.693359375 - n*(-2.12194440e-4) // ln2 split in two for accuracy
-	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
-}
-
 // actForward writes f(x) into y.
 func actForward(k actKind, x, y G.Value) error {
 	switch xs := denseData(x).(type) {
@@ -109,10 +89,8 @@ func actForward(k actKind, x, y G.Value) error {
 		ys := y.Data().([]float32)[:len(xs)]
 		if k == actRelu {
 			cpukern.ReluForward(xs, ys)
-			return nil
-		}
-		for i, v := range xs {
-			ys[i] = v * sigmoid32(v)
+		} else {
+			cpukern.SwishForward(xs, ys)
 		}
 	case []float64:
 		ys := y.Data().([]float64)[:len(xs)]
@@ -134,19 +112,10 @@ func actBackward(k actKind, x, g, dst G.Value, accumulate bool) error {
 	switch xs := denseData(x).(type) {
 	case []float32:
 		gs, ds := denseData(g).([]float32)[:len(xs)], dst.Data().([]float32)[:len(xs)]
-		switch {
-		case k == actRelu:
+		if k == actRelu {
 			cpukern.ReluBackward(xs, gs, ds, accumulate)
-		case !accumulate:
-			for i, v := range xs {
-				s := sigmoid32(v)
-				ds[i] = gs[i] * s * (1 + v*(1-s))
-			}
-		default:
-			for i, v := range xs {
-				s := sigmoid32(v)
-				ds[i] += gs[i] * s * (1 + v*(1-s))
-			}
+		} else {
+			cpukern.SwishBackward(xs, gs, ds, accumulate)
 		}
 	case []float64:
 		gs, ds := denseData(g).([]float64)[:len(xs)], dst.Data().([]float64)[:len(xs)]

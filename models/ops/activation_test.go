@@ -268,24 +268,6 @@ func BenchmarkActKernels(b *testing.B) {
 	}
 }
 
-// TestActExp32 checks the float32 exp against math.Exp over its range.
-func TestActExp32(t *testing.T) {
-	worst := 0.0
-	for x := -87.0; x <= 88.5; x += 0.00731 {
-		got := float64(actExp32(float32(x)))
-		want := math.Exp(float64(float32(x)))
-		if e := math.Abs(got-want) / want; e > worst {
-			worst = e
-		}
-	}
-	if worst > 5e-7 {
-		t.Fatalf("worst relative error %g > 5e-7", worst)
-	}
-	if actExp32(-100) != 0 || !math.IsInf(float64(actExp32(100)), 1) {
-		t.Fatalf("exp(-100) = %v, exp(100) = %v", actExp32(-100), actExp32(100))
-	}
-}
-
 // TestKernelExp checks the C kernels' exp against math.Exp and its
 // saturation.
 func TestKernelExp(t *testing.T) {
