@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	G "gorgonia.org/gorgonia"
 )
 
 // TestMinBenchADMTrainStep (ADMPO_MINBENCH_ADM=N) times N ADM train
@@ -34,13 +36,24 @@ func TestMinBenchADMTrainStep(t *testing.T) {
 	defer a.Close()
 	fillADMInputs(a, randomADMBatch(cfg, batch, 2))
 	opt := NewAdam(a.Params, 3e-4)
+	minBenchSteps(t, "ADM", n, a.Params, func() error {
+		if err := a.Run(); err != nil {
+			return err
+		}
+		return opt.Step()
+	})
+}
+
+// minBenchSteps runs 2 warm-up and n timed steps and prints the fastest,
+// the 20th percentile and the median in ms; with ADMPO_MINBENCH_HASH set
+// also a hash of params' values after the steps, to compare builds bit for
+// bit.
+func minBenchSteps(t *testing.T, what string, n int, params G.Nodes, step func() error) {
+	t.Helper()
 	var tot []float64
 	for i := -2; i < n; i++ {
 		t0 := time.Now()
-		if err := a.Run(); err != nil {
-			t.Fatal(err)
-		}
-		if err := opt.Step(); err != nil {
+		if err := step(); err != nil {
 			t.Fatal(err)
 		}
 		if i >= 0 {
@@ -49,13 +62,13 @@ func TestMinBenchADMTrainStep(t *testing.T) {
 	}
 	if os.Getenv("ADMPO_MINBENCH_HASH") != "" {
 		h := fnv.New64a()
-		for _, p := range a.Params {
+		for _, p := range params {
 			binary.Write(h, binary.LittleEndian, p.Value().Data().([]float32))
 		}
-		fmt.Printf("ADM params after %d steps: fnv64a %x\n", n+2, h.Sum64())
+		fmt.Printf("%s params after %d steps: fnv64a %x\n", what, n+2, h.Sum64())
 	}
 	sort.Float64s(tot)
-	fmt.Printf("ADM step ms: min %.3f p20 %.3f median %.3f (%d steps)\n", tot[0], tot[len(tot)/5], tot[len(tot)/2], n)
+	fmt.Printf("%s step ms: min %.3f p20 %.3f median %.3f (%d steps)\n", what, tot[0], tot[len(tot)/5], tot[len(tot)/2], n)
 }
 
 // TestMinBenchADMOneK (ADMPO_MINBENCH_ONEK=N) times N all-k ADM train

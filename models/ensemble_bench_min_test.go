@@ -1,15 +1,10 @@
 package models
 
 import (
-	"encoding/binary"
-	"fmt"
-	"hash/fnv"
 	"math/rand"
 	"os"
-	"sort"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // TestMinBenchEnsembleStep (ADMPO_MINBENCH_ENS=N) times N train steps of
@@ -43,26 +38,10 @@ func TestMinBenchEnsembleStep(t *testing.T) {
 		}
 	}
 	opt := NewAdam(g.Params, 1e-3)
-	var tot []float64
-	for i := -2; i < n; i++ {
-		t0 := time.Now()
+	minBenchSteps(t, "ensemble", n, g.Params, func() error {
 		if err := g.Run(); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if err := opt.Step(); err != nil {
-			t.Fatal(err)
-		}
-		if i >= 0 {
-			tot = append(tot, float64(time.Since(t0).Nanoseconds())/1e6)
-		}
-	}
-	if os.Getenv("ADMPO_MINBENCH_HASH") != "" {
-		h := fnv.New64a()
-		for _, p := range g.Params {
-			binary.Write(h, binary.LittleEndian, p.Value().Data().([]float32))
-		}
-		fmt.Printf("ensemble params after %d steps: fnv64a %x\n", n+2, h.Sum64())
-	}
-	sort.Float64s(tot)
-	fmt.Printf("ensemble step ms: min %.3f p20 %.3f median %.3f (%d steps)\n", tot[0], tot[len(tot)/5], tot[len(tot)/2], n)
+		return opt.Step()
+	})
 }
