@@ -139,6 +139,19 @@ func adamGo(p, g, m, v []float32, h AdamHyper) {
 	}
 }
 
+// adamBoth steps the kernel's parameters and moments got = {p, m, v} and
+// the Go loop's want alike with gradients g and checks them bit for bit.
+func adamBoth(t *testing.T, h AdamHyper, g []float32, got, want [3][]float32) {
+	t.Helper()
+	if err := Adam(got[0], g, got[1], got[2], h); err != nil {
+		t.Fatal(err)
+	}
+	adamGo(want[0], g, want[1], want[2], h)
+	for i, what := range []string{"adam p", "adam m", "adam v"} {
+		sameBits(t, what, got[i], want[i])
+	}
+}
+
 func TestAdamMatchesGo(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(3))
@@ -149,13 +162,7 @@ func TestAdamMatchesGo(t *testing.T) {
 				pw, mw, vw := append([]float32(nil), p...), make([]float32, n), make([]float32, n)
 				for step := 1; step <= 3; step++ {
 					h := AdamHyper{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: wd, LR: 3e-4, T: step}
-					if err := Adam(p, g, m, v, h); err != nil {
-						t.Fatal(err)
-					}
-					adamGo(pw, g, mw, vw, h)
-					sameBits(t, "adam p", p, pw)
-					sameBits(t, "adam m", m, mw)
-					sameBits(t, "adam v", v, vw)
+					adamBoth(t, h, g, [3][]float32{p, m, v}, [3][]float32{pw, mw, vw})
 				}
 			}
 		}
@@ -186,13 +193,7 @@ func TestAdamFlushesSubnormalMoments(t *testing.T) {
 			pw, mw, vw := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
 			for step := 1; step <= 4; step++ {
 				h := AdamHyper{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, LR: 3e-4, T: 1000 + step}
-				if err := Adam(p, g, m, v, h); err != nil {
-					t.Fatal(err)
-				}
-				adamGo(pw, g, mw, vw, h)
-				sameBits(t, "adam p", p, pw)
-				sameBits(t, "adam m", m, mw)
-				sameBits(t, "adam v", v, vw)
+				adamBoth(t, h, g, [3][]float32{p, m, v}, [3][]float32{pw, mw, vw})
 				for i, x := range append(append([]float32(nil), m...), v...) {
 					if a := math.Abs(float64(x)); a != 0 && a < minNormal {
 						t.Fatalf("n %d step %d: moment %d is subnormal (%g)", n, step, i, x)
