@@ -91,7 +91,8 @@ func MeasurePeak(n, reps int) PeakProduct {
 // the achieved GFLOP/s of each step's matrix products and their share of
 // the one-thread product peak measured in the same run. With from, a run
 // directory of a SAC-based algorithm, it also times the SAC update of that
-// run's agent as its checkpoint left it (sizes from its config.json).
+// run's agent as its checkpoint left it (network sizes from the checkpoint, batch
+// size and α tuning from config.json).
 func Train(iters int, torch bool, torchThreads int, from string) (*Table, error) {
 	var trained *trainedRun
 	if from != "" { // read first: a bad directory fails before minutes of timing

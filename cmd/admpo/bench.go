@@ -45,7 +45,8 @@ func benchTrain(args []string) error {
 	kernels := fs.String("kernels", "auto", "CPU kernel path: auto (the best this CPU has), avx512, avx2 or generic")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	from := fs.String("from", "", "also time the SAC update of this run directory's agent as its checkpoint left it (a trained agent's\n"+
-		"state can cost otherwise than fresh networks: e.g. Adam moments of dead ReLU units; sizes from its config.json)")
+		"state can cost otherwise than fresh networks: e.g. Adam moments of dead ReLU units; network sizes from the checkpoint,\n"+
+		"the batch size from config.json)")
 	dev := fs.String("device", "cpu", "also time the SAC update and the ADM's and the ensemble's train steps on this device, beside the CPU's: emu (the kernels\n"+
 		"emulated on the host) or cuda (the GPU; a binary built with the admpo_cuda tag); cpu: the CPU rows only")
 	bound(fs, atLeast1, "iters", "threads")
