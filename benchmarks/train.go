@@ -115,6 +115,10 @@ func Train(iters int, torch bool, torchThreads int, from string) (*Table, error)
 	if err != nil {
 		return nil, err
 	}
+	ens, ensFLOPs, err := dynamics.BenchEnsembleTrainStep(iters)
+	if err != nil {
+		return nil, err
+	}
 	peak := MeasurePeak(256, 200)
 	t := &Table{Title: "admpo bench train: median ms per step (lower is better); ratio = admpo / PyTorch",
 		Header:  machine(),
@@ -137,7 +141,7 @@ func Train(iters int, torch bool, torchThreads int, from string) (*Table, error)
 			g := flops / ours / 1e6
 			r[2], r[3] = g, 100*g/peak.Best()
 		}
-		if pt != nil {
+		if pt != nil && theirs != nil {
 			v := theirs(pt)
 			r[4], r[5] = v, ours/v
 		}
@@ -160,8 +164,10 @@ func Train(iters int, torch bool, torchThreads int, from string) (*Table, error)
 		}
 	}
 	row("ADM train step (m 5, batch 256, 3x200 GRU, 4 ResBlocks)", adm, admFLOPs, func(p *TorchTrain) float64 { return p.ADMStepMS })
+	row("ensemble train step (7x 4x200 Swish, batch 256 each, MBPO/MOPO)", ens, ensFLOPs, nil)
 	t.Notes = append(t.Notes, fmt.Sprintf("%d timed iterations each, medians", iters),
-		fmt.Sprintf("GFLOP/s counts the matrix products only (SAC update %.3f GFLOP, ADM step %.3f GFLOP); %% of peak is against the product peak above", upd.FLOPs/1e9, admFLOPs/1e9))
+		fmt.Sprintf("GFLOP/s counts the matrix products only (SAC update %.3f GFLOP, ADM step %.3f GFLOP, ensemble step %.3f GFLOP); %% of peak is against the product peak above; PyTorch has no ensemble step here",
+			upd.FLOPs/1e9, admFLOPs/1e9, ensFLOPs/1e9))
 	return t, nil
 }
 

@@ -175,6 +175,41 @@ func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceSte
 	return timeDeviceStep(d, "ensemble", iters, func() error { return tr.Upload(b) }, tr.Step)
 }
 
+// BenchEnsembleTrainStep times one train step of MBPO's ensemble on the CPU
+// at hopper's sizes (7 members of 4x200 Swish layers, batch 256 each, the
+// per-layer weight decay, Adam), as BenchEnsembleTrainStepOn does on a
+// device: the median of iters steps after a few warm-up ones, in ms, and
+// the floating-point operations of one step's matrix products.
+func BenchEnsembleTrainStep(iters int) (ms, flops float64, err error) {
+	if iters <= 0 {
+		return 0, 0, fmt.Errorf("dynamics: bench ensemble: iters %d must be positive", iters)
+	}
+	const members, batch, obsDim, actDim = 7, 256, 11, 3
+	rng := rand.New(rand.NewSource(5))
+	e := models.NewEnsemble(obsDim, actDim, members, []int{200, 200, 200, 200}, rng)
+	g, err := models.NewEnsembleTrainGraph(e, batch, models.EnsembleDecay)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer g.Close()
+	for m := range members {
+		fillBenchBatch(rng, g.X[m], g.Target[m], g.Weight[m])
+	}
+	opt := models.NewAdam(g.Params, DefaultEnsembleFitConfig().LR)
+	const warmup = 3
+	flops0 := ops.ProductFLOPs()
+	ms, err = stats.MedianMillis(warmup, iters, func() error {
+		if err := g.Run(); err != nil {
+			return err
+		}
+		return opt.Step()
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("dynamics: bench ensemble: %w", err)
+	}
+	return ms, float64(ops.ProductFLOPs()-flops0) / float64(warmup+iters), nil
+}
+
 // fillBenchBatch fills a benchmark batch: standard normal inputs, targets
 // of spread 0.1, every row weighted 1.
 func fillBenchBatch(rng *rand.Rand, x, target, weight []float32) {

@@ -106,7 +106,7 @@ func TestBenchTrainDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"SAC update total", "SAC update total on emu", "SAC update on emu as a run does it",
+	for _, want := range []string{"SAC update total", "ensemble train step (7x 4x200 Swish", "SAC update total on emu", "SAC update on emu as a run does it",
 		"ADM train step on emu (batch on the device)", "ADM train step on emu as a fit does it",
 		"ADM train step on emu, one device graph per step", "ensemble train step on emu (7x 4x200",
 		"ensemble train step on emu as a fit does it", "ensemble train step on emu, one device graph per step"} {
