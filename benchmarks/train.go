@@ -151,14 +151,9 @@ func Train(iters int, torch bool, torchThreads int, from string) (*Table, error)
 	row("SAC actor + alpha + Polyak", upd.Actor+upd.Other, 0, func(p *TorchTrain) float64 { return p.ActorMS })
 	row("SAC update total", upd.Total, upd.FLOPs, func(p *TorchTrain) float64 { return p.CriticMS + p.ActorMS })
 	if trained != nil {
-		r := []any{fmt.Sprintf("SAC update total, the agent of %s (obs %d, act %d, %v, batch %d; after %d updates)",
+		row(fmt.Sprintf("SAC update total, the agent of %s (obs %d, act %d, %v, batch %d; after %d updates)",
 			trained.name, trained.ObsDim, trained.ActDim, trained.Hidden, trained.Batch, trained.updates),
-			updFrom.Total, nil, nil, nil, nil}
-		if updFrom.FLOPs > 0 {
-			g := updFrom.FLOPs / updFrom.Total / 1e6
-			r[2], r[3] = g, 100*g/peak.Best()
-		}
-		t.Rows = append(t.Rows, r)
+			updFrom.Total, updFrom.FLOPs, nil)
 		if trained.sameSizes() {
 			t.Notes = append(t.Notes, fmt.Sprintf("the trained agent's update takes %.2fx the fresh agent's (same sizes, same random batch)", updFrom.Total/upd.Total))
 		}

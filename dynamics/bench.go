@@ -155,17 +155,15 @@ func BenchEnsembleTrainStepOn(d device.Device, iters int, graph bool) (DeviceSte
 	if iters <= 0 {
 		return DeviceStepTiming{}, fmt.Errorf("dynamics: bench ensemble on a device: iters %d must be positive", iters)
 	}
-	const members, batch, obsDim, actDim = 7, 256, 11, 3
-	rng := rand.New(rand.NewSource(5))
-	e := models.NewEnsemble(obsDim, actDim, members, []int{200, 200, 200, 200}, rng)
+	e, rng := newBenchEnsemble()
 	var b ensdev.Batch
-	for range members {
-		x, tg, w := make([]float32, batch*(obsDim+actDim)), make([]float32, batch*(obsDim+1)), make([]float32, batch)
+	for range e.Members {
+		x, tg, w := make([]float32, benchBatch*(e.ObsDim+e.ActDim)), make([]float32, benchBatch*(e.ObsDim+1)), make([]float32, benchBatch)
 		fillBenchBatch(rng, x, tg, w)
 		b.X, b.Target, b.Weight = append(b.X, x), append(b.Target, tg), append(b.Weight, w)
 	}
 	fc := DefaultEnsembleFitConfig()
-	fc.Batch, fc.DeviceGraph = batch, graph
+	fc.Batch, fc.DeviceGraph = benchBatch, graph
 	opt := models.NewAdamSlices(e.TrainedTensors(), fc.LR)
 	tr, err := newEnsembleTrainer(d, e, fc, opt)
 	if err != nil {
@@ -184,15 +182,13 @@ func BenchEnsembleTrainStep(iters int) (ms, flops float64, err error) {
 	if iters <= 0 {
 		return 0, 0, fmt.Errorf("dynamics: bench ensemble: iters %d must be positive", iters)
 	}
-	const members, batch, obsDim, actDim = 7, 256, 11, 3
-	rng := rand.New(rand.NewSource(5))
-	e := models.NewEnsemble(obsDim, actDim, members, []int{200, 200, 200, 200}, rng)
-	g, err := models.NewEnsembleTrainGraph(e, batch, models.EnsembleDecay)
+	e, rng := newBenchEnsemble()
+	g, err := models.NewEnsembleTrainGraph(e, benchBatch, models.EnsembleDecay)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer g.Close()
-	for m := range members {
+	for m := range e.Members {
 		fillBenchBatch(rng, g.X[m], g.Target[m], g.Weight[m])
 	}
 	opt := models.NewAdam(g.Params, DefaultEnsembleFitConfig().LR)
@@ -208,6 +204,17 @@ func BenchEnsembleTrainStep(iters int) (ms, flops float64, err error) {
 		return 0, 0, fmt.Errorf("dynamics: bench ensemble: %w", err)
 	}
 	return ms, float64(ops.ProductFLOPs()-flops0) / float64(warmup+iters), nil
+}
+
+// benchBatch is the rows per member of the ensemble benchmarks.
+const benchBatch = 256
+
+// newBenchEnsemble returns the ensemble the benchmarks time, MBPO's at
+// hopper's sizes (7 members of 4x200 layers), and the generator that drew
+// it, to draw the batch from next.
+func newBenchEnsemble() (*models.Ensemble, *rand.Rand) {
+	rng := rand.New(rand.NewSource(5))
+	return models.NewEnsemble(11, 3, 7, []int{200, 200, 200, 200}, rng), rng
 }
 
 // fillBenchBatch fills a benchmark batch: standard normal inputs, targets

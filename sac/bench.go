@@ -38,8 +38,25 @@ func BenchUpdateFrom(f *ckpt.File, obsDim, actDim int, cfg Config, iters int) (T
 	if iters <= 0 {
 		return Timing{}, fmt.Errorf("sac: bench: iters %d must be positive", iters)
 	}
+	s, b, err := newBenchAgent(f, obsDim, actDim, cfg)
+	if err != nil {
+		return Timing{}, err
+	}
+	defer s.Close()
+	ph, flops, err := s.timeUpdates(b, 3, iters)
+	if err != nil {
+		return Timing{}, err
+	}
+	return Timing{Target: median(ph[0]), Critic: median(ph[1]), Actor: median(ph[2]), Other: median(ph[3]),
+		Total: median(ph[4]), FLOPs: flops}, nil
+}
+
+// newBenchAgent returns the benchmarks' agent of obsDim, actDim and cfg's
+// sizes (actions in [-1, 1]), loaded from f unless f is nil, and their fixed
+// random batch.
+func newBenchAgent(f *ckpt.File, obsDim, actDim int, cfg Config) (*Agent, *buffer.Batch, error) {
 	if obsDim <= 0 || actDim <= 0 {
-		return Timing{}, fmt.Errorf("sac: bench: obs dim %d and act dim %d must be positive", obsDim, actDim)
+		return nil, nil, fmt.Errorf("sac: bench: obs dim %d and act dim %d must be positive", obsDim, actDim)
 	}
 	low, high := make([]float64, actDim), make([]float64, actDim)
 	for i := range low {
@@ -47,12 +64,12 @@ func BenchUpdateFrom(f *ckpt.File, obsDim, actDim int, cfg Config, iters int) (T
 	}
 	s, err := New(obsDim, low, high, cfg)
 	if err != nil {
-		return Timing{}, err
+		return nil, nil, err
 	}
-	defer s.Close()
 	if f != nil {
 		if err := s.Load(f); err != nil {
-			return Timing{}, fmt.Errorf("sac: bench: %w", err)
+			s.Close()
+			return nil, nil, fmt.Errorf("sac: bench: %w", err)
 		}
 	}
 	rng := rand.New(rand.NewSource(7))
@@ -63,10 +80,18 @@ func BenchUpdateFrom(f *ckpt.File, obsDim, actDim int, cfg Config, iters int) (T
 	for i := range b.Act {
 		b.Act[i] = float32(2*rng.Float64() - 1)
 	}
-	var tt, tc, ta, to, tot []float64
+	return s, b, nil
+}
+
+// timeUpdates runs warmup untimed and iters timed updates on b (fresh
+// noise each) and returns each timed update's phases in ms — target
+// values, critic step, actor step, the rest (α, Polyak), total — and the
+// floating-point operations of one timed update's matrix products.
+func (s *Agent) timeUpdates(b *buffer.Batch, warmup, iters int) ([5][]float64, float64, error) {
+	var ph [5][]float64
 	var flops0 uint64
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-	for i := -3; i < iters; i++ {
+	for i := -warmup; i < iters; i++ {
 		if i == 0 {
 			flops0 = ops.ProductFLOPs()
 		}
@@ -76,20 +101,20 @@ func BenchUpdateFrom(f *ckpt.File, obsDim, actDim int, cfg Config, iters int) (T
 		t0 := time.Now()
 		alpha := s.Alpha()
 		if err := s.computeTarget(b, alpha); err != nil {
-			return Timing{}, err
+			return ph, 0, err
 		}
 		t1 := time.Now()
 		if err := s.updateCritic(b, &st); err != nil {
-			return Timing{}, err
+			return ph, 0, err
 		}
 		t2 := time.Now()
 		logp, err := s.updateActor(b, alpha, &st)
 		if err != nil {
-			return Timing{}, err
+			return ph, 0, err
 		}
 		t3 := time.Now()
 		if err := s.updateAlpha(logp, &st); err != nil {
-			return Timing{}, err
+			return ph, 0, err
 		}
 		s.updateTargets()
 		s.Updates++
@@ -97,11 +122,11 @@ func BenchUpdateFrom(f *ckpt.File, obsDim, actDim int, cfg Config, iters int) (T
 		if i < 0 {
 			continue
 		}
-		tt, tc, ta = append(tt, ms(t1.Sub(t0))), append(tc, ms(t2.Sub(t1))), append(ta, ms(t3.Sub(t2)))
-		to, tot = append(to, ms(t4.Sub(t3))), append(tot, ms(t4.Sub(t0)))
+		for k, d := range []time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3), t4.Sub(t0)} {
+			ph[k] = append(ph[k], ms(d))
+		}
 	}
-	return Timing{Target: median(tt), Critic: median(tc), Actor: median(ta), Other: median(to), Total: median(tot),
-		FLOPs: float64(ops.ProductFLOPs()-flops0) / float64(iters)}, nil
+	return ph, float64(ops.ProductFLOPs()-flops0) / float64(iters), nil
 }
 
 func median(v []float64) float64 {

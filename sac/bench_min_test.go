@@ -4,14 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"math/rand"
 	"os"
 	"sort"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/models"
 )
@@ -31,56 +28,23 @@ func TestMinBenchSACUpdate(t *testing.T) {
 	if n <= 0 {
 		t.Skip("ADMPO_MINBENCH_SAC unset")
 	}
-	const obsDim, actDim = 11, 3
-	cfg := DefaultConfig(actDim)
-	s, err := New(obsDim, []float64{-1, -1, -1}, []float64{1, 1, 1}, cfg)
+	var f *ckpt.File
+	if path := os.Getenv("ADMPO_MINBENCH_SAC_CKPT"); path != "" {
+		var err error
+		if f, err = ckpt.Load(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, b, err := newBenchAgent(f, 11, 3, DefaultConfig(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if path := os.Getenv("ADMPO_MINBENCH_SAC_CKPT"); path != "" {
-		f, err := ckpt.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Load(f); err != nil {
-			t.Fatal(err)
-		}
+	ph, _, err := s.timeUpdates(b, 5, n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewSource(7))
-	b := buffer.NewBatch(cfg.BatchSize, obsDim, actDim)
-	for _, v := range [][]float32{b.Obs, b.NextObs, b.Rew} {
-		fillNormal(v, rng)
-	}
-	for i := range b.Act {
-		b.Act[i] = float32(2*rng.Float64() - 1)
-	}
-	var tot []float64
-	for i := -5; i < n; i++ {
-		var st Stats
-		fillNormal(s.targetG.Eps.Data, s.rng)
-		fillNormal(s.actorG.Eps.Data, s.rng)
-		t0 := time.Now()
-		alpha := s.Alpha()
-		if err := s.computeTarget(b, alpha); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.updateCritic(b, &st); err != nil {
-			t.Fatal(err)
-		}
-		logp, err := s.updateActor(b, alpha, &st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.updateAlpha(logp, &st); err != nil {
-			t.Fatal(err)
-		}
-		s.updateTargets()
-		s.Updates++
-		if i >= 0 {
-			tot = append(tot, float64(time.Since(t0).Nanoseconds())/1e6)
-		}
-	}
+	tot := ph[4]
 	if os.Getenv("ADMPO_MINBENCH_HASH") != "" {
 		h := fnv.New64a()
 		for _, m := range []*models.MLP{&s.Actor.Net, &s.Critic1.Net, &s.Critic2.Net, &s.Target1.Net, &s.Target2.Net} {
