@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/admpo/admpo/internal/cpukern"
 	"github.com/admpo/admpo/onnx/schema"
 )
 
@@ -56,40 +57,12 @@ func dropThreshold(p float64) uint32 {
 
 // dropoutFill writes n flags from the generator state base into dst, flag
 // e at dst[(e/width)·stride + e%width] (width units per block, blocks
-// stride apart), two flags per 64-bit draw. It walks the blocks and their
-// units without dividing (a 64-bit division per flag made this a tenth of an
-// offline run's time).
+// stride apart), two flags per 64-bit draw: flag e is half e%2 (the low 32
+// bits for even e) of splitmix64(base + (e/2+1)·golden), 0 when below thr.
+// It is cpukern.DropoutFill, a C kernel (16 flags per AVX-512 vector); the
+// Go loop it replaced is dropoutFillGo in dropout_fill_test.go.
 func dropoutFill(base uint64, thr uint32, dst []float32, n, width, stride int) {
-	s := base
-	var bits uint64 // the last draw; its upper half is unused while e is odd
-	for e, off := 0, 0; e < n; off += stride {
-		block := dst[off : off+min(width, n-e)]
-		i := 0
-		if e&1 == 1 {
-			block[0] = keepFlag(uint32(bits>>32), thr)
-			i = 1
-		}
-		for ; i+1 < len(block); i += 2 {
-			s += golden
-			bits = splitmix64(s)
-			block[i] = keepFlag(uint32(bits), thr)
-			block[i+1] = keepFlag(uint32(bits>>32), thr)
-		}
-		if i < len(block) {
-			s += golden
-			bits = splitmix64(s)
-			block[i] = keepFlag(uint32(bits), thr)
-		}
-		e += len(block)
-	}
-}
-
-// keepFlag is 0 (drop) when the 32 random bits r fall below thr, else 1.
-func keepFlag(r, thr uint32) float32 {
-	if r < thr {
-		return 0
-	}
-	return 1
+	cpukern.DropoutFill(base, thr, dst, n, width, stride)
 }
 
 // dropout is an engine's MC dropout state.

@@ -47,5 +47,10 @@ void cpukern_squash_bwd(int rows, int ad, const float *eps, const float *scale, 
 // state is a SplitMix64 state, advanced by one draw per four entries.
 #include <stdint.h>
 void cpukern_dropout_mask(int n, float *mask, uint64_t *state, int thr, float keep);
+// MC dropout keep flags (infer's dropoutFill): flag e (0 <= e < n) is half
+// e%2 (the low 32 bits for even e) of the SplitMix64 output of base +
+// (e/2+1)·golden, 0.0f when below thr (unsigned) else 1.0f, stored at
+// dst[(e/width)·stride + e%width]. width >= 1.
+void cpukern_dropout_fill(uint64_t base, uint32_t thr, float *dst, long n, long width, long stride);
 
 #endif

@@ -353,3 +353,122 @@ DEFINE3(cpukern_swish_bwd, (int n, const float *restrict x, const float *restric
 				if (acc) d[i] += t; else d[i] = t;
 			}
 })
+
+// MC dropout keep flags from a counter-based SplitMix64 generator (infer's
+// dropoutFill): flag e is half e%2 (low 32 bits for even e) of the output
+// for state base + (e/2+1)·golden, 0 when below thr, else 1; flag e goes to
+// dst[(e/width)·stride + e%width]. Each block of width flags is one run of
+// whole draws (two flags each) after a leading odd flag when the block
+// starts in the middle of a draw. The AVX-512 run draws 8 states per vector
+// (16 flags), the AVX2 run 4 (8 flags, the 64-bit products from 32-bit
+// ones); all paths are integer work and agree bit for bit.
+#define DF_GOLDEN 0x9e3779b97f4a7c15ULL
+#define DF_M1 0xbf58476d1ce4e5b9ULL
+#define DF_M2 0x94d049bb133111ebULL
+
+static inline uint64_t df_mix(uint64_t z) {
+	z = (z ^ (z >> 30)) * DF_M1;
+	z = (z ^ (z >> 27)) * DF_M2;
+	return z ^ (z >> 31);
+}
+
+static inline float df_flag(uint32_t r, uint32_t thr) { return r < thr ? 0.0f : 1.0f; }
+
+// df_run_gen writes m flags into d from the draws of states s, s+golden, ...
+// (two flags a draw, low half first).
+static void df_run_gen(uint64_t s, uint32_t thr, float *restrict d, long m) {
+	long i = 0;
+	for (; i + 1 < m; i += 2, s += DF_GOLDEN) {
+		uint64_t b = df_mix(s);
+		d[i] = df_flag((uint32_t)b, thr);
+		d[i + 1] = df_flag((uint32_t)(b >> 32), thr);
+	}
+	if (i < m) d[i] = df_flag((uint32_t)df_mix(s), thr);
+}
+
+#if defined(__x86_64__)
+static T512 void df_run_512(uint64_t s, uint32_t thr, float *restrict d, long m) {
+	const __m512i step = _mm512_set1_epi64((long long)(8 * DF_GOLDEN));
+	const __m512i m1 = _mm512_set1_epi64((long long)DF_M1), m2 = _mm512_set1_epi64((long long)DF_M2);
+	const __m512i vthr = _mm512_set1_epi32((int)thr);
+	const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+	__m512i st = _mm512_add_epi64(_mm512_set1_epi64((long long)s),
+	                              _mm512_setr_epi64(0, (long long)DF_GOLDEN, (long long)(2 * DF_GOLDEN),
+	                                                (long long)(3 * DF_GOLDEN), (long long)(4 * DF_GOLDEN),
+	                                                (long long)(5 * DF_GOLDEN), (long long)(6 * DF_GOLDEN),
+	                                                (long long)(7 * DF_GOLDEN)));
+	for (long i = 0; i < m; i += 16, st = _mm512_add_epi64(st, step)) {
+		__m512i z = st;
+		z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
+		z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
+		z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+		// The 16 32-bit lanes are flags i..i+15: lane 2k the low half of draw k.
+		__mmask16 drop = _mm512_cmplt_epu32_mask(z, vthr);
+		__m512 f = _mm512_mask_blend_ps(drop, one, zero);
+		if (m - i >= 16)
+			_mm512_storeu_ps(d + i, f);
+		else
+			_mm512_mask_storeu_ps(d + i, (__mmask16)((1u << (m - i)) - 1), f);
+	}
+}
+
+// df_mul256 is the 64-bit product of each lane of x by c (c_lo, c_hi: c's
+// 32-bit halves broadcast): x_lo·c_lo + ((x_hi·c_lo + x_lo·c_hi) << 32).
+static inline T256 __m256i df_mul256(__m256i x, __m256i c_lo, __m256i c_hi) {
+	__m256i lo = _mm256_mul_epu32(x, c_lo);
+	__m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), c_lo), _mm256_mul_epu32(x, c_hi));
+	return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+}
+
+static T256 void df_run_256(uint64_t s, uint32_t thr, float *restrict d, long m) {
+	const __m256i step = _mm256_set1_epi64x((long long)(4 * DF_GOLDEN));
+	const __m256i m1l = _mm256_set1_epi64x((long long)(DF_M1 & 0xffffffffu)), m1h = _mm256_set1_epi64x((long long)(DF_M1 >> 32));
+	const __m256i m2l = _mm256_set1_epi64x((long long)(DF_M2 & 0xffffffffu)), m2h = _mm256_set1_epi64x((long long)(DF_M2 >> 32));
+	// r < thr unsigned is (thr ^ 2^31) > (r ^ 2^31) signed.
+	const __m256i sign = _mm256_set1_epi32((int)0x80000000u), vthr = _mm256_set1_epi32((int)(thr ^ 0x80000000u));
+	const __m256i one = _mm256_castps_si256(_mm256_set1_ps(1.0f));
+	__m256i st = _mm256_add_epi64(_mm256_set1_epi64x((long long)s),
+	                              _mm256_setr_epi64x(0, (long long)DF_GOLDEN, (long long)(2 * DF_GOLDEN),
+	                                                 (long long)(3 * DF_GOLDEN)));
+	long i = 0;
+	for (; i + 8 <= m; i += 8, st = _mm256_add_epi64(st, step)) {
+		__m256i z = st;
+		z = df_mul256(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), m1l, m1h);
+		z = df_mul256(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), m2l, m2h);
+		z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+		__m256i drop = _mm256_cmpgt_epi32(vthr, _mm256_xor_si256(z, sign));
+		_mm256_storeu_ps(d + i, _mm256_castsi256_ps(_mm256_andnot_si256(drop, one)));
+	}
+	df_run_gen(s + (uint64_t)(i / 2) * DF_GOLDEN, thr, d + i, m - i);
+}
+#else
+#define df_run_512 df_run_gen
+#define df_run_256 df_run_gen
+#endif
+
+// DF_FILL walks the blocks: the odd flag that starts a block in the middle
+// of a draw, then the block's whole draws by the path's run.
+#define DF_FILL(T, W)                                                                               \
+	static T void cpukern_dropout_fill_##W(uint64_t base, uint32_t thr, float *dst, long n, long width, \
+	                                       long stride) {                                             \
+		for (long e = 0, off = 0; e < n; e += width, off += stride) {                                 \
+			float *d = dst + off;                                                                     \
+			long m = n - e < width ? n - e : width, i = 0;                                            \
+			if (e & 1) {                                                                              \
+				d[0] = df_flag((uint32_t)(df_mix(base + (uint64_t)(e / 2 + 1) * DF_GOLDEN) >> 32), thr); \
+				i = 1;                                                                                \
+			}                                                                                         \
+			df_run_##W(base + (uint64_t)((e + i) / 2 + 1) * DF_GOLDEN, thr, d + i, m - i);           \
+		}                                                                                             \
+	}
+DF_FILL(T512, 512)
+DF_FILL(T256, 256)
+DF_FILL(, gen)
+
+void cpukern_dropout_fill(uint64_t base, uint32_t thr, float *dst, long n, long width, long stride) {
+	switch (cpukern_isa) {
+	case CPUKERN_AVX512: cpukern_dropout_fill_512(base, thr, dst, n, width, stride); return;
+	case CPUKERN_AVX2: cpukern_dropout_fill_256(base, thr, dst, n, width, stride); return;
+	default: cpukern_dropout_fill_gen(base, thr, dst, n, width, stride); return;
+	}
+}

@@ -120,6 +120,32 @@ func DropoutMask(mask []float32, state *uint64, p float64) {
 	C.cpukern_dropout_mask(C.int(len(mask)), f32(mask), (*C.uint64_t)(state), C.int(thr), C.float(keep))
 }
 
+// DropoutFill writes n MC-dropout keep flags (1 keep, 0 drop) from the
+// counter-based SplitMix64 generator at state base: flag e is half e%2 (the
+// low 32 bits for even e) of the output for state base + (e/2+1)·golden
+// (golden = 0x9e3779b97f4a7c15), 0 when those bits are below thr, else 1. Flag
+// e goes to dst[(e/width)·stride + e%width]: blocks of width flags, stride
+// apart. It panics when width < 1, n < 0, blocks overlap (stride < width with
+// more than one block) or dst is too short; the C kernel never writes
+// outside dst[:need].
+func DropoutFill(base uint64, thr uint32, dst []float32, n, width, stride int) {
+	if n < 0 || width < 1 {
+		panic(fmt.Sprintf("cpukern: dropout fill: %d flags in blocks of %d", n, width))
+	}
+	if n == 0 {
+		return
+	}
+	blocks := (n-1)/width + 1
+	last := n - (blocks-1)*width // the last block's flags
+	if blocks > 1 && (stride < width || blocks-1 > (math.MaxInt-last)/stride) {
+		panic(fmt.Sprintf("cpukern: dropout fill: %d blocks of %d flags with stride %d", blocks, width, stride))
+	}
+	if need := (blocks-1)*stride + last; len(dst) < need {
+		panic(fmt.Sprintf("cpukern: dropout fill: dst has %d values, needs %d", len(dst), need))
+	}
+	C.cpukern_dropout_fill(C.uint64_t(base), C.uint32_t(thr), f32(dst), C.long(n), C.long(width), C.long(stride))
+}
+
 // Squash holds the constants of a tanh-squashed Gaussian policy head for
 // SquashForward and SquashBackward: the log-std range and the per-dimension
 // affine map from [-1,1] to the action bounds.
