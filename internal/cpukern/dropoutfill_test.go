@@ -32,7 +32,8 @@ func dropoutFillRef(base uint64, thr uint32, dst []float32, n, width, stride int
 // TestDropoutFillMatchesClosedForm: on every path, DropoutFill gives the
 // closed form's flags bit for bit for block layouts with odd widths (blocks
 // that start in the middle of a draw), width 1, short and ragged counts and
-// gaps between blocks, at thresholds that drop nothing, half or nearly all;
+// gaps between blocks, at thresholds that drop nothing, half or nearly all
+// and at thresholds equal to some flag's bits (the comparison is strict);
 // and writes nothing but the flag positions (the rest of dst keeps its 7s,
 // including past the last flag).
 func TestDropoutFillMatchesClosedForm(t *testing.T) {
@@ -50,8 +51,14 @@ func TestDropoutFillMatchesClosedForm(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(5))
 		for _, c := range cases {
-			for _, thr := range thrs {
-				base := rng.Uint64()
+			base := rng.Uint64()
+			// Thresholds equal to the bits of the first, a middle and the
+			// last flag: those flags are kept (dropped only below thr).
+			ts := append([]uint32(nil), thrs...)
+			for _, e := range []int{0, c.n / 2, c.n - 1} {
+				ts = append(ts, uint32(splitmixRef(base+uint64(e/2+1)*0x9e3779b97f4a7c15)>>(32*uint(e%2))))
+			}
+			for _, thr := range ts {
 				blocks := (c.n-1)/c.width + 1
 				need := (blocks-1)*c.stride + c.n - (blocks-1)*c.width // the last flag's index + 1
 				for _, pad := range []int{0, 5} {
