@@ -2,7 +2,8 @@
 # Records fixed-seed short runs and their fingerprints, so a refactor can show
 # that behaviour did not change (issue: one clear house): online admpo, mbpo
 # and sac on inverted-pendulum and hopper, a small random hopper data set, a
-# behaviour SAC run, and offline admpo, mopo and bc on that data set. Every
+# behaviour SAC run, and offline admpo (also with MC dropout in its roll-outs),
+# mopo and bc on that data set. Every
 # run is cut short (hundreds of steps) but goes through each phase: warm-up,
 # model fits, roll-outs, policy updates, evaluations, checkpoints and exports.
 #
@@ -40,6 +41,9 @@ for algo in admpo mopo bc; do
   echo "$(date +%T) offline $algo"
   "$bin" train offline --dataset "$r/data/hopper-random.hdf5" --algo "$algo" $short_offline --out "$r/off-$algo" > "$r/off-$algo.log" 2>&1
 done
+# The cpu and paper presets roll the ADM out with MC dropout (the quick preset does not): one run with it.
+echo "$(date +%T) offline admpo --rollout-dropout"
+"$bin" train offline --dataset "$r/data/hopper-random.hdf5" --algo admpo $short_offline --rollout-dropout --out "$r/off-admpo-dropout" > "$r/off-admpo-dropout.log" 2>&1
 for d in "$r"/on-* "$r"/off-*; do
   [ -d "$d" ] || continue
   "$bin" export --run "$d" --out "$d/bundle" > /dev/null 2>&1 || echo "export $d failed"
