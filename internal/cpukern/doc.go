@@ -1,7 +1,7 @@
-// Package cpukern holds admpo's CPU kernels for training: single-precision
-// matrix products and the element-wise work around them (activations, column
-// sums, Adam, Polyak averaging, dropout masks and the roll-out engines' MC
-// dropout keep flags), written in C with one code path per
+// Package cpukern holds admpo's CPU kernels: single-precision matrix
+// products and the element-wise work around them in training (activations,
+// column sums, Adam, Polyak averaging, dropout masks), and the roll-out
+// engines' MC dropout keep flags, written in C with one code path per
 // instruction set (AVX-512, AVX2 with FMA, plain C) and chosen at run time by
 // the CPU's features, so training speed does not depend on how OpenBLAS was
 // configured (OPENBLAS_CORETYPE).
