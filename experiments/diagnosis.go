@@ -157,7 +157,8 @@ type DiagnoseOptions struct {
 
 // ErrCannotDiagnose marks a DiagnoseOnline error that lies in what it was
 // asked to diagnose (no such run, a run without a model, a model never
-// fitted, a start buffer of another task), not in the diagnosis.
+// fitted, a start buffer of another task, a policy file that cannot be
+// read), not in the diagnosis.
 var ErrCannotDiagnose = errors.New("cannot diagnose")
 
 // DiagnoseOffline loads the finished (or checkpointed) offline run in dir
@@ -224,7 +225,7 @@ func DiagnoseOnline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	}
 	cfg, err := onlineRunConfig(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("experiments: %w %s: %v", ErrCannotDiagnose, dir, err)
 	}
 	switch {
 	case cfg.Algo == "sac":
@@ -236,7 +237,7 @@ func DiagnoseOnline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if opt.Buffer != "" {
 		other, err := onlineRunConfig(opt.Buffer)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("experiments: %w %s with the starts of %s: %v", ErrCannotDiagnose, dir, opt.Buffer, err)
 		}
 		if other.Env != cfg.Env || other.EnvDigest != cfg.EnvDigest {
 			return nil, fmt.Errorf("experiments: %w %s with the starts of %s: that run played %s, this one %s",
@@ -257,6 +258,9 @@ func DiagnoseOnline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 		}
 	}
 	policy, name, err := diagPolicy(o.ActorONNX, opt.Policy)
+	if err != nil && opt.Policy != "" {
+		return nil, fmt.Errorf("experiments: %w %s with the policy %s: %v", ErrCannotDiagnose, dir, opt.Policy, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,13 +289,13 @@ func onlineRunConfig(dir string) (train.OnlineConfig, error) {
 	var c train.OnlineConfig
 	b, err := os.ReadFile(rundir.Dir(dir).Config())
 	if err != nil {
-		return c, fmt.Errorf("experiments: %w %s: not a run directory (%v)", ErrCannotDiagnose, dir, err)
+		return c, fmt.Errorf("%s is not a run directory (%w)", dir, err)
 	}
 	if k, err := rundir.KindOf(b); err == nil && k != rundir.Online {
-		return c, fmt.Errorf("experiments: %w %s: it holds an %s run, not an online one", ErrCannotDiagnose, dir, k)
+		return c, fmt.Errorf("%s holds an %s run, not an online one", dir, k)
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("experiments: %s: %w", rundir.Dir(dir).Config(), err)
+		return c, fmt.Errorf("%s: %w", rundir.Dir(dir).Config(), err)
 	}
 	return c, nil
 }
