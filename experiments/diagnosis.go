@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -22,15 +23,17 @@ import (
 	"github.com/admpo/admpo/train"
 )
 
-// Diagnosis measures how well a finished offline run's model and penalty
-// track the true dynamics where its final policy goes: the policy is rolled
-// out in the model from data set start sequences (as in training), and every
-// model transition (s, a, s') is replayed in the real simulator from s (the
-// simulator state is rebuilt from the observation: the x position it leaves
-// out does not affect these tasks' dynamics), giving the true next state and
-// reward. Error is the RMS over dimensions of s'_model - s'_real (the
-// sampled model state the agent learns from); U is the run's uncertainty
-// (U^ADM or MOPO's max-std) before beta.
+// Diagnosis measures how well a run's model and penalty track the true
+// dynamics where its policy goes: the policy is rolled out in the model
+// from start sequences as in training (an offline run's from its data set,
+// an online run's from its real replay buffer), and every model transition
+// (s, a, s') is replayed in the real simulator from s (the simulator state
+// is rebuilt from the observation: the x position it leaves out does not
+// affect these tasks' dynamics), giving the true next state and reward.
+// Error is the RMS over dimensions of s'_model - s'_real (the sampled model
+// state the agent learns from); U is the run's uncertainty (U^ADM, or the
+// ensemble's max-std: MOPO's, MBPO's) before beta (0 for an online run,
+// whose roll-outs carry no penalty).
 type Diagnosis struct {
 	Run         string `json:"run"`
 	Algo        string `json:"algo"`
@@ -43,7 +46,7 @@ type Diagnosis struct {
 	PerStep        []DiagStep `json:"per_step"` // by roll-out step h = 1..H
 	PerK           []DiagK    `json:"per_k"`    // by backtracking length k = 1..m (only 1 for the ensemble)
 	// OneStep is the transitions at h = 1 predicted with k = 1: one model
-	// step from a data set state, the like-for-like model error of ADM-Roll
+	// step from a real (data set or replay buffer) state, the like-for-like model error of ADM-Roll
 	// and the ensemble (at h = 1 ADM-Roll also backtracks into the start's
 	// real history, which mixes k-step predictions into PerStep[0]).
 	OneStep     DiagStats   `json:"one_step"`
@@ -56,7 +59,7 @@ type Diagnosis struct {
 	ByUQuintile []DiagGroup `json:"by_u_quintile"`     // error within each fifth of the transitions sorted by U
 	// FromStarts is how the policy fares in the real task from the three
 	// kinds of start state (DiagStart); empty when
-	// DiagnoseOptions.StartEpisodes is 0.
+	// DiagnoseOptions.StartEpisodes is 0, and always for an online run.
 	FromStarts []DiagStart `json:"from_starts,omitempty"`
 }
 
@@ -127,26 +130,44 @@ type DiagGroup struct {
 	UMean, ErrMean float64
 }
 
-// DiagnoseOptions selects what DiagnoseOffline rolls out.
+// DiagnoseOptions selects what DiagnoseOffline and DiagnoseOnline roll
+// out.
 type DiagnoseOptions struct {
-	Starts int   // roll-out start sequences drawn from the data set
+	Starts int   // roll-out start sequences drawn from the data set (offline) or a real buffer (online)
 	Seed   int64 // seeds the starts and the roll-out
 	// Policy, when set, is a run directory (its final policy.onnx) or an
-	// ONNX actor file rolled out in the model instead of the run's own final
-	// policy. Two runs' models diagnosed with the same Policy and Seed start
-	// from the same data set states and take the same first actions, so
-	// their errors compare like for like. The result is then written to
+	// ONNX actor file rolled out in the model instead of the run's own
+	// policy (offline: its final one; online: its actor at the last
+	// checkpoint). Two runs' models diagnosed with the same Policy and Seed
+	// start from the same states and take the same first actions, so their
+	// errors compare like for like. The result is then written to
 	// DIR/diagnosis-with-NAME.json rather than DIR/diagnosis.json.
 	Policy string
 	// StartEpisodes is the number of episodes run from each kind of start
-	// state (Diagnosis.FromStarts); 0 leaves the study out.
+	// state (Diagnosis.FromStarts); 0 leaves the study out. Offline only:
+	// an online run has no data set to start from.
 	StartEpisodes int
+	// Buffer, when set, is another online run of the same task whose real
+	// replay buffer (at its last checkpoint) supplies the starts instead of
+	// the diagnosed run's own: two online runs diagnosed with the same
+	// Buffer, Policy and Seed start from the same states (the same rows
+	// when both draw starts by the same rule). Online only.
+	Buffer string
 }
+
+// ErrCannotDiagnose marks a DiagnoseOnline error that lies in what it was
+// asked to diagnose (no such run, a run without a model, a model never
+// fitted, a start buffer of another task, a policy file that cannot be
+// read), not in the diagnosis.
+var ErrCannotDiagnose = errors.New("cannot diagnose")
 
 // DiagnoseOffline loads the finished (or checkpointed) offline run in dir
 // and measures its model on opt.Starts roll-out starts. It writes the
 // diagnosis as JSON in dir and reads nothing outside dir but opt.Policy.
 func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
+	if opt.Buffer != "" {
+		return nil, fmt.Errorf("experiments: %s: an offline run's starts come from its data set (a start buffer is for online runs)", dir)
+	}
 	o, err := train.OpenOffline(dir)
 	if err != nil {
 		return nil, err
@@ -162,7 +183,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if !o.Fitted() {
 		return nil, fmt.Errorf("experiments: %s: the model was never fitted", dir)
 	}
-	policy, name, err := diagPolicy(o, opt.Policy)
+	policy, name, err := diagPolicy(o.ActorONNX, opt.Policy)
 	if err != nil {
 		return nil, err
 	}
@@ -175,12 +196,117 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 		return nil, err
 	}
 	defer env.Close()
-	d := &Diagnosis{Run: dir, Algo: cfg.Algo, Policy: "own", Penalty: cfg.Penalty, Transitions: tr.N}
-	out := "diagnosis.json"
-	if name != "" {
-		d.Policy, out = opt.Policy, "diagnosis-with-"+name+".json"
+	d, err := replayModel(env, tr, dir, cfg.Algo, cfg.Penalty)
+	if err != nil {
+		return nil, err
 	}
-	od, ad := cfg.ObsDim, cfg.ActDim
+	if opt.StartEpisodes > 0 {
+		if d.FromStarts, err = fromStarts(env, cfg.Dataset, policy, opt.StartEpisodes, opt.Seed); err != nil {
+			return nil, fmt.Errorf("experiments: %s: %w", dir, err)
+		}
+	}
+	return d, writeDiagnosis(d, dir, opt.Policy, name)
+}
+
+// DiagnoseOnline loads the online run (admpo or mbpo) in dir at its last
+// checkpoint, finished or not, and measures its model (the ADM or the
+// ensemble) as DiagnoseOffline does: opt.Starts start sequences drawn from
+// its real replay buffer (or opt.Buffer's run's), rolled out for the run's
+// current roll-out length with its actor at the checkpoint (or
+// opt.Policy), every transition replayed in the simulator. Online roll-outs
+// have no penalty: Penalty is 0 and U is reported as computed (U^ADM, or
+// the ensemble's max-std). It writes the diagnosis as JSON in dir and
+// reads nothing outside dir but opt.Policy and opt.Buffer. Errors in what
+// it is asked to diagnose wrap ErrCannotDiagnose.
+func DiagnoseOnline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
+	if opt.StartEpisodes > 0 {
+		return nil, fmt.Errorf("experiments: %w %s: the start-state study plays the policy from a data set's states; an online run has none",
+			ErrCannotDiagnose, dir)
+	}
+	cfg, err := onlineRunConfig(dir)
+	if err != nil {
+		return nil, fmt.Errorf("experiments: %w %s: %v", ErrCannotDiagnose, dir, err)
+	}
+	switch {
+	case cfg.Algo == "sac":
+		return nil, fmt.Errorf("experiments: %w %s: a sac run has no model to diagnose", ErrCannotDiagnose, dir)
+	case cfg.IsRemote():
+		return nil, fmt.Errorf("experiments: %w %s: it played the remote environment %s: there is no simulator here to replay its model in",
+			ErrCannotDiagnose, dir, cfg.Env)
+	}
+	if opt.Buffer != "" {
+		other, err := onlineRunConfig(opt.Buffer)
+		if err != nil {
+			return nil, fmt.Errorf("experiments: %w %s with the starts of %s: %v", ErrCannotDiagnose, dir, opt.Buffer, err)
+		}
+		if other.Env != cfg.Env || other.EnvDigest != cfg.EnvDigest {
+			return nil, fmt.Errorf("experiments: %w %s with the starts of %s: that run played %s, this one %s",
+				ErrCannotDiagnose, dir, opt.Buffer, other.Env, cfg.Env)
+		}
+	}
+	o, err := train.OpenOnline(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	if !o.Fitted() {
+		return nil, fmt.Errorf("experiments: %w %s: its model was never fitted (the checkpoint is at env step %d)", ErrCannotDiagnose, dir, o.Step())
+	}
+	if opt.Buffer != "" {
+		if err := o.DrawStartsFrom(opt.Buffer); err != nil {
+			return nil, err
+		}
+	}
+	policy, name, err := diagPolicy(o.ActorONNX, opt.Policy)
+	if err != nil && opt.Policy != "" {
+		return nil, fmt.Errorf("experiments: %w %s with the policy %s: %v", ErrCannotDiagnose, dir, opt.Policy, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tr, err := o.RolloutActor(context.Background(), policy, opt.Starts, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	task, err := o.Cfg.Task()
+	if err != nil {
+		return nil, err
+	}
+	env, err := envs.MakeTask(task)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	d, err := replayModel(env, tr, dir, o.Cfg.Algo, 0)
+	if err != nil {
+		return nil, err
+	}
+	return d, writeDiagnosis(d, dir, opt.Policy, name)
+}
+
+// onlineRunConfig reads the config.json of the online run in dir.
+func onlineRunConfig(dir string) (train.OnlineConfig, error) {
+	var c train.OnlineConfig
+	b, err := os.ReadFile(rundir.Dir(dir).Config())
+	if err != nil {
+		return c, fmt.Errorf("%s is not a run directory (%w)", dir, err)
+	}
+	if k, err := rundir.KindOf(b); err == nil && k != rundir.Online {
+		return c, fmt.Errorf("%s holds an %s run, not an online one", dir, k)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", rundir.Dir(dir).Config(), err)
+	}
+	return c, nil
+}
+
+// replayModel replays every model transition of tr in env from its state
+// and gathers the errors, U and reward errors of the run in dir (algo;
+// penalty is the beta its roll-outs' rewards carry, 0 for none) into a
+// Diagnosis of its own policy (writeDiagnosis names another).
+func replayModel(env *envs.Env, tr *infer.Transitions, dir, algo string, penalty float64) (*Diagnosis, error) {
+	d := &Diagnosis{Run: dir, Algo: algo, Policy: "own", Penalty: penalty, Transitions: tr.N}
+	od, ad := env.Task.ObsDim, env.Task.ActDim
 	act := make([]float64, ad)
 	errs, us := make([]float64, 0, tr.N), make([]float64, 0, tr.N)
 	var agree float64
@@ -210,7 +336,7 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 		}
 		e := math.Sqrt(se / float64(od))
 		u := float64(tr.Uncertainty[i])
-		rewErr := math.Abs(float64(tr.Rew[i]) + cfg.Penalty*u - st.Reward)
+		rewErr := math.Abs(float64(tr.Rew[i]) + penalty*u - st.Reward)
 		if tr.Done[i] == st.Terminated {
 			agree++
 		}
@@ -261,16 +387,22 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 		}
 		d.ByUQuintile = append(d.ByUQuintile, g)
 	}
-	if opt.StartEpisodes > 0 {
-		if d.FromStarts, err = fromStarts(env, cfg.Dataset, policy, opt.StartEpisodes, opt.Seed); err != nil {
-			return nil, fmt.Errorf("experiments: %s: %w", dir, err)
-		}
+	return d, nil
+}
+
+// writeDiagnosis writes d to dir/diagnosis.json, or, for a policy other
+// than the run's own (policy, named name by diagPolicy), to
+// dir/diagnosis-with-NAME.json, and records that policy in d.
+func writeDiagnosis(d *Diagnosis, dir, policy, name string) error {
+	out := "diagnosis.json"
+	if name != "" {
+		d.Policy, out = policy, "diagnosis-with-"+name+".json"
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
 	if err := atomicfile.WriteFile(filepath.Join(dir, out), append(b, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("experiments: %w", err)
+		return fmt.Errorf("experiments: %w", err)
 	}
-	return d, nil
+	return nil
 }
 
 // fromStarts runs the deterministic policy for n episodes from each kind of
@@ -354,11 +486,11 @@ func (s DiagStart) finish() DiagStart {
 }
 
 // diagPolicy returns the ONNX actor a diagnosis rolls out: the run's own
-// final policy, or the one named by path (a run directory's policy.onnx or
+// (own exports it), or the one named by path (a run directory's policy.onnx or
 // an .onnx file) with a file-name-safe name for it.
-func diagPolicy(o *train.Offline, path string) (policy []byte, name string, err error) {
+func diagPolicy(own func() ([]byte, error), path string) (policy []byte, name string, err error) {
 	if path == "" {
-		b, err := o.ActorONNX()
+		b, err := own()
 		return b, "", err
 	}
 	file := path

@@ -276,6 +276,20 @@ func ResumeOnline(dir string) (*Online, error) {
 	return reopen(dir, rundir.Online, newOnline, func(o *Online, f *ckpt.File) error { return resumeRun(o, dir, f) })
 }
 
+// OpenOnline reopens the online run in dir at its last checkpoint to be
+// examined rather than continued (ResumeOnline continues it): its logs stay
+// closed and nothing in dir is written. A run on a remote environment
+// connects to its server, which ResumeOnline would also need.
+func OpenOnline(dir string) (*Online, error) {
+	return reopen(dir, rundir.Online, newOnline, func(o *Online, f *ckpt.File) error {
+		if err := o.restore(f); err != nil {
+			o.Close()
+			return fmt.Errorf("train: %s: %w", dir, err)
+		}
+		return nil
+	})
+}
+
 func (o *Online) restore(f *ckpt.File) error {
 	var st onlineState
 	if err := readState(f, &st); err != nil {

@@ -295,11 +295,12 @@ func realRows(ratio float64, n int, floor bool) int {
 }
 
 // rollPolicy opens the model's roll-out engine and the exported actor on
-// ONNX Runtime and rolls the policy out from n real start sequences; where
+// ONNX Runtime and rolls the policy out from n start sequences drawn from
+// starts (the run's real buffer, or another run's: a diagnosis); where
 // ("step 5000", "update 1000") places a roll-out error. With full, starts
 // are drawn by the authors' rule (SampleFullStarts), else from any stored
 // state (SampleStarts).
-func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
+func (l *loop) rollPolicy(actor []byte, opts infer.Options, starts *buffer.Replay, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
 	roller, err := l.dyn.Roller(opts)
 	if err != nil {
 		return nil, err
@@ -314,15 +315,15 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, n int, rc infer.Roll
 		return nil, err
 	}
 	defer pol.Close()
-	sample := l.real.SampleStarts
+	sample := starts.SampleStarts
 	if full {
-		sample = l.real.SampleFullStarts
+		sample = starts.SampleFullStarts
 	}
-	starts, err := sample(n, l.dyn.M(), l.rng)
+	st, err := sample(n, l.dyn.M(), l.rng)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := roller.Rollout(pol, starts, rc, l.rng)
+	tr, err := roller.Rollout(pol, st, rc, l.rng)
 	if err != nil {
 		return nil, fmt.Errorf("train: roll-out at %s: %w", where, err)
 	}

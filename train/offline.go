@@ -459,7 +459,7 @@ func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed in
 // rolloutActor runs one penalised roll-out of an ONNX actor in the model
 // from n data set starts; where names it in errors.
 func (o *Offline) rolloutActor(ctx context.Context, actor []byte, n int, where string) (*infer.Transitions, error) {
-	return o.rollPolicy(actor, o.Cfg.inferOptions(), n,
+	return o.rollPolicy(actor, o.Cfg.inferOptions(), o.real, n,
 		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done, Context: ctx}, where,
 		o.Cfg.FullHistoryStarts())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"strconv"
 	"time"
 
@@ -47,6 +48,7 @@ type Online struct {
 	lastReturn float64
 	rolloutLen int
 	lastEval   float64
+	starts     *buffer.Replay // where RolloutActor draws its starts (DrawStartsFrom); nil: real
 }
 
 // NewOnline prepares a fresh run in dir (created; must not already hold a run).
@@ -311,8 +313,7 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		}
 	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
-	tr, err := o.rollPolicy(actor, o.Cfg.inferOptions(), o.Cfg.RolloutBatch,
-		infer.RollConfig{Horizon: h, Done: o.task.Done, Context: ctx}, fmt.Sprintf("step %d", o.step), o.Cfg.FullHistoryStarts())
+	tr, err := o.rolloutActor(ctx, actor, o.real, o.Cfg.RolloutBatch, h, false, fmt.Sprintf("step %d", o.step))
 	if err != nil {
 		return "", err
 	}
@@ -322,6 +323,79 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 	}
 	return fmt.Sprintf("step %d: model fit %d epochs (holdout %.4f, %.1fs); roll-out %d x H=%d -> %d transitions (%.1fs)%s%s",
 		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), termMsg, o.rolloutNote()), nil
+}
+
+// rolloutActor rolls an ONNX actor out in the model for h steps from n
+// start sequences drawn from starts, with U when wantU; where names it in
+// errors.
+func (o *Online) rolloutActor(ctx context.Context, actor []byte, starts *buffer.Replay, n, h int, wantU bool, where string) (*infer.Transitions, error) {
+	return o.rollPolicy(actor, o.Cfg.inferOptions(), starts, n,
+		infer.RollConfig{Horizon: h, WantU: wantU, Done: o.task.Done, Context: ctx}, where, o.Cfg.FullHistoryStarts())
+}
+
+// RolloutActor runs one roll-out of an ONNX actor in the run's model (the
+// ADM or the ensemble) from n start sequences, with U (U^ADM, or the
+// ensemble's max-std) computed, for the run's current roll-out length; the
+// starts are drawn from the run's real buffer, or from the one
+// DrawStartsFrom loaded. The starts and the roll-out's noise come from a
+// source seeded seed; the run's own random sources are left as they were.
+// It examines a run's model with any policy of its task's sizes (the
+// diagnosis in package experiments); a run with termination learned first
+// refits its termination rule on its own buffer, as before its roll-outs.
+func (o *Online) RolloutActor(ctx context.Context, actor []byte, n int, seed int64) (*infer.Transitions, error) {
+	if o.dyn == nil {
+		return nil, fmt.Errorf("train: %s: a %s run has no model to roll out in", o.Dir, o.Cfg.Algo)
+	}
+	if !o.Fitted() {
+		return nil, fmt.Errorf("train: %s: the model was never fitted", o.Dir)
+	}
+	if o.Cfg.RolloutTermination() == "learned" {
+		if _, err := o.learnTermination(); err != nil {
+			return nil, err
+		}
+	}
+	h := o.rolloutLen
+	if h <= 0 {
+		h = o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
+	}
+	starts := o.real
+	if o.starts != nil {
+		starts = o.starts
+	}
+	own := o.rng
+	defer func() { o.rng = own }()
+	o.rng = rand.New(rand.NewSource(seed))
+	return o.rolloutActor(ctx, actor, starts, n, h, true, "diagnosis")
+}
+
+// Fitted tells whether the run's model has been fitted (a sac run has
+// none).
+func (o *Online) Fitted() bool { return o.dyn != nil && o.lastFit.Epochs > 0 }
+
+// DrawStartsFrom makes later RolloutActor calls draw their start sequences
+// from the real replay buffer in the last checkpoint of the online run in
+// dir, which must play the same task, rather than from this run's own: two
+// runs' models then roll out from the same buffer's states. dir may be the
+// run's own directory (the buffer as checkpointed).
+func (o *Online) DrawStartsFrom(dir string) error {
+	var cfg OnlineConfig
+	f, err := loadCheckpoint(dir, rundir.Online, &cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.Env != o.Cfg.Env || cfg.EnvDigest != o.Cfg.EnvDigest {
+		return fmt.Errorf("train: %s played %s, the run %s: its buffer holds another task's states", dir, cfg.Env, o.Cfg.Env)
+	}
+	r, err := buffer.Load(f, "real")
+	if err != nil {
+		return fmt.Errorf("train: %s: %w", dir, err)
+	}
+	if r.ObsDim != o.task.ObsDim || r.ActDim != o.task.ActDim {
+		return fmt.Errorf("train: %s: its buffer holds %d observation and %d action values, the run's task %d and %d",
+			dir, r.ObsDim, r.ActDim, o.task.ObsDim, o.task.ActDim)
+	}
+	o.starts = r
+	return nil
 }
 
 // learnTermination fits the roll-outs' termination rule on the real

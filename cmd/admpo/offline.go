@@ -246,21 +246,32 @@ func diagnoseOffline(dir string, opt experiments.DiagnoseOptions) error {
 	if err != nil {
 		return err
 	}
-	who := "the run's final policy"
+	printDiagnosis(dir, d, "the run's final policy", "data set states")
+	return nil
+}
+
+// printDiagnosis prints the diagnosis d of the run in dir: own names the
+// run's own policy, starts the states the roll-outs start from.
+func printDiagnosis(dir string, d *experiments.Diagnosis, own, starts string) {
+	who := own
 	if d.Policy != "own" {
 		who = "the policy " + d.Policy
 	}
 	fmt.Printf("%s (%s): %d model transitions of %s, replayed in the simulator (%d with clipped velocities left out)\n",
 		dir, d.Algo, d.Transitions, who, d.SkippedClipped)
-	fmt.Printf("  error (RMS of s'_model - s'_real) %.4f, U %.4f (beta %.3g: penalty %.4f), |reward error| %.4f, termination agreement %.3f\n",
-		d.ErrMean, d.UMean, d.Penalty, d.Penalty*d.UMean, d.RewErrMean, d.DoneAgree)
+	penalty := ""
+	if d.Penalty != 0 {
+		penalty = fmt.Sprintf(" (beta %.3g: penalty %.4f)", d.Penalty, d.Penalty*d.UMean)
+	}
+	fmt.Printf("  error (RMS of s'_model - s'_real) %.4f, U %.4f%s, |reward error| %.4f, termination agreement %.3f\n",
+		d.ErrMean, d.UMean, penalty, d.RewErrMean, d.DoneAgree)
 	fmt.Printf("  correlation of U and the error: Pearson %.3f, Spearman %.3f\n", d.Corr, d.RankCorr)
 	fmt.Println("  by roll-out step  h: transitions  error  U  |reward error|")
 	for _, p := range d.PerStep {
 		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.H, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
 	}
-	fmt.Printf("  one step from data set states (h = 1, k = 1): %d transitions, error %.4f, U %.4f\n",
-		d.OneStep.Transitions, d.OneStep.ErrMean, d.OneStep.UMean)
+	fmt.Printf("  one step from %s (h = 1, k = 1): %d transitions, error %.4f, U %.4f\n",
+		starts, d.OneStep.Transitions, d.OneStep.ErrMean, d.OneStep.UMean)
 	fmt.Println("  by backtracking length  k: transitions  error  U  |reward error|")
 	for _, p := range d.PerK {
 		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.K, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
@@ -277,5 +288,4 @@ func diagnoseOffline(dir string, opt experiments.DiagnoseOptions) error {
 			fmt.Printf("    %-14s  %8d  %10.1f  %11.1f  %5.0f%%\n", s.From, s.Episodes, s.MeanSteps, s.MeanReturn, 100*s.AtLimit)
 		}
 	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/envs/remote"
+	"github.com/admpo/admpo/experiments"
 	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
@@ -29,7 +30,8 @@ func runTrain(args []string) error {
 type onlineFlags struct {
 	env, algo, preset, out, resume, configPath *string
 	envFile, termination                       *string
-	steps                                      *int
+	diagnose, diagPolicy, diagBuffer           *string
+	steps, diagStarts                          *int
 	seed                                       *int64
 	dryRun, tb                                 *bool
 	envTimeout                                 *time.Duration
@@ -57,11 +59,18 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.seed = fs.Int64("seed", 0, "random seed")
 	f.out = fs.String("out", "", "run directory (default runs/ENV-ALGO-SEED)")
 	f.resume = fs.String("resume", "", "continue the run in this directory from its last checkpoint (only --steps, --tensorboard,\n--device and --env-timeout may be given with it; --device moves its SAC updates and model fits to that device:\ncheckpoints are alike on every device; --env-timeout replaces a remote environment's recorded timeout)")
+	f.diagnose = fs.String("diagnose", "", "measure an admpo/mbpo run's model (ADM or ensemble) against the simulator at its last\n"+
+		"checkpoint, finished or not (writes DIR/diagnosis.json; only --diagnose-* and --seed may be given with it)")
+	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose, drawn from the run's real replay buffer")
+	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
+		"instead of the diagnosed run's actor, to compare two runs' models on the same states and actions")
+	f.diagBuffer = fs.String("diagnose-buffer", "", "with --diagnose: draw the starts from this online run's real replay buffer (same task)\n"+
+		"instead of the diagnosed run's own, so that two runs' models start from the same states")
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)
 	f.ov = addOverrides(fs, onlineFields(&train.OnlineConfig{}))
-	bound(fs, atLeast1, "steps")
+	bound(fs, atLeast1, "steps", "diagnose-starts")
 	bound(fs, anyNum, "seed")
 	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
 	return fs, f
@@ -73,6 +82,13 @@ func trainOnline(args []string) error {
 	dryRun, tb, ov, envTimeout := f.dryRun, f.tb, f.ov, f.envTimeout
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if err := diagnoseFlags(fs); err != nil {
+		return err
+	}
+	if *f.diagnose != "" {
+		return diagnoseOnline(*f.diagnose, experiments.DiagnoseOptions{Starts: *f.diagStarts, Seed: *seed,
+			Policy: *f.diagPolicy, Buffer: *f.diagBuffer})
 	}
 	var o *train.Online
 	var err error
@@ -162,6 +178,49 @@ func trainOnline(args []string) error {
 	}
 	o.SetTensorBoard(*tb)
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step", fresh)
+}
+
+// diagnoseFlags is a usage error when train online's parsed flags fs give
+// a --diagnose-* flag without --diagnose, or beside --diagnose a flag
+// other than those and --seed (a diagnosis trains nothing).
+func diagnoseFlags(fs *pflag.FlagSet) error {
+	var bad, diag string
+	fs.Visit(func(f *pflag.Flag) {
+		switch {
+		case strings.HasPrefix(f.Name, "diagnose-"):
+			if diag == "" {
+				diag = f.Name
+			}
+		case f.Name != "diagnose" && f.Name != "seed" && bad == "":
+			bad = f.Name
+		}
+	})
+	switch {
+	case !fs.Changed("diagnose") && diag != "":
+		return fmt.Errorf("%w: %s: --%s needs --diagnose RUN_DIR", errUsage, fs.Name(), diag)
+	case fs.Changed("diagnose") && bad != "":
+		return fmt.Errorf("%w: %s: --%s cannot be given with --diagnose (only --diagnose-starts, --diagnose-policy, "+
+			"--diagnose-buffer and --seed may)", errUsage, fs.Name(), bad)
+	case fs.Changed("diagnose") && fs.Lookup("diagnose").Value.String() == "":
+		return fmt.Errorf("%w: %s: --diagnose needs a run directory", errUsage, fs.Name())
+	}
+	return nil
+}
+
+// diagnoseOnline prints an online run's model error against the simulator
+// (experiments.DiagnoseOnline); what it cannot diagnose (no run in dir, a
+// sac run, a model never fitted, a start buffer of another task, a policy
+// that cannot be read) is a usage error.
+func diagnoseOnline(dir string, opt experiments.DiagnoseOptions) error {
+	d, err := experiments.DiagnoseOnline(dir, opt)
+	if errors.Is(err, experiments.ErrCannotDiagnose) {
+		return usageErr(err)
+	}
+	if err != nil {
+		return err
+	}
+	printDiagnosis(dir, d, "the run's actor at its last checkpoint", "replay buffer states")
+	return nil
 }
 
 // onlineChoice is what a new online run's flags and --config file choose

@@ -71,3 +71,43 @@ func RunOfflineToEnd(t testing.TB, cfg train.OfflineConfig, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TinyOnlineConfig is a hopper online run of algo small enough for a unit
+// test: 200 uniform random warm-up steps, then 60 learning steps with one
+// model round (fit and roll-out of length 3) at the warm-up's end.
+func TinyOnlineConfig(t testing.TB, algo string) train.OnlineConfig {
+	t.Helper()
+	c, err := train.Preset("quick", "hopper", algo, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Steps, c.WarmUp, c.UpdatesPerStep, c.Batch, c.Hidden = 60, 200, 1, 32, []int{32, 32}
+	c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery = 260, 1, 260
+	c.ModelEvery, c.RolloutBatch, c.Rollout = 100, 64, train.Schedule{From: 3, To: 3}
+	c.ADMHidden, c.ADMLayers, c.ADMResBlocks, c.M = 16, 1, 1, 3
+	c.Ensemble, c.Elites, c.ModelMaxEpochs, c.ModelPatience = 3, 2, 3, 2
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// RunOnlineTo trains a fresh online run of cfg in dir to env step stop
+// (its end when stop is cfg.TotalSteps(): then its final files are
+// written too) and leaves a checkpoint at stop.
+func RunOnlineTo(t testing.TB, cfg train.OnlineConfig, dir string, stop int) {
+	t.Helper()
+	o, err := train.NewOnline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if stop == cfg.TotalSteps() {
+		err = o.Run(context.Background())
+	} else if err = o.RunTo(context.Background(), stop); err == nil {
+		err = o.Checkpoint()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/experiments"
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/trainfix"
+)
+
+// TestTrainOnlineDiagnose: `admpo train online --diagnose` writes a tiny
+// ADMPO-ON run's diagnosis.json (diagnosis-with-NAME.json with another
+// policy) with the starts asked for; a run it cannot diagnose (none there,
+// a sac run) and bad flags (negative starts, --diagnose-* without
+// --diagnose, a training flag beside it) exit 2 and write nothing.
+func TestTrainOnlineDiagnose(t *testing.T) {
+	ortskip.IfMissing(t)
+	tmp := t.TempDir()
+	run := filepath.Join(tmp, "hopper", "admpo-0")
+	cfg := trainfix.TinyOnlineConfig(t, "admpo")
+	cfg.Termination = "none" // every roll-out runs its 3 steps
+	trainfix.RunOnlineTo(t, cfg, run, cfg.TotalSteps())
+	sac := filepath.Join(tmp, "sac")
+	trainfix.RunOnlineTo(t, trainfix.TinyOnlineConfig(t, "sac"), sac, 20)
+
+	if err := trainOnline([]string{"--diagnose", run, "--diagnose-starts", "40", "--seed", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	var d experiments.Diagnosis
+	b, err := os.ReadFile(filepath.Join(run, "diagnosis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Transitions != 40*3 || d.Algo != "admpo" || d.Policy != "own" || len(d.PerK) != cfg.M {
+		t.Errorf("diagnosis.json: %d transitions (want 120), algo %q, policy %q, %d k groups", d.Transitions, d.Algo, d.Policy, len(d.PerK))
+	}
+	if err := trainOnline([]string{"--diagnose", run, "--diagnose-starts", "40", "--diagnose-policy", run,
+		"--diagnose-buffer", run}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(run, "diagnosis-with-hopper-admpo-0.json")); err != nil {
+		t.Errorf("the diagnosis with a named policy: %v", err)
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sac run", []string{"--diagnose", sac}, "has no model to diagnose"},
+		{"missing dir", []string{"--diagnose", filepath.Join(tmp, "nothing")}, "not a run directory"},
+		{"negative starts", []string{"--diagnose", run, "--diagnose-starts", "-5"}, "diagnose-starts"},
+		{"zero starts", []string{"--diagnose", run, "--diagnose-starts", "0"}, "diagnose-starts"},
+		{"buffer of no run", []string{"--diagnose", run, "--diagnose-buffer", filepath.Join(tmp, "nothing")}, "not a run directory"},
+		{"policy of no run", []string{"--diagnose", run, "--diagnose-policy", filepath.Join(tmp, "none.onnx")}, "none.onnx"},
+		{"without --diagnose", []string{"--diagnose-buffer", run}, "needs --diagnose"},
+		{"with a training flag", []string{"--diagnose", run, "--steps", "10"}, "--steps cannot be given with --diagnose"},
+		{"empty", []string{"--diagnose", ""}, "needs a run directory"},
+	} {
+		err := trainOnline(c.args)
+		if !errors.Is(err, errUsage) || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v (exit %d), want a usage error (exit 2) containing %q", c.name, err, exitCode(err), c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sac, "diagnosis.json")); err == nil {
+		t.Errorf("a refused diagnosis wrote diagnosis.json")
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "nothing")); err == nil {
+		t.Errorf("a diagnosis of a missing directory made it")
+	}
+}
