@@ -131,6 +131,11 @@ func refRollout(t testing.TB, p *infer.Policy, start *infer.Start, od, ad int, c
 				out.Act = append(out.Act, act[q*ad:(q+1)*ad]...)
 				out.Rew = append(out.Rew, float32(rew))
 				out.NextObs = append(out.NextObs, next...)
+				if cfg.WantMean {
+					for _, v := range pr.next {
+						out.MeanNextObs = append(out.MeanNextObs, float32(v))
+					}
+				}
 				out.Done = append(out.Done, done)
 				out.Uncertainty = append(out.Uncertainty, float32(u))
 				out.Step = append(out.Step, int32(step))
@@ -266,6 +271,7 @@ func diffTransitions(got, want *infer.Transitions, od, ad int, tol float64) stri
 		"Obs": {len(got.Obs), got.N * od}, "Act": {len(got.Act), got.N * ad}, "Rew": {len(got.Rew), got.N},
 		"NextObs": {len(got.NextObs), got.N * od}, "Done": {len(got.Done), got.N},
 		"Uncertainty": {len(got.Uncertainty), got.N}, "Step": {len(got.Step), got.N}, "Back": {len(got.Back), got.N},
+		"MeanNextObs": {len(got.MeanNextObs), len(want.MeanNextObs)},
 	} {
 		if l[0] != l[1] {
 			return fmt.Sprintf("%s has %d values, want %d", name, l[0], l[1])
@@ -285,6 +291,7 @@ func diffTransitions(got, want *infer.Transitions, od, ad int, tol float64) stri
 			{"rew", got.Rew[i : i+1], want.Rew[i : i+1]},
 			{"next", got.NextObs[i*od : (i+1)*od], want.NextObs[i*od : (i+1)*od]},
 			{"uncertainty", got.Uncertainty[i : i+1], want.Uncertainty[i : i+1]},
+			{"mean next", meanRow(got, i, od), meanRow(want, i, od)},
 		} {
 			for j := range f.g {
 				if !closeTo(f.g[j], f.w[j], tol) {
@@ -294,6 +301,14 @@ func diffTransitions(got, want *infer.Transitions, od, ad int, tol float64) stri
 		}
 	}
 	return ""
+}
+
+// meanRow is transition i's MeanNextObs, nil when tr has none.
+func meanRow(tr *infer.Transitions, i, od int) []float32 {
+	if tr.MeanNextObs == nil {
+		return nil
+	}
+	return tr.MeanNextObs[i*od : (i+1)*od]
 }
 
 // checkRef fails the test when got differs by more than 1e-4 from the

@@ -36,6 +36,12 @@ type Transitions struct {
 	// from the state k-1 steps before the current one through the last k
 	// actions (ADM-Roll's draw); always 1 for the ensemble.
 	Back []int32
+	// MeanNextObs is each transition's predicted mean next observation
+	// [N, ObsDim], before the Gaussian sample that gives NextObs (with MC
+	// dropout, the mean under the transition's dropout masks); filled by
+	// Rollout only when RollConfig.WantMean, else nil. Consumers that
+	// store transitions (buffer.Replay.AddTransitions) ignore it.
+	MeanNextObs []float32
 }
 
 // RollConfig controls a roll-out.
@@ -54,6 +60,9 @@ type RollConfig struct {
 	// cancelled the roll-out stops and returns its error (so a long
 	// roll-out gives way to an interrupt within about a chunk's time).
 	Context context.Context
+	// WantMean fills Transitions.MeanNextObs with the model's mean next
+	// observations; it draws nothing, so the roll-out is otherwise the same.
+	WantMean bool
 }
 
 // Roller rolls a policy out in a learned dynamics model. An ADM engine
@@ -110,6 +119,9 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 		drop.seed = rng.Int63()
 	}
 	out := newTransitions(start.N*cfg.Horizon, od, ad)
+	if cfg.WantMean {
+		out.MeanNextObs = make([]float32, 0, start.N*cfg.Horizon*od)
+	}
 	for lo := 0; lo < start.N; lo += chunk {
 		if cfg.Context != nil && cfg.Context.Err() != nil {
 			return nil, fmt.Errorf("infer: roll-out stopped after %d of %d rows: %w", lo, start.N, cfg.Context.Err())
@@ -188,6 +200,9 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 		}
 		base := out.N
 		out.grow(n, od, ad)
+		if cfg.WantMean {
+			out.MeanNextObs = append(out.MeanNextObs, pr.next[:n*od]...)
+		}
 		loop(n, func(lo, hi int) {
 			for q := lo; q < hi; q++ {
 				t := base + q
