@@ -31,7 +31,10 @@ import (
 // is rebuilt from the observation: the x position it leaves out does not
 // affect these tasks' dynamics), giving the true next state and reward.
 // Error is the RMS over dimensions of s'_model - s'_real (the sampled model
-// state the agent learns from); U is the run's uncertainty (U^ADM, or the
+// state the agent learns from), and the mean error that of mu - s'_real,
+// mu the model's mean next state that s'_model was sampled around (with MC
+// dropout, the mean under the transition's masks): the two separate the
+// model's means from its variance; U is the run's uncertainty (U^ADM, or the
 // ensemble's max-std: MOPO's, MBPO's) before beta (0 for an online run,
 // whose roll-outs carry no penalty).
 type Diagnosis struct {
@@ -43,6 +46,7 @@ type Diagnosis struct {
 	// velocity at the observation's clip bound (hopper, walker2d: ±10).
 	SkippedClipped int        `json:"skipped_clipped"`
 	Penalty        float64    `json:"penalty"`
+	Dropout        bool       `json:"dropout"`  // the roll-out drew MC dropout masks (rollout_dropout, unless DiagnoseOptions.NoDropout)
 	PerStep        []DiagStep `json:"per_step"` // by roll-out step h = 1..H
 	PerK           []DiagK    `json:"per_k"`    // by backtracking length k = 1..m (only 1 for the ensemble)
 	// OneStep is the transitions at h = 1 predicted with k = 1: one model
@@ -53,6 +57,7 @@ type Diagnosis struct {
 	Corr        float64     `json:"corr_u_error"` // Pearson correlation of U and the error over all transitions
 	RankCorr    float64     `json:"rank_corr_u_error"`
 	ErrMean     float64     `json:"error_mean"`
+	MeanErrMean float64     `json:"mean_error_mean"` // RMS of mu_model - s'_real, averaged
 	UMean       float64     `json:"u_mean"`
 	RewErrMean  float64     `json:"reward_error_mean"` // |r_model (unpenalised) - r_real|
 	DoneAgree   float64     `json:"done_agreement"`    // model and simulator agree on termination
@@ -92,14 +97,19 @@ type DiagStart struct {
 type DiagStats struct {
 	Transitions int     `json:"transitions"`
 	ErrMean     float64 `json:"error_mean"`
+	// MeanErrMean is the average RMS over dimensions of the model's mean
+	// next state minus the simulator's (ErrMean's, before the sample).
+	MeanErrMean float64 `json:"mean_error"`
 	UMean       float64 `json:"u_mean"`
 	RewErrMean  float64 `json:"reward_error_mean"`
 }
 
-// add sums one transition's error, U and reward error (finish averages).
-func (s *DiagStats) add(e, u, rewErr float64) {
+// add sums one transition's error, mean error, U and reward error (finish
+// averages).
+func (s *DiagStats) add(e, me, u, rewErr float64) {
 	s.Transitions++
 	s.ErrMean += e
+	s.MeanErrMean += me
 	s.UMean += u
 	s.RewErrMean += rewErr
 }
@@ -108,7 +118,7 @@ func (s *DiagStats) add(e, u, rewErr float64) {
 func (s *DiagStats) finish() {
 	if s.Transitions > 0 {
 		c := float64(s.Transitions)
-		s.ErrMean, s.UMean, s.RewErrMean = s.ErrMean/c, s.UMean/c, s.RewErrMean/c
+		s.ErrMean, s.MeanErrMean, s.UMean, s.RewErrMean = s.ErrMean/c, s.MeanErrMean/c, s.UMean/c, s.RewErrMean/c
 	}
 }
 
@@ -147,6 +157,12 @@ type DiagnoseOptions struct {
 	// state (Diagnosis.FromStarts); 0 leaves the study out. Offline only:
 	// an online run has no data set to start from.
 	StartEpisodes int
+	// NoDropout rolls an ADM run's model out without MC dropout even when
+	// its roll-outs use it (rollout_dropout), to tell the error of its
+	// means from that of the dropout masks; a no-op for a run without
+	// dropout (Diagnosis.Dropout records what was used). The result is
+	// written to diagnosis-nodropout.json (diagnosis-with-NAME-nodropout.json).
+	NoDropout bool
 	// Buffer, when set, is another online run of the same task whose real
 	// replay buffer (at its last checkpoint) supplies the starts instead of
 	// the diagnosed run's own: two online runs diagnosed with the same
@@ -187,7 +203,8 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := o.RolloutActor(context.Background(), policy, opt.Starts, opt.Seed)
+	tr, err := o.RolloutActorWith(context.Background(), policy, opt.Starts, opt.Seed,
+		train.RolloutOptions{Mean: true, NoDropout: opt.NoDropout})
 	if err != nil {
 		return nil, err
 	}
@@ -200,12 +217,13 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Dropout = o.RolloutDropout() && !opt.NoDropout
 	if opt.StartEpisodes > 0 {
 		if d.FromStarts, err = fromStarts(env, cfg.Dataset, policy, opt.StartEpisodes, opt.Seed); err != nil {
 			return nil, fmt.Errorf("experiments: %s: %w", dir, err)
 		}
 	}
-	return d, writeDiagnosis(d, dir, opt.Policy, name)
+	return d, writeDiagnosis(d, dir, opt.Policy, name, opt.NoDropout)
 }
 
 // DiagnoseOnline loads the online run (admpo or mbpo) in dir at its last
@@ -264,7 +282,8 @@ func DiagnoseOnline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := o.RolloutActor(context.Background(), policy, opt.Starts, opt.Seed)
+	tr, err := o.RolloutActorWith(context.Background(), policy, opt.Starts, opt.Seed,
+		train.RolloutOptions{Mean: true, NoDropout: opt.NoDropout})
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +300,8 @@ func DiagnoseOnline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d, writeDiagnosis(d, dir, opt.Policy, name)
+	d.Dropout = o.RolloutDropout() && !opt.NoDropout
+	return d, writeDiagnosis(d, dir, opt.Policy, name, opt.NoDropout)
 }
 
 // onlineRunConfig reads the config.json of the online run in dir.
@@ -301,12 +321,16 @@ func onlineRunConfig(dir string) (train.OnlineConfig, error) {
 }
 
 // replayModel replays every model transition of tr in env from its state
-// and gathers the errors, U and reward errors of the run in dir (algo;
+// and gathers the errors (of the sampled next state and of the mean one:
+// tr must hold MeanNextObs), U and reward errors of the run in dir (algo;
 // penalty is the beta its roll-outs' rewards carry, 0 for none) into a
 // Diagnosis of its own policy (writeDiagnosis names another).
 func replayModel(env *envs.Env, tr *infer.Transitions, dir, algo string, penalty float64) (*Diagnosis, error) {
 	d := &Diagnosis{Run: dir, Algo: algo, Policy: "own", Penalty: penalty, Transitions: tr.N}
 	od, ad := env.Task.ObsDim, env.Task.ActDim
+	if len(tr.MeanNextObs) != tr.N*od {
+		return nil, fmt.Errorf("experiments: %s: the roll-out holds %d mean next-state values for %d transitions of %d", dir, len(tr.MeanNextObs), tr.N, od)
+	}
 	act := make([]float64, ad)
 	errs, us := make([]float64, 0, tr.N), make([]float64, 0, tr.N)
 	var agree float64
@@ -335,6 +359,7 @@ func replayModel(env *envs.Env, tr *infer.Transitions, dir, algo string, penalty
 			se += e * e
 		}
 		e := math.Sqrt(se / float64(od))
+		me := rmsDiff(tr.MeanNextObs[i*od:(i+1)*od], st.Obs)
 		u := float64(tr.Uncertainty[i])
 		rewErr := math.Abs(float64(tr.Rew[i]) + penalty*u - st.Reward)
 		if tr.Done[i] == st.Terminated {
@@ -347,12 +372,13 @@ func replayModel(env *envs.Env, tr *infer.Transitions, dir, algo string, penalty
 		for len(d.PerK) < k {
 			d.PerK = append(d.PerK, DiagK{K: len(d.PerK) + 1})
 		}
-		d.PerStep[h].add(e, u, rewErr)
-		d.PerK[k-1].add(e, u, rewErr)
+		d.PerStep[h].add(e, me, u, rewErr)
+		d.PerK[k-1].add(e, me, u, rewErr)
 		if h == 0 && k == 1 {
-			d.OneStep.add(e, u, rewErr)
+			d.OneStep.add(e, me, u, rewErr)
 		}
 		d.RewErrMean += rewErr
+		d.MeanErrMean += me
 		errs = append(errs, e)
 		us = append(us, u)
 	}
@@ -368,6 +394,7 @@ func replayModel(env *envs.Env, tr *infer.Transitions, dir, algo string, penalty
 	}
 	d.OneStep.finish()
 	d.RewErrMean /= n
+	d.MeanErrMean /= n
 	d.DoneAgree = agree / n
 	d.ErrMean, _ = stats.MeanStd(errs)
 	d.UMean, _ = stats.MeanStd(us)
@@ -390,14 +417,29 @@ func replayModel(env *envs.Env, tr *infer.Transitions, dir, algo string, penalty
 	return d, nil
 }
 
+// rmsDiff is the RMS over dimensions of model - real.
+func rmsDiff(model []float32, real []float64) float64 {
+	var se float64
+	for j, v := range real {
+		e := float64(model[j]) - v
+		se += e * e
+	}
+	return math.Sqrt(se / float64(len(real)))
+}
+
 // writeDiagnosis writes d to dir/diagnosis.json, or, for a policy other
 // than the run's own (policy, named name by diagPolicy), to
-// dir/diagnosis-with-NAME.json, and records that policy in d.
-func writeDiagnosis(d *Diagnosis, dir, policy, name string) error {
-	out := "diagnosis.json"
+// dir/diagnosis-with-NAME.json, and records that policy in d; noDropout
+// (DiagnoseOptions.NoDropout) adds -nodropout before .json.
+func writeDiagnosis(d *Diagnosis, dir, policy, name string, noDropout bool) error {
+	out := "diagnosis"
 	if name != "" {
-		d.Policy, out = policy, "diagnosis-with-"+name+".json"
+		d.Policy, out = policy, "diagnosis-with-"+name
 	}
+	if noDropout {
+		out += "-nodropout"
+	}
+	out += ".json"
 	b, _ := json.MarshalIndent(d, "", "  ")
 	if err := atomicfile.WriteFile(filepath.Join(dir, out), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("experiments: %w", err)

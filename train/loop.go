@@ -62,6 +62,31 @@ type loop struct {
 	// bindingNoted says that the engine's binding fallback was remarked.
 	rollNote     string
 	bindingNoted bool
+
+	// diag is what RolloutActorWith asks of the roll-out it makes (zero
+	// otherwise: training's roll-outs never set it).
+	diag RolloutOptions
+}
+
+// RolloutOptions are the extras of a diagnosis's roll-out
+// (Online.RolloutActorWith, Offline.RolloutActorWith); the zero value is the
+// roll-out training makes.
+type RolloutOptions struct {
+	// Mean fills the transitions' MeanNextObs with the model's mean next
+	// observations (infer.RollConfig.WantMean); the roll-out is otherwise
+	// unchanged.
+	Mean bool
+	// NoDropout rolls an ADM out without MC dropout even when the run's
+	// roll-outs use it (rollout_dropout); for a model without dropout it
+	// changes nothing.
+	NoDropout bool
+}
+
+// RolloutDropout reports whether the run's roll-outs draw MC dropout masks:
+// an ADM run with rollout_dropout (see RolloutOptions.NoDropout).
+func (l *loop) RolloutDropout() bool {
+	a, ok := l.dyn.(*dynamics.ADM)
+	return ok && a.RolloutDropout > 0
 }
 
 // runLoop is what a fresh or resumed run finishes the same way.
@@ -301,7 +326,14 @@ func realRows(ratio float64, n int, floor bool) int {
 // are drawn by the authors' rule (SampleFullStarts), else from any stored
 // state (SampleStarts).
 func (l *loop) rollPolicy(actor []byte, opts infer.Options, starts *buffer.Replay, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
-	roller, err := l.dyn.Roller(opts)
+	dyn := l.dyn
+	if a, ok := dyn.(*dynamics.ADM); ok && l.diag.NoDropout && a.RolloutDropout > 0 {
+		c := *a // the same weights, exported without dropout
+		c.RolloutDropout = 0
+		dyn = &c
+	}
+	rc.WantMean = rc.WantMean || l.diag.Mean
+	roller, err := dyn.Roller(opts)
 	if err != nil {
 		return nil, err
 	}

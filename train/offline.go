@@ -450,9 +450,17 @@ func (o *Offline) rollout(ctx context.Context) (*infer.Transitions, error) {
 // were. It examines a finished run's model with any policy of its task's
 // sizes (the diagnosis in package experiments).
 func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed int64) (*infer.Transitions, error) {
+	return o.RolloutActorWith(ctx, actor, n, seed, RolloutOptions{})
+}
+
+// RolloutActorWith is RolloutActor with the extras of opt (the model's
+// means, no MC dropout); the run's own roll-outs are left as they were.
+func (o *Offline) RolloutActorWith(ctx context.Context, actor []byte, n int, seed int64, opt RolloutOptions) (*infer.Transitions, error) {
 	own := o.rng
 	defer func() { o.rng = own }()
 	o.rng = rand.New(rand.NewSource(seed))
+	o.diag = opt
+	defer func() { o.diag = RolloutOptions{} }()
 	return o.rolloutActor(ctx, actor, n, "diagnosis")
 }
 

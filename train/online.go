@@ -343,6 +343,12 @@ func (o *Online) rolloutActor(ctx context.Context, actor []byte, starts *buffer.
 // diagnosis in package experiments); a run with termination learned first
 // refits its termination rule on its own buffer, as before its roll-outs.
 func (o *Online) RolloutActor(ctx context.Context, actor []byte, n int, seed int64) (*infer.Transitions, error) {
+	return o.RolloutActorWith(ctx, actor, n, seed, RolloutOptions{})
+}
+
+// RolloutActorWith is RolloutActor with the extras of opt (the model's
+// means, no MC dropout); the run's own roll-outs are left as they were.
+func (o *Online) RolloutActorWith(ctx context.Context, actor []byte, n int, seed int64, opt RolloutOptions) (*infer.Transitions, error) {
 	if o.dyn == nil {
 		return nil, fmt.Errorf("train: %s: a %s run has no model to roll out in", o.Dir, o.Cfg.Algo)
 	}
@@ -365,6 +371,8 @@ func (o *Online) RolloutActor(ctx context.Context, actor []byte, n int, seed int
 	own := o.rng
 	defer func() { o.rng = own }()
 	o.rng = rand.New(rand.NewSource(seed))
+	o.diag = opt
+	defer func() { o.diag = RolloutOptions{} }()
 	return o.rolloutActor(ctx, actor, starts, n, h, true, "diagnosis")
 }
 
