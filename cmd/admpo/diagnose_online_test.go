@@ -17,7 +17,10 @@ import (
 // ADMPO-ON run's diagnosis.json (diagnosis-with-NAME.json with another
 // policy) with the starts asked for; a run it cannot diagnose (none there,
 // a sac run) and bad flags (negative starts, --diagnose-* without
-// --diagnose, a training flag beside it) exit 2 and write nothing.
+// --diagnose, a training flag beside it) exit 2 and write nothing;
+// --diagnose-no-dropout writes diagnosis-nodropout.json (the same as the
+// default for this run without rollout dropout), and train offline's
+// --diagnose-no-dropout without --diagnose is a usage error too.
 func TestTrainOnlineDiagnose(t *testing.T) {
 	ortskip.IfMissing(t)
 	tmp := t.TempDir()
@@ -49,6 +52,21 @@ func TestTrainOnlineDiagnose(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(run, "diagnosis-with-hopper-admpo-0.json")); err != nil {
 		t.Errorf("the diagnosis with a named policy: %v", err)
 	}
+	// Without dropout: its own file; this run has none to turn off.
+	if err := trainOnline([]string{"--diagnose", run, "--diagnose-starts", "40", "--seed", "3", "--diagnose-no-dropout"}); err != nil {
+		t.Fatal(err)
+	}
+	var nd experiments.Diagnosis
+	if b, err = os.ReadFile(filepath.Join(run, "diagnosis-nodropout.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &nd); err != nil {
+		t.Fatal(err)
+	}
+	if nd.Dropout || nd.Transitions != 40*3 || nd.ErrMean != d.ErrMean || !(nd.MeanErrMean > 0) {
+		t.Errorf("diagnosis-nodropout.json: dropout %v, %d transitions, error %v (with the run's own dropout setting %v), mean error %v",
+			nd.Dropout, nd.Transitions, nd.ErrMean, d.ErrMean, nd.MeanErrMean)
+	}
 
 	for _, c := range []struct {
 		name string
@@ -62,6 +80,8 @@ func TestTrainOnlineDiagnose(t *testing.T) {
 		{"buffer of no run", []string{"--diagnose", run, "--diagnose-buffer", filepath.Join(tmp, "nothing")}, "not a run directory"},
 		{"policy of no run", []string{"--diagnose", run, "--diagnose-policy", filepath.Join(tmp, "none.onnx")}, "none.onnx"},
 		{"without --diagnose", []string{"--diagnose-buffer", run}, "needs --diagnose"},
+		{"no dropout without --diagnose", []string{"--diagnose-no-dropout"}, "--diagnose-no-dropout needs --diagnose"},
+		{"no dropout with a value", []string{"--diagnose", run, "--diagnose-no-dropout=maybe"}, "diagnose-no-dropout"},
 		{"with a training flag", []string{"--diagnose", run, "--steps", "10"}, "--steps cannot be given with --diagnose"},
 		{"empty", []string{"--diagnose", ""}, "needs a run directory"},
 	} {
@@ -69,6 +89,10 @@ func TestTrainOnlineDiagnose(t *testing.T) {
 		if !errors.Is(err, errUsage) || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v (exit %d), want a usage error (exit 2) containing %q", c.name, err, exitCode(err), c.want)
 		}
+	}
+	err = trainOffline([]string{"--diagnose-no-dropout", "--dataset", "x.hdf5"})
+	if !errors.Is(err, errUsage) || exitCode(err) != 2 || !strings.Contains(err.Error(), "--diagnose-no-dropout needs --diagnose") {
+		t.Errorf("train offline --diagnose-no-dropout without --diagnose: %v (exit %d), want a usage error (exit 2)", err, exitCode(err))
 	}
 	if _, err := os.Stat(filepath.Join(sac, "diagnosis.json")); err == nil {
 		t.Errorf("a refused diagnosis wrote diagnosis.json")

@@ -109,7 +109,7 @@ type offlineFlags struct {
 	out, resume, diagnose, diagPolicy, configPath          *string
 	epochs, diagStarts, diagEpisodes                       *int
 	seed                                                   *int64
-	dryRun, tb                                             *bool
+	dryRun, tb, diagNoDropout                              *bool
 	ov                                                     *overrides
 }
 
@@ -136,6 +136,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 		"(the task's resets, the data set's episode starts, states within its episodes; 0: none)")
 	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
 		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
+	f.diagNoDropout = fs.Bool("diagnose-no-dropout", false, noDropoutHelp)
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "policy update")
 	f.configPath = fs.String("config", "", configHelp+"; --dataset replaces the file's data keys\n"+
@@ -155,8 +156,12 @@ func trainOffline(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.Changed("diagnose-no-dropout") && *diagnose == "" {
+		return fmt.Errorf("%w: %s: --diagnose-no-dropout needs --diagnose RUN_DIR", errUsage, fs.Name())
+	}
 	if *diagnose != "" {
-		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy, StartEpisodes: *f.diagEpisodes})
+		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy,
+			StartEpisodes: *f.diagEpisodes, NoDropout: *f.diagNoDropout})
 	}
 	var o *train.Offline
 	var fresh *freshStart // a fresh run's start, undone when it fails before recording anything
@@ -257,24 +262,28 @@ func printDiagnosis(dir string, d *experiments.Diagnosis, own, starts string) {
 	if d.Policy != "own" {
 		who = "the policy " + d.Policy
 	}
-	fmt.Printf("%s (%s): %d model transitions of %s, replayed in the simulator (%d with clipped velocities left out)\n",
-		dir, d.Algo, d.Transitions, who, d.SkippedClipped)
+	drop := "without MC dropout"
+	if d.Dropout {
+		drop = "with MC dropout"
+	}
+	fmt.Printf("%s (%s): %d model transitions of %s (%s), replayed in the simulator (%d with clipped velocities left out)\n",
+		dir, d.Algo, d.Transitions, who, drop, d.SkippedClipped)
 	penalty := ""
 	if d.Penalty != 0 {
 		penalty = fmt.Sprintf(" (beta %.3g: penalty %.4f)", d.Penalty, d.Penalty*d.UMean)
 	}
-	fmt.Printf("  error (RMS of s'_model - s'_real) %.4f, U %.4f%s, |reward error| %.4f, termination agreement %.3f\n",
-		d.ErrMean, d.UMean, penalty, d.RewErrMean, d.DoneAgree)
+	fmt.Printf("  error (RMS of s'_model - s'_real) %.4f, of the model's mean (mu_model - s'_real) %.4f\n", d.ErrMean, d.MeanErrMean)
+	fmt.Printf("  U %.4f%s, |reward error| %.4f, termination agreement %.3f\n", d.UMean, penalty, d.RewErrMean, d.DoneAgree)
 	fmt.Printf("  correlation of U and the error: Pearson %.3f, Spearman %.3f\n", d.Corr, d.RankCorr)
-	fmt.Println("  by roll-out step  h: transitions  error  U  |reward error|")
+	fmt.Println("  by roll-out step  h: transitions  error  mean's error  U  |reward error|")
 	for _, p := range d.PerStep {
-		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.H, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
+		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f  %.4f\n", p.H, p.Transitions, p.ErrMean, p.MeanErrMean, p.UMean, p.RewErrMean)
 	}
-	fmt.Printf("  one step from %s (h = 1, k = 1): %d transitions, error %.4f, U %.4f\n",
-		starts, d.OneStep.Transitions, d.OneStep.ErrMean, d.OneStep.UMean)
-	fmt.Println("  by backtracking length  k: transitions  error  U  |reward error|")
+	fmt.Printf("  one step from %s (h = 1, k = 1): %d transitions, error %.4f, mean's error %.4f, U %.4f\n",
+		starts, d.OneStep.Transitions, d.OneStep.ErrMean, d.OneStep.MeanErrMean, d.OneStep.UMean)
+	fmt.Println("  by backtracking length  k: transitions  error  mean's error  U  |reward error|")
 	for _, p := range d.PerK {
-		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f\n", p.K, p.Transitions, p.ErrMean, p.UMean, p.RewErrMean)
+		fmt.Printf("    %2d: %6d  %.4f  %.4f  %.4f  %.4f\n", p.K, p.Transitions, p.ErrMean, p.MeanErrMean, p.UMean, p.RewErrMean)
 	}
 	fmt.Print("  by U quintile (U, error):")
 	for _, g := range d.ByUQuintile {

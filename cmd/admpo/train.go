@@ -33,7 +33,7 @@ type onlineFlags struct {
 	diagnose, diagPolicy, diagBuffer           *string
 	steps, diagStarts                          *int
 	seed                                       *int64
-	dryRun, tb                                 *bool
+	dryRun, tb, diagNoDropout                  *bool
 	envTimeout                                 *time.Duration
 	ov                                         *overrides
 }
@@ -66,6 +66,7 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 		"instead of the diagnosed run's actor, to compare two runs' models on the same states and actions")
 	f.diagBuffer = fs.String("diagnose-buffer", "", "with --diagnose: draw the starts from this online run's real replay buffer (same task)\n"+
 		"instead of the diagnosed run's own, so that two runs' models start from the same states")
+	f.diagNoDropout = fs.Bool("diagnose-no-dropout", false, noDropoutHelp)
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "env step")
 	f.configPath = fs.String("config", "", configHelp)
@@ -88,7 +89,7 @@ func trainOnline(args []string) error {
 	}
 	if *f.diagnose != "" {
 		return diagnoseOnline(*f.diagnose, experiments.DiagnoseOptions{Starts: *f.diagStarts, Seed: *seed,
-			Policy: *f.diagPolicy, Buffer: *f.diagBuffer})
+			Policy: *f.diagPolicy, Buffer: *f.diagBuffer, NoDropout: *f.diagNoDropout})
 	}
 	var o *train.Online
 	var err error
@@ -200,12 +201,18 @@ func diagnoseFlags(fs *pflag.FlagSet) error {
 		return fmt.Errorf("%w: %s: --%s needs --diagnose RUN_DIR", errUsage, fs.Name(), diag)
 	case fs.Changed("diagnose") && bad != "":
 		return fmt.Errorf("%w: %s: --%s cannot be given with --diagnose (only --diagnose-starts, --diagnose-policy, "+
-			"--diagnose-buffer and --seed may)", errUsage, fs.Name(), bad)
+			"--diagnose-buffer, --diagnose-no-dropout and --seed may)", errUsage, fs.Name(), bad)
 	case fs.Changed("diagnose") && fs.Lookup("diagnose").Value.String() == "":
 		return fmt.Errorf("%w: %s: --diagnose needs a run directory", errUsage, fs.Name())
 	}
 	return nil
 }
+
+// noDropoutHelp is --diagnose-no-dropout's help, train online's and train
+// offline's.
+const noDropoutHelp = "with --diagnose: roll the ADM out without MC dropout even when the run's roll-outs use it\n" +
+	"(rollout_dropout), to tell its means' error from the masks'; no effect on a run without dropout\n" +
+	"(writes DIR/diagnosis-nodropout.json, or diagnosis-with-NAME-nodropout.json)"
 
 // diagnoseOnline prints an online run's model error against the simulator
 // (experiments.DiagnoseOnline); what it cannot diagnose (no run in dir, a
