@@ -90,9 +90,21 @@ func TestTrainOnlineDiagnose(t *testing.T) {
 			t.Errorf("%s: %v (exit %d), want a usage error (exit 2) containing %q", c.name, err, exitCode(err), c.want)
 		}
 	}
-	err = trainOffline([]string{"--diagnose-no-dropout", "--dataset", "x.hdf5"})
-	if !errors.Is(err, errUsage) || exitCode(err) != 2 || !strings.Contains(err.Error(), "--diagnose-no-dropout needs --diagnose") {
-		t.Errorf("train offline --diagnose-no-dropout without --diagnose: %v (exit %d), want a usage error (exit 2)", err, exitCode(err))
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no dropout without --diagnose", []string{"--diagnose-no-dropout", "--dataset", "x.hdf5"}, "--diagnose-no-dropout needs --diagnose"},
+		{"policy without --diagnose", []string{"--diagnose-policy", run, "--dataset", "x.hdf5"}, "--diagnose-policy needs --diagnose"},
+		{"episodes without --diagnose", []string{"--diagnose-episodes", "3", "--dataset", "x.hdf5"}, "--diagnose-episodes needs --diagnose"},
+		{"with a training flag", []string{"--diagnose", run, "--epochs", "3"}, "--epochs cannot be given with --diagnose (only --diagnose-starts, --diagnose-episodes, --diagnose-policy, --diagnose-no-dropout and --seed may)"},
+		{"empty", []string{"--diagnose", ""}, "needs a run directory"},
+	} {
+		err := trainOffline(c.args)
+		if !errors.Is(err, errUsage) || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("train offline, %s: %v (exit %d), want a usage error (exit 2) containing %q", c.name, err, exitCode(err), c.want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(sac, "diagnosis.json")); err == nil {
 		t.Errorf("a refused diagnosis wrote diagnosis.json")

@@ -156,8 +156,8 @@ func trainOffline(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.Changed("diagnose-no-dropout") && *diagnose == "" {
-		return fmt.Errorf("%w: %s: --diagnose-no-dropout needs --diagnose RUN_DIR", errUsage, fs.Name())
+	if err := diagnoseFlags(fs); err != nil {
+		return err
 	}
 	if *diagnose != "" {
 		return diagnoseOffline(*diagnose, experiments.DiagnoseOptions{Starts: *diagStarts, Seed: *seed, Policy: *diagPolicy,

@@ -60,7 +60,7 @@ type sweepPoint struct {
 
 // reservedKeys are train flags that the sweep sets itself or that start
 // no training run: neither --cmd nor --grid may give them.
-var reservedKeys = []string{"out", "resume", "dry-run", "help", "diagnose", "diagnose-starts", "diagnose-policy", "diagnose-buffer",
+var reservedKeys = []string{"out", "resume", "dry-run", "help", "diagnose", "diagnose-starts", "diagnose-policy", "diagnose-buffer", "diagnose-episodes",
 	"diagnose-no-dropout"}
 
 // parseGrid parses --grid specs, each of space-separated KEY=V1,V2,...

@@ -181,9 +181,10 @@ func trainOnline(args []string) error {
 	return runToEnd(o, o.Dir, o.Cfg.TotalSteps(), "env step", fresh)
 }
 
-// diagnoseFlags is a usage error when train online's parsed flags fs give
-// a --diagnose-* flag without --diagnose, or beside --diagnose a flag
-// other than those and --seed (a diagnosis trains nothing).
+// diagnoseFlags is a usage error when a train command's parsed flags fs
+// give a --diagnose-* flag without --diagnose, or beside --diagnose a flag
+// other than the command's --diagnose-* flags and --seed (a diagnosis
+// trains nothing). train online and train offline share it.
 func diagnoseFlags(fs *pflag.FlagSet) error {
 	var bad, diag string
 	fs.Visit(func(f *pflag.Flag) {
@@ -200,8 +201,14 @@ func diagnoseFlags(fs *pflag.FlagSet) error {
 	case !fs.Changed("diagnose") && diag != "":
 		return fmt.Errorf("%w: %s: --%s needs --diagnose RUN_DIR", errUsage, fs.Name(), diag)
 	case fs.Changed("diagnose") && bad != "":
-		return fmt.Errorf("%w: %s: --%s cannot be given with --diagnose (only --diagnose-starts, --diagnose-policy, "+
-			"--diagnose-buffer, --diagnose-no-dropout and --seed may)", errUsage, fs.Name(), bad)
+		var may []string
+		fs.VisitAll(func(f *pflag.Flag) {
+			if strings.HasPrefix(f.Name, "diagnose-") {
+				may = append(may, "--"+f.Name)
+			}
+		})
+		return fmt.Errorf("%w: %s: --%s cannot be given with --diagnose (only %s and --seed may)",
+			errUsage, fs.Name(), bad, strings.Join(may, ", "))
 	case fs.Changed("diagnose") && fs.Lookup("diagnose").Value.String() == "":
 		return fmt.Errorf("%w: %s: --diagnose needs a run directory", errUsage, fs.Name())
 	}
