@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
@@ -45,43 +44,17 @@ func meanRollout(t *testing.T, dir string, n int, seed int64, noDropout bool) *i
 // k = 1, and over all, with the counts, skipping states it cannot restore.
 func replayMeans(t *testing.T, tr *infer.Transitions) (step, k []DiagStats, one, all DiagStats) {
 	t.Helper()
-	env, err := envs.Make("hopper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
-	od, ad := env.Task.ObsDim, env.Task.ActDim
-	if len(tr.MeanNextObs) != tr.N*od {
-		t.Fatalf("%d mean values for %d transitions", len(tr.MeanNextObs), tr.N)
-	}
+	errs, ok := replayedErrors(t, tr, tr.MeanNextObs)
 	grow := func(g []DiagStats, i int) []DiagStats {
 		for len(g) <= i {
 			g = append(g, DiagStats{})
 		}
 		return g
 	}
-	for i := 0; i < tr.N; i++ {
-		s := tr.Obs[i*od : (i+1)*od]
-		if !env.Restorable(s, 1e-4) {
+	for i, e := range errs {
+		if !ok[i] {
 			continue
 		}
-		if err := env.SetFromObs(s); err != nil {
-			t.Fatal(err)
-		}
-		a := make([]float64, ad)
-		for j := range a {
-			a[j] = float64(tr.Act[i*ad+j])
-		}
-		st, err := env.Step(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var se float64
-		for j, v := range st.Obs {
-			d := float64(tr.MeanNextObs[i*od+j]) - v
-			se += d * d
-		}
-		e := math.Sqrt(se / float64(od))
 		h, b := int(tr.Step[i]), int(tr.Back[i])
 		step, k = grow(step, h), grow(k, b-1)
 		for _, g := range []*DiagStats{&step[h], &k[b-1], &all} {

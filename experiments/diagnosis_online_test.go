@@ -108,34 +108,13 @@ func TestDiagnoseOnline(t *testing.T) {
 			}
 		}
 		// The errors, replayed here.
-		env, err := envs.Make("hopper")
-		if err != nil {
-			t.Fatal(err)
-		}
-		od, ad := env.Task.ObsDim, env.Task.ActDim
+		errs, ok := replayedErrors(t, tr, tr.NextObs)
 		var one, all float64
 		var nOne, nAll int
-		for i := 0; i < tr.N; i++ {
-			s := tr.Obs[i*od : (i+1)*od]
-			if !env.Restorable(s, 1e-4) {
+		for i, e := range errs {
+			if !ok[i] {
 				continue
 			}
-			if err := env.SetFromObs(s); err != nil {
-				t.Fatal(err)
-			}
-			a := make([]float64, ad)
-			for j := range a {
-				a[j] = float64(tr.Act[i*ad+j])
-			}
-			st, err := env.Step(a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var se float64
-			for j, v := range st.Obs {
-				se += (float64(tr.NextObs[i*od+j]) - v) * (float64(tr.NextObs[i*od+j]) - v)
-			}
-			e := math.Sqrt(se / float64(od))
 			all += e
 			nAll++
 			if tr.Step[i] == 0 && tr.Back[i] == 1 {
@@ -143,7 +122,6 @@ func TestDiagnoseOnline(t *testing.T) {
 				nOne++
 			}
 		}
-		env.Close()
 		if nOne != d.OneStep.Transitions || math.Abs(one/float64(nOne)-d.OneStep.ErrMean) > 1e-9 ||
 			nAll != tr.N-d.SkippedClipped || math.Abs(all/float64(nAll)-d.ErrMean) > 1e-9 {
 			t.Errorf("%s: replayed here: one step %d transitions, error %v; all %d, %v. Reported: %d, %v; %d (%d skipped), %v",
@@ -163,6 +141,49 @@ func TestDiagnoseOnline(t *testing.T) {
 			}
 		}
 	}
+}
+
+// replayedErrors replays every transition of tr in a fresh hopper from its
+// state with its action and returns, per transition, the RMS over dimensions
+// of pred (tr.NextObs, or tr.MeanNextObs) minus the simulator's next state;
+// ok[i] is false where the state cannot be restored (a velocity at the
+// observation's clip).
+func replayedErrors(t *testing.T, tr *infer.Transitions, pred []float32) (errs []float64, ok []bool) {
+	t.Helper()
+	env, err := envs.Make("hopper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	od, ad := env.Task.ObsDim, env.Task.ActDim
+	if len(pred) != tr.N*od {
+		t.Fatalf("%d predicted values for %d transitions", len(pred), tr.N)
+	}
+	errs, ok = make([]float64, tr.N), make([]bool, tr.N)
+	a := make([]float64, ad)
+	for i := 0; i < tr.N; i++ {
+		s := tr.Obs[i*od : (i+1)*od]
+		if !env.Restorable(s, 1e-4) {
+			continue
+		}
+		if err := env.SetFromObs(s); err != nil {
+			t.Fatal(err)
+		}
+		for j := range a {
+			a[j] = float64(tr.Act[i*ad+j])
+		}
+		st, err := env.Step(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var se float64
+		for j, v := range st.Obs {
+			d := float64(pred[i*od+j]) - v
+			se += d * d
+		}
+		errs[i], ok[i] = math.Sqrt(se/float64(od)), true
+	}
+	return errs, ok
 }
 
 func kStats(ks []DiagK) []DiagStats {
