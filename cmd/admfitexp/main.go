@@ -9,6 +9,7 @@ import (
 	"log"
 	"math"
 	"math/rand"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -34,21 +35,40 @@ func main() {
 	topDim := flag.Int("topdim", 10, "dimension for -top")
 	noClip := flag.Bool("noclip", false, "leave out holdout starts with a velocity at the clip bound (hopper: dims 5-10)")
 	trainStarts := flag.Bool("trainstarts", false, "analyse 1000 random train starts instead of the holdout")
+	run := flag.String("run", "", "instead of -data: an online admpo run's directory; its ADM and real buffer at the last\n"+
+		"checkpoint, fitted on (warm) for -steps with the run's holdout (the buffer's newest 500 starts)")
 	flag.Parse()
-	d, err := datasets.Read(*data)
-	if err != nil {
-		log.Fatal(err)
-	}
-	rb, err := buffer.FromDataset(d, *seed+1)
-	if err != nil {
-		log.Fatal(err)
-	}
+	var rb *buffer.Replay
+	var mod *models.ADM
 	rng := rand.New(rand.NewSource(*seed))
-	mod, err := models.NewADM(models.DefaultADMConfig(d.ObsDim, d.ActDim, *m), rng)
-	if err != nil {
-		log.Fatal(err)
+	if *run != "" {
+		f, err := ckpt.Load(filepath.Join(*run, "checkpoint.ckpt"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if rb, err = buffer.Load(f, "real"); err != nil {
+			log.Fatal(err)
+		}
+		if mod, err = models.GetADM(f, "adm"); err != nil {
+			log.Fatal(err)
+		}
+		*m = mod.Cfg.M
+	} else {
+		d, err := datasets.Read(*data)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if rb, err = buffer.FromDataset(d, *seed+1); err != nil {
+			log.Fatal(err)
+		}
+		if mod, err = models.NewADM(models.DefaultADMConfig(d.ObsDim, d.ActDim, *m), rng); err != nil {
+			log.Fatal(err)
+		}
 	}
 	fc := dynamics.DefaultADMFitConfig()
+	if *run != "" {
+		fc.MaxHoldout, fc.WarmStart = 500, true
+	}
 	fc.LR, fc.OneK, fc.Dropout = float32(*lr), *oneK, *dropout
 	fc.MaxSteps, fc.MaxTotalSteps, fc.Patience, fc.TrainEval = *every, *steps, 1000, 0
 	t0 := time.Now()
@@ -76,7 +96,7 @@ func main() {
 	// and the "no change" baseline (mean squared target).
 	n := rb.Len()
 	hold := min(int(0.2*float64(n)), 1000)
-	od, ad, M := d.ObsDim, d.ActDim, *m
+	od, ad, M := rb.ObsDim, rb.ActDim, *m
 	dd := od + 1
 	sb := buffer.NewSeqBatch(hold, M, od, ad)
 	startIdx := make([]int, hold)
