@@ -528,8 +528,10 @@ func (s DiagStart) finish() DiagStart {
 }
 
 // diagPolicy returns the ONNX actor a diagnosis rolls out: the run's own
-// (own exports it), or the one named by path (a run directory's policy.onnx or
-// an .onnx file) with a file-name-safe name for it.
+// (own exports it), or the one named by path (a run directory's policy.onnx
+// or an .onnx file) with a file-name-safe name for it. A run directory
+// without a final policy (a run still training) gives its actor at its last
+// checkpoint, named NAME-checkpoint.
 func diagPolicy(own func() ([]byte, error), path string) (policy []byte, name string, err error) {
 	if path == "" {
 		b, err := own()
@@ -539,6 +541,13 @@ func diagPolicy(own func() ([]byte, error), path string) (policy []byte, name st
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		file = rundir.Dir(path).Policy()
 		name = filepath.Base(filepath.Dir(filepath.Clean(path))) + "-" + filepath.Base(filepath.Clean(path))
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			b, err := checkpointActor(path)
+			if err != nil {
+				return nil, "", fmt.Errorf("experiments: diagnosis policy: %s has no final policy and %w", path, err)
+			}
+			return b, safeName(name + "-checkpoint"), nil
+		}
 	} else {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
@@ -546,13 +555,44 @@ func diagPolicy(own func() ([]byte, error), path string) (policy []byte, name st
 	if err != nil {
 		return nil, "", fmt.Errorf("experiments: diagnosis policy: %w", err)
 	}
-	name = strings.Map(func(r rune) rune {
+	return b, safeName(name), nil
+}
+
+// checkpointActor exports the actor of the online or offline run in dir as
+// its last checkpoint left it.
+func checkpointActor(dir string) ([]byte, error) {
+	b, err := os.ReadFile(rundir.Dir(dir).Config())
+	if err != nil {
+		return nil, fmt.Errorf("is not a run directory (%w)", err)
+	}
+	kind, err := rundir.KindOf(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rundir.Dir(dir).Config(), err)
+	}
+	if kind == rundir.Online {
+		o, err := train.OpenOnline(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer o.Close()
+		return o.ActorONNX()
+	}
+	o, err := train.OpenOffline(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return o.ActorONNX()
+}
+
+// safeName maps name to a file-name-safe one.
+func safeName(name string) string {
+	return strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) {
 			return r
 		}
 		return '_'
 	}, name)
-	return b, name, nil
 }
 
 // clipMargin is how close to its task's clip bound an observed velocity

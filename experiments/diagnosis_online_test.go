@@ -330,3 +330,67 @@ func TestDiagnoseOnlineRefuses(t *testing.T) {
 		t.Errorf("a refused diagnosis wrote diagnosis.json")
 	}
 }
+
+// TestDiagnosePolicyOfRunningRun: --diagnose-policy naming a run that has
+// no final policy yet (still training) rolls out its actor at its last
+// checkpoint: the same diagnosis as with that actor exported to a file
+// through the train API.
+func TestDiagnosePolicyOfRunningRun(t *testing.T) {
+	ortskip.IfMissing(t)
+	runs := tinyOnlineRuns(t)
+	running := filepath.Join(t.TempDir(), "admpo-1") // admpo-1 without its final policy
+	if err := os.MkdirAll(running, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"config.json", "checkpoint.ckpt"} {
+		b, err := os.ReadFile(filepath.Join(runs["admpo-1"], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(running, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := train.OpenOnline(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor, err := o.ActorONNX()
+	o.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "actor.onnx")
+	if err := os.WriteFile(file, actor, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := runs["admpo-0"]
+	const n, seed = 60, 3
+	fromRun, err := DiagnoseOnline(dir, DiagnoseOptions{Starts: n, Seed: seed, Policy: running})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Base(filepath.Dir(running)) + "-admpo-1-checkpoint"
+	if _, err := os.Stat(filepath.Join(dir, "diagnosis-with-"+safeName(name)+".json")); err != nil {
+		t.Errorf("no diagnosis file named for the running run's checkpoint actor: %v", err)
+	}
+	fromFile, err := DiagnoseOnline(dir, DiagnoseOptions{Starts: n, Seed: seed, Policy: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromRun.Transitions != fromFile.Transitions || fromRun.ErrMean != fromFile.ErrMean || fromRun.MeanErrMean != fromFile.MeanErrMean ||
+		fromRun.UMean != fromFile.UMean {
+		t.Errorf("the running run's actor: %d transitions, error %v, mean's %v, U %v; the same actor from a file: %d, %v, %v, %v",
+			fromRun.Transitions, fromRun.ErrMean, fromRun.MeanErrMean, fromRun.UMean, fromFile.Transitions, fromFile.ErrMean, fromFile.MeanErrMean, fromFile.UMean)
+	}
+	own, err := DiagnoseOnline(dir, DiagnoseOptions{Starts: n, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.ErrMean == fromRun.ErrMean {
+		t.Errorf("another run's actor gave the own actor's error %v: was it rolled out?", own.ErrMean)
+	}
+	if _, _, err := diagPolicy(nil, t.TempDir()); err == nil || !strings.Contains(err.Error(), "has no final policy") {
+		t.Errorf("an empty directory as the policy: %v, want an error naming the missing final policy", err)
+	}
+}

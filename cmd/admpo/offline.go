@@ -134,8 +134,8 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose")
 	f.diagEpisodes = fs.Int("diagnose-episodes", 20, "with --diagnose: episodes of the policy in the task from each kind of start state\n"+
 		"(the task's resets, the data set's episode starts, states within its episodes; 0: none)")
-	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
-		"instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
+	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory: while it trains, its\n"+
+		"actor at its last checkpoint; or an ONNX actor) instead of the diagnosed run's own, to compare two runs' models on the same states and actions")
 	f.diagNoDropout = fs.Bool("diagnose-no-dropout", false, noDropoutHelp)
 	f.dryRun = fs.Bool("dry-run", false, "print the resolved config (config.json's content) and exit without creating the run")
 	f.tb = addTensorBoardFlag(fs, "policy update")

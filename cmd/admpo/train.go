@@ -62,8 +62,8 @@ func newOnlineFlags() (*pflag.FlagSet, *onlineFlags) {
 	f.diagnose = fs.String("diagnose", "", "measure an admpo/mbpo run's model (ADM or ensemble) against the simulator at its last\n"+
 		"checkpoint, finished or not (writes DIR/diagnosis.json; only --diagnose-* and --seed may be given with it)")
 	f.diagStarts = fs.Int("diagnose-starts", 2000, "roll-out starts for --diagnose, drawn from the run's real replay buffer")
-	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory or an ONNX actor)\n"+
-		"instead of the diagnosed run's actor, to compare two runs' models on the same states and actions")
+	f.diagPolicy = fs.String("diagnose-policy", "", "with --diagnose: roll out this run's final policy (a run directory: while it trains, its\n"+
+		"actor at its last checkpoint; or an ONNX actor) instead of the diagnosed run's actor, to compare two runs' models on the same states and actions")
 	f.diagBuffer = fs.String("diagnose-buffer", "", "with --diagnose: draw the starts from this online run's real replay buffer (same task)\n"+
 		"instead of the diagnosed run's own, so that two runs' models start from the same states")
 	f.diagNoDropout = fs.Bool("diagnose-no-dropout", false, noDropoutHelp)
