@@ -19,7 +19,7 @@ import (
 
 // meanRollout is the roll-out DiagnoseOnline makes of a run's own actor
 // with n starts, seed and opt.NoDropout, made again through the train API
-// with the means.
+// (with the means, which change nothing else in it).
 func meanRollout(t *testing.T, dir string, n int, seed int64, noDropout bool) *infer.Transitions {
 	t.Helper()
 	o, err := train.OpenOnline(dir)

@@ -49,26 +49,6 @@ func tinyOnlineRuns(t *testing.T) map[string]string {
 	return runs
 }
 
-// ownRollout is the roll-out DiagnoseOnline makes of a run's own actor with
-// n starts and seed, made again through the train API.
-func ownRollout(t *testing.T, dir string, n int, seed int64) *infer.Transitions {
-	t.Helper()
-	o, err := train.OpenOnline(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	actor, err := o.ActorONNX()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := o.RolloutActor(context.Background(), actor, n, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 // TestDiagnoseOnline diagnoses tiny ADMPO-ON (m = 3) and MBPO runs: the
 // transitions are those of the run's roll-out (n starts, H = 3), grouped
 // into m backtracking lengths for the ADM and one for the ensemble, with
@@ -94,7 +74,7 @@ func TestDiagnoseOnline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := ownRollout(t, dir, n, seed)
+		tr := meanRollout(t, dir, n, seed, false)
 		if d.Transitions != n*horizon || tr.N != n*horizon || d.Algo != c.algo || d.Policy != "own" || d.Penalty != 0 {
 			t.Fatalf("%s: %d transitions (the roll-out made here: %d, want %d), algo %q, policy %q, penalty %v",
 				c.run, d.Transitions, tr.N, n*horizon, d.Algo, d.Policy, d.Penalty)
