@@ -82,6 +82,16 @@ type RolloutOptions struct {
 	NoDropout bool
 }
 
+// diagnosing runs f, a diagnosis's roll-out, with the loop's random source
+// seeded seed and its roll-outs extended by opt, then restores both: the
+// run's own random sources and roll-outs are left as they were.
+func (l *loop) diagnosing(seed int64, opt RolloutOptions, f func() (*infer.Transitions, error)) (*infer.Transitions, error) {
+	own := l.rng
+	l.rng, l.diag = rand.New(rand.NewSource(seed)), opt
+	defer func() { l.rng, l.diag = own, RolloutOptions{} }()
+	return f()
+}
+
 // RolloutDropout reports whether the run's roll-outs draw MC dropout masks:
 // an ADM run with rollout_dropout (see RolloutOptions.NoDropout).
 func (l *loop) RolloutDropout() bool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand"
 	"os"
 	"strconv"
 	"strings"
@@ -456,12 +455,9 @@ func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed in
 // RolloutActorWith is RolloutActor with the extras of opt (the model's
 // means, no MC dropout); the run's own roll-outs are left as they were.
 func (o *Offline) RolloutActorWith(ctx context.Context, actor []byte, n int, seed int64, opt RolloutOptions) (*infer.Transitions, error) {
-	own := o.rng
-	defer func() { o.rng = own }()
-	o.rng = rand.New(rand.NewSource(seed))
-	o.diag = opt
-	defer func() { o.diag = RolloutOptions{} }()
-	return o.rolloutActor(ctx, actor, n, "diagnosis")
+	return o.diagnosing(seed, opt, func() (*infer.Transitions, error) {
+		return o.rolloutActor(ctx, actor, n, "diagnosis")
+	})
 }
 
 // rolloutActor runs one penalised roll-out of an ONNX actor in the model

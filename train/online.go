@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand"
 	"strconv"
 	"time"
 
@@ -368,12 +367,9 @@ func (o *Online) RolloutActorWith(ctx context.Context, actor []byte, n int, seed
 	if o.starts != nil {
 		starts = o.starts
 	}
-	own := o.rng
-	defer func() { o.rng = own }()
-	o.rng = rand.New(rand.NewSource(seed))
-	o.diag = opt
-	defer func() { o.diag = RolloutOptions{} }()
-	return o.rolloutActor(ctx, actor, starts, n, h, true, "diagnosis")
+	return o.diagnosing(seed, opt, func() (*infer.Transitions, error) {
+		return o.rolloutActor(ctx, actor, starts, n, h, true, "diagnosis")
+	})
 }
 
 // Fitted tells whether the run's model has been fitted (a sac run has
