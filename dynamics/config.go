@@ -15,9 +15,11 @@ type Config struct {
 	Ensemble     int // ensemble members
 	Elites       int // ensemble elites
 
-	// LR is the ADM's learning rate (0: DefaultADMFitConfig's); the
-	// ensemble uses MBPO's 1e-3.
+	// LR is the ADM's learning rate (0: DefaultADMFitConfig's).
 	LR float64
+	// EnsembleLR is the ensemble's learning rate (0:
+	// DefaultEnsembleFitConfig's, MBPO's 1e-3).
+	EnsembleLR float64
 	// WarmStart keeps training the ADM across fits instead of
 	// re-initialising it.
 	WarmStart   bool

@@ -30,6 +30,9 @@ func NewEnsemble(cfg Config, obsDim, actDim int) (Model, error) {
 	if cfg.MaxHoldout > 0 {
 		fc.MaxHoldout = cfg.MaxHoldout
 	}
+	if cfg.EnsembleLR > 0 {
+		fc.LR = float32(cfg.EnsembleLR)
+	}
 	return &Ensemble{Model: e, FitCfg: fc, Task: cfg.Task}, nil
 }
 

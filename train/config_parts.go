@@ -21,7 +21,7 @@ type ModelSettings struct {
 	ADMResBlocks   int     `json:"adm_res_blocks"`
 	Ensemble       int     `json:"ensemble"` // MBPO / MOPO members
 	Elites         int     `json:"elites"`
-	ModelLR        float64 `json:"model_lr"`         // ADM learning rate (the ensemble uses MBPO's 1e-3)
+	ModelLR        float64 `json:"model_lr"`         // the ADM's learning rate (admpo)
 	ModelMaxEpochs int     `json:"model_max_epochs"` // cap on epochs per model fit (0: until early stop)
 	ModelPatience  int     `json:"model_patience"`   // epochs without holdout improvement before stopping
 	// ModelEpochSteps caps the Adam steps of one fit epoch, each followed
@@ -43,9 +43,12 @@ type ModelSettings struct {
 	// or "one" (the authors' step: one k drawn per Adam step, a k-step
 	// unroll with the head at step k; dynamics.ADMFitConfig.OneK). The
 	// one-k fit runs on the CPU only.
-	ModelFitK    string `json:"model_fit_k,omitempty"`
-	ModelMaxHold int    `json:"model_max_holdout"` // most transitions (ensemble) or start states (ADM) held out per fit
-	Engine       string `json:"engine"`            // ADM roll-out engine: "incremental" or "direct"
+	ModelFitK string `json:"model_fit_k,omitempty"`
+	// EnsembleLR is the ensemble's learning rate (mbpo, mopo); absent (0)
+	// it is MBPO's 1e-3, what runs before the key used.
+	EnsembleLR   float64 `json:"ensemble_lr,omitempty"`
+	ModelMaxHold int     `json:"model_max_holdout"` // most transitions (ensemble) or start states (ADM) held out per fit
+	Engine       string  `json:"engine"`            // ADM roll-out engine: "incremental" or "direct"
 	// RolloutDropout keeps the ADM's ResBlock dropout (models.ADMDropout)
 	// on in roll-outs, in U^ADM and in the fit's holdout validation, as the
 	// authors' model, never put in eval mode (false when absent).
@@ -60,7 +63,7 @@ var legacyModel = ModelSettings{ModelEpochPasses: 1, ModelImprove: "scaled"}
 // and seed.
 func (m ModelSettings) dynamicsConfig(task string, seed int64) dynamics.Config {
 	return dynamics.Config{Task: task, Seed: seed, M: m.M, ADMHidden: m.ADMHidden, ADMLayers: m.ADMLayers,
-		ADMResBlocks: m.ADMResBlocks, Ensemble: m.Ensemble, Elites: m.Elites, LR: m.ModelLR, MaxEpochs: m.ModelMaxEpochs,
+		ADMResBlocks: m.ADMResBlocks, Ensemble: m.Ensemble, Elites: m.Elites, LR: m.ModelLR, EnsembleLR: m.EnsembleLR, MaxEpochs: m.ModelMaxEpochs,
 		Patience: m.ModelPatience, EpochSteps: m.ModelEpochSteps, EpochPasses: m.ModelEpochPasses, Improve: m.ModelImprove,
 		MaxHoldout: m.ModelMaxHold, Engine: m.Engine, RolloutDropout: m.RolloutDropout, OneK: m.ModelFitK == "one"}
 }
@@ -89,6 +92,7 @@ func (m ModelSettings) validate(p *problems, algo, ensembleAlgo, device string) 
 	}
 	p.check(!m.RolloutDropout || algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", algo)
 	if algo == ensembleAlgo {
+		p.check(m.EnsembleLR >= 0, "ensemble learning rate %v must be positive", m.EnsembleLR)
 		p.check(m.Ensemble > 0 && m.Elites > 0 && m.Elites <= m.Ensemble, "ensemble %d / elites %d invalid", m.Ensemble, m.Elites)
 	}
 }

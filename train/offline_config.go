@@ -237,6 +237,9 @@ func OfflinePreset(name, env, kind, algo string, actDim int) (OfflineConfig, err
 	if kind == "medium-replay" || kind == "medium-expert" {
 		c.RealRatio = 0.5
 	}
+	if algo == "mopo" {
+		c.EnsembleLR = 1e-3 // MBPO's and MOPO's
+	}
 	switch algo {
 	case "admpo":
 		p, ok := paperOffline[hk]

@@ -301,7 +301,7 @@ func Preset(name, env, algo string, actDim int) (OnlineConfig, error) {
 	}
 	c.RolloutDropout = algo == "admpo"
 	if algo == "mbpo" {
-		c.ModelPatience, c.ModelMaxHold = 5, 5000
+		c.ModelPatience, c.ModelMaxHold, c.EnsembleLR = 5, 5000, 1e-3
 	}
 	switch name {
 	case "paper":

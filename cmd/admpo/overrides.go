@@ -92,7 +92,8 @@ var overrideTable = []overrideFlag{
 	{name: "adm-res-blocks", kind: intFlag, s: nonNeg, help: "ADM head ResBlocks"},
 	{name: "ensemble", kind: intFlag, s: atLeast1, help: "MBPO / MOPO ensemble members"},
 	{name: "elites", kind: intFlag, s: atLeast1, help: "MBPO / MOPO elite members"},
-	{name: "model-lr", kind: floatFlag, s: positive, help: "ADM learning rate (the ensemble uses MBPO's 1e-3)"},
+	{name: "model-lr", kind: floatFlag, s: positive, help: "ADM learning rate (admpo; the ensemble's is --ensemble-lr)"},
+	{name: "ensemble-lr", kind: floatFlag, s: positive, help: "MBPO / MOPO ensemble learning rate (preset: MBPO's 1e-3)"},
 	{name: "model-warm-start", kind: boolFlag,
 		help: "ADM: keep training across fits instead of re-initialising (default: the preset's)"},
 	{name: "model-max-epochs", kind: intFlag, s: nonNeg, help: "cap on epochs per model fit (0: until early stop)"},
@@ -180,8 +181,9 @@ func offlineFields(c *train.OfflineConfig) map[string]any {
 func modelFields(m *train.ModelSettings) map[string]any {
 	return map[string]any{
 		"m": &m.M, "adm-hidden": &m.ADMHidden, "adm-layers": &m.ADMLayers, "adm-res-blocks": &m.ADMResBlocks,
-		"ensemble": &m.Ensemble, "elites": &m.Elites, "model-lr": &m.ModelLR, "model-max-epochs": &m.ModelMaxEpochs,
-		"model-patience": &m.ModelPatience, "model-epoch-steps": &m.ModelEpochSteps, "model-epoch-passes": &m.ModelEpochPasses,
+		"ensemble": &m.Ensemble, "elites": &m.Elites, "model-lr": &m.ModelLR, "ensemble-lr": &m.EnsembleLR,
+		"model-max-epochs": &m.ModelMaxEpochs,
+		"model-patience":   &m.ModelPatience, "model-epoch-steps": &m.ModelEpochSteps, "model-epoch-passes": &m.ModelEpochPasses,
 		"model-improve": &m.ModelImprove, "engine": &m.Engine, "rollout-dropout": &m.RolloutDropout,
 		"model-fit-k": &m.ModelFitK,
 	}

@@ -72,7 +72,7 @@ var onlineWant = map[string]string{
 	"hidden": "hidden", "model-every": "model_every", "rollout-batch": "rollout_batch",
 	"rollout-schedule": "rollout_schedule", "model-retain": "model_retain", "m": "m",
 	"adm-hidden": "adm_hidden", "adm-layers": "adm_layers", "adm-res-blocks": "adm_res_blocks",
-	"ensemble": "ensemble", "elites": "elites", "model-lr": "model_lr", "model-warm-start": "model_warm_start",
+	"ensemble": "ensemble", "elites": "elites", "model-lr": "model_lr", "ensemble-lr": "ensemble_lr", "model-warm-start": "model_warm_start",
 	"model-max-epochs": "model_max_epochs", "model-patience": "model_patience",
 	"model-max-holdout": "model_max_holdout", "engine": "engine", "eval-every": "eval_every",
 	"eval-episodes": "eval_episodes", "checkpoint-every": "checkpoint_every", "threads": "threads",
@@ -86,7 +86,7 @@ var onlineWant = map[string]string{
 // exactly its own config key.
 func TestOnlineOverridesReachTheConfig(t *testing.T) {
 	values := map[string]string{"real-ratio": "0.123", "target-entropy": "-7.5", "lr": "0.00077", "tau": "0.0123",
-		"model-lr": "0.00055", "hidden": "17,19", "rollout-schedule": "11->22:3->4", "engine": "incremental",
+		"model-lr": "0.00055", "ensemble-lr": "0.00033", "hidden": "17,19", "rollout-schedule": "11->22:3->4", "engine": "incremental",
 		"provider": "cuda", "device": "emu", "model-warm-start": "false", "auto-alpha": "false", "model-improve": "authors", "alpha": "0.37",
 		"model-steps-per-row": "0.37", "rollout-dropout": "true", "model-fit-k": "one"}
 	base, err := train.Preset("quick", "hopper", "admpo", 3)
@@ -106,7 +106,7 @@ var offlineWant = map[string]string{
 	"model-epoch-steps": "model_epoch_steps", "eval-episodes": "eval_episodes", "checkpoint-every": "checkpoint_every",
 	"threads": "threads", "blas-threads": "blas_threads",
 	"real-ratio": "real_ratio", "actor-lr": "actor_lr", "critic-lr": "critic_lr", "alpha-lr": "alpha_lr",
-	"alpha": "alpha", "target-entropy": "target_entropy", "penalty": "penalty", "model-lr": "model_lr",
+	"alpha": "alpha", "target-entropy": "target_entropy", "penalty": "penalty", "model-lr": "model_lr", "ensemble-lr": "ensemble_lr",
 	"gamma": "gamma", "hidden": "hidden", "engine": "engine", "actor-lr-schedule": "actor_lr_schedule",
 	"model-improve": "model_improve", "provider": "provider", "device": "device", "auto-alpha": "auto_alpha",
 	"rollout-dropout": "rollout_dropout", "model-fit-k": "model_fit_k",
@@ -114,7 +114,7 @@ var offlineWant = map[string]string{
 
 // offlineValues are test values of offline flags that no quick preset uses.
 var offlineValues = map[string]string{"real-ratio": "0.123", "actor-lr": "0.00077", "critic-lr": "0.00066",
-	"alpha-lr": "0.00044", "alpha": "0.37", "target-entropy": "-7.5", "penalty": "0.77", "model-lr": "0.00055",
+	"alpha-lr": "0.00044", "alpha": "0.37", "target-entropy": "-7.5", "penalty": "0.77", "model-lr": "0.00055", "ensemble-lr": "0.00033",
 	"gamma": "0.77", "hidden": "17,19", "engine": "direct", "actor-lr-schedule": "constant", "model-improve": "authors",
 	"provider": "cuda", "device": "emu", "auto-alpha": "false", "rollout-dropout": "true", "model-fit-k": "one"}
 
