@@ -132,7 +132,11 @@ func (o *Online) Checkpoint() error {
 		LastEval: nanPtr(o.lastEval), Evals: o.evals, RolloutLen: o.rolloutLen,
 		Wall: o.wall(), Time: o.time, FitAt: o.fitAt, LastFit: fitToJSON(o.lastFit), LastSAC: lastSAC, Env: snap, HasModel: o.model != nil,
 		EvalDue: o.evalDue}
-	return o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.Save(f, "real") })
+	if err := o.writeCheckpoint(o.Dir, o.Cfg.JSON(), st, func(f *ckpt.File) error { return o.real.Save(f, "real") }); err != nil {
+		return err
+	}
+	o.lastCheckpoint = time.Now()
+	return nil
 }
 
 // writeCheckpoint writes DIR/checkpoint.ckpt atomically, in this order: the

@@ -48,7 +48,19 @@ type Online struct {
 	rolloutLen int
 	lastEval   float64
 	starts     *buffer.Replay // where RolloutActor draws its starts (DrawStartsFrom); nil: real
+
+	// CheckpointInterval, when positive, also checkpoints at the end of
+	// the first env step that ends this long after the last checkpoint (or
+	// the start), so that a run killed without warning loses about this
+	// much work at most, whatever its speed (checkpoint_every counts env
+	// steps). NewOnline and ResumeOnline set DefaultCheckpointInterval.
+	CheckpointInterval time.Duration
+	lastCheckpoint     time.Time // when the last checkpoint was written (or the run started here)
 }
+
+// DefaultCheckpointInterval is Online.CheckpointInterval of a new or
+// resumed run.
+const DefaultCheckpointInterval = 10 * time.Minute
 
 // NewOnline prepares a fresh run in dir (created; must not already hold a run).
 func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
@@ -83,7 +95,8 @@ func NewOnline(cfg OnlineConfig, dir string) (*Online, error) {
 func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	blas.Use()
 	blas.SetThreads(cfg.BLASThreads)
-	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN()}
+	o := &Online{Cfg: cfg, Dir: dir, lastEval: math.NaN(), lastReturn: math.NaN(),
+		CheckpointInterval: DefaultCheckpointInterval, lastCheckpoint: time.Now()}
 	var task *envs.Task // the built-in task or task file (nil for a remote env)
 	var err error
 	if !cfg.IsRemote() {
@@ -229,7 +242,8 @@ func (o *Online) endOfStep(total int) (msg string, err error) {
 			return "", err
 		}
 	}
-	if o.step%c.CheckpointEvery == 0 || o.step == total {
+	due := o.CheckpointInterval > 0 && time.Since(o.lastCheckpoint) >= o.CheckpointInterval
+	if o.step%c.CheckpointEvery == 0 || o.step == total || due {
 		if err := o.Checkpoint(); err != nil {
 			return "", err
 		}

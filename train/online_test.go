@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
@@ -357,5 +358,27 @@ func TestCheckpointKeepsNaNPerKHoldout(t *testing.T) {
 	got := r.lastFit.HoldoutPerK
 	if len(got) != 3 || got[0] != 0.5 || !math.IsNaN(got[1]) || got[2] != 0.25 {
 		t.Fatalf("resumed per-k holdout %v, want [0.5 NaN 0.25]", got)
+	}
+}
+
+// TestCheckpointIntervalCheckpointsByTime: with CheckpointInterval set, a
+// run also checkpoints by wall time (here after every step), so a kill at
+// step 450 resumes at 450 rather than at checkpoint_every's 300, and the
+// extra checkpoints leave the run exactly as an uninterrupted one.
+func TestCheckpointIntervalCheckpointsByTime(t *testing.T) {
+	for _, algo := range []string{"sac", "admpo"} {
+		t.Run(algo, func(t *testing.T) {
+			cfg := tinyConfig(algo)
+			want := straightRun(t, cfg)
+			everyStep := func(c OnlineConfig, dir string) (*Online, error) {
+				o, err := NewOnline(c, dir)
+				if err == nil {
+					o.CheckpointInterval = time.Nanosecond
+				}
+				return o, err
+			}
+			c, _ := resumedToEnd(t, everyStep, ResumeOnline, cfg, 450, 450)
+			sameRun(t, capture(c), want)
+		})
 	}
 }
