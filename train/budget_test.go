@@ -169,3 +169,41 @@ func TestOfflineModelEpochSteps(t *testing.T) {
 		t.Fatalf("model_epoch_steps 0 is written (configs of earlier runs would change): %s", b)
 	}
 }
+
+// TestEnsembleLRReachesTheModel: ensemble_lr reaches the dynamics config of
+// both loops (the ensemble's fit reads it there: dynamics.NewEnsemble), the
+// presets write MBPO's 1e-3 for mbpo and mopo only, and a negative one is
+// refused for the ensemble algorithms.
+func TestEnsembleLRReachesTheModel(t *testing.T) {
+	on, err := Preset("cpu", "hopper", "mbpo", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := OfflinePreset("cpu", "hopper", "medium", "mopo", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on.EnsembleLR != 1e-3 || off.EnsembleLR != 1e-3 {
+		t.Fatalf("preset ensemble_lr: mbpo %v, mopo %v, want 1e-3", on.EnsembleLR, off.EnsembleLR)
+	}
+	on.EnsembleLR, off.EnsembleLR = 2e-3, 4e-4
+	if got := on.dynamicsConfig().EnsembleLR; got != 2e-3 {
+		t.Errorf("online dynamics config EnsembleLR %v, want 2e-3", got)
+	}
+	if got := off.dynamicsConfig().EnsembleLR; got != 4e-4 {
+		t.Errorf("offline dynamics config EnsembleLR %v, want 4e-4", got)
+	}
+	for _, algo := range []string{"admpo", "sac"} {
+		c, err := Preset("cpu", "hopper", algo, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.EnsembleLR != 0 {
+			t.Errorf("%s preset has ensemble_lr %v: it has no ensemble", algo, c.EnsembleLR)
+		}
+	}
+	on.EnsembleLR = -1
+	if err := on.Validate(); err == nil || !strings.Contains(err.Error(), "ensemble learning rate") {
+		t.Fatalf("ensemble_lr -1 for mbpo: %v, want an ensemble learning rate error", err)
+	}
+}

@@ -92,7 +92,7 @@ func (m ModelSettings) validate(p *problems, algo, ensembleAlgo, device string) 
 	}
 	p.check(!m.RolloutDropout || algo == "admpo", "rollout dropout applies to the ADM (admpo), not %s", algo)
 	if algo == ensembleAlgo {
-		p.check(m.EnsembleLR >= 0, "ensemble learning rate %v must be positive", m.EnsembleLR)
+		p.check(m.EnsembleLR >= 0, "ensemble learning rate %v must be >= 0 (0: MBPO's 1e-3)", m.EnsembleLR)
 		p.check(m.Ensemble > 0 && m.Elites > 0 && m.Elites <= m.Ensemble, "ensemble %d / elites %d invalid", m.Ensemble, m.Elites)
 	}
 }
