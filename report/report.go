@@ -201,14 +201,28 @@ func Plot(curves []Curve, title, xLabel, yLabel, out string) error {
 	return nil
 }
 
+// LastK is how many of a run's last evaluations Summary averages (the
+// reproduction issue's measure: the mean of the last 3 evaluations).
+const LastK = 3
+
 // Summary prints, per algorithm, the seeds, the last common evaluation step,
-// the mean ± standard error there, and the best mean along the curve.
-func Summary(w io.Writer, curves []Curve) error {
+// the mean ± standard error there, the mean ± standard error over runs of
+// each run's mean of its last LastK evaluations (fewer where a run has
+// fewer), and the best mean along the curve.
+func Summary(w io.Writer, runs []Run) error {
+	lastK := map[string][]float64{}
+	for _, r := range runs {
+		if n := len(r.Returns); n > 0 {
+			tail := r.Returns[max(0, n-LastK):]
+			m, _ := MeanSE(tail)
+			lastK[r.Algo] = append(lastK[r.Algo], m)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ALGO\tSEEDS\tLAST STEP\tRETURN (MEAN ± SE)\tBEST MEAN")
-	for _, c := range curves {
+	fmt.Fprintf(tw, "ALGO\tSEEDS\tLAST STEP\tRETURN (MEAN ± SE)\tLAST %d EVALS (MEAN ± SE)\tBEST MEAN\n", LastK)
+	for _, c := range Curves(runs) {
 		if len(c.Steps) == 0 {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\n", c.Algo, c.Seeds)
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\n", c.Algo, c.Seeds)
 			continue
 		}
 		last := len(c.Steps) - 1
@@ -216,7 +230,8 @@ func Summary(w io.Writer, curves []Curve) error {
 		for _, m := range c.Mean {
 			best = math.Max(best, m)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f ± %.1f\t%.1f\n", c.Algo, c.Seeds, c.Steps[last], c.Mean[last], c.SE[last], best)
+		lm, lse := MeanSE(lastK[c.Algo])
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f ± %.1f\t%.1f ± %.1f\t%.1f\n", c.Algo, c.Seeds, c.Steps[last], c.Mean[last], c.SE[last], lm, lse, best)
 	}
 	return tw.Flush()
 }

@@ -56,7 +56,9 @@ func TestCurvesMeanAndStandardError(t *testing.T) {
 		t.Errorf("one seed must have SE 0, got %v", cs[1].SE)
 	}
 	var buf bytes.Buffer
-	Summary(&buf, cs)
+	if err := Summary(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(buf.String(), "30.0 ± 10.0") || !strings.Contains(buf.String(), "sac") {
 		t.Errorf("summary:\n%s", buf.String())
 	}
@@ -126,5 +128,29 @@ func TestTableAt(t *testing.T) {
 		"| sac (1) | - | - | - |\n"
 	if buf.String() != want {
 		t.Fatalf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestSummaryLastEvaluations: the summary's last-evaluations column is, per
+// algorithm, the mean ± standard error over runs of each run's mean of its
+// last three evaluations (a run with fewer uses what it has).
+func TestSummaryLastEvaluations(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, filepath.Join(root, "hopper-admpo-0"), "admpo", 0, []float64{100, 10, 20, 30}) // last 3: 20
+	writeRun(t, filepath.Join(root, "hopper-admpo-1"), "admpo", 1, []float64{7, 40, 50, 60})   // last 3: 50
+	writeRun(t, filepath.Join(root, "hopper-sac-0"), "sac", 0, []float64{4, 8})                // last 2: 6
+	runs, err := LoadRuns(filepath.Join(root, "hopper-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Summary(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	// admpo: runs 20 and 50, mean 35, sample std 21.213, SE 15.
+	for _, want := range []string{"LAST 3 EVALS", "35.0 ± 15.0", "6.0 ± 0.0"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
 	}
 }

@@ -39,7 +39,7 @@ func runPlot(args []string) error {
 	if err := report.Plot(curves, t, xl, yl, *out); err != nil {
 		return err
 	}
-	if err := report.Summary(os.Stdout, curves); err != nil {
+	if err := report.Summary(os.Stdout, rs); err != nil {
 		return err
 	}
 	if len(*at) > 0 {
