@@ -116,7 +116,7 @@ var overrideTable = []overrideFlag{
 		"so runs stay reproducible; unset: the preset's (paper: on; quick: off)"},
 	{name: "eval-every", kind: intFlag, s: atLeast1, help: "env steps between evaluations"},
 	{name: "eval-episodes", kind: intFlag, s: atLeast1, help: "deterministic episodes per evaluation"},
-	{name: "checkpoint-every", kind: intFlag, s: atLeast1, help: "run steps (online: env steps; offline: policy updates) between checkpoints"},
+	{name: "checkpoint-every", kind: intFlag, s: atLeast1, help: "run steps (online: env steps; offline: policy updates) between checkpoints; online runs and offline model fits also checkpoint every 10 minutes of wall time"},
 	{name: "threads", kind: intFlag, s: nonNeg, help: "ONNX Runtime threads for roll-outs (0: its default)"},
 	{name: "blas-threads", kind: intFlag, s: nonNeg, help: "threads for training's matrix products (large products split over rows; 0: OpenBLAS's default, the CPU count; presets: 1)"},
 	{name: "provider", kind: stringFlag, help: "ONNX Runtime provider for roll-outs: cpu or cuda"},
