@@ -182,10 +182,9 @@ func modelFields(m *train.ModelSettings) map[string]any {
 	return map[string]any{
 		"m": &m.M, "adm-hidden": &m.ADMHidden, "adm-layers": &m.ADMLayers, "adm-res-blocks": &m.ADMResBlocks,
 		"ensemble": &m.Ensemble, "elites": &m.Elites, "model-lr": &m.ModelLR, "ensemble-lr": &m.EnsembleLR,
-		"model-max-epochs": &m.ModelMaxEpochs,
-		"model-patience":   &m.ModelPatience, "model-epoch-steps": &m.ModelEpochSteps, "model-epoch-passes": &m.ModelEpochPasses,
-		"model-improve": &m.ModelImprove, "engine": &m.Engine, "rollout-dropout": &m.RolloutDropout,
-		"model-fit-k": &m.ModelFitK,
+		"model-max-epochs": &m.ModelMaxEpochs, "model-patience": &m.ModelPatience, "model-epoch-steps": &m.ModelEpochSteps,
+		"model-epoch-passes": &m.ModelEpochPasses, "model-improve": &m.ModelImprove, "engine": &m.Engine,
+		"rollout-dropout": &m.RolloutDropout, "model-fit-k": &m.ModelFitK,
 	}
 }
 
