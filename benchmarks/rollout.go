@@ -37,6 +37,10 @@ type RolloutConfig struct {
 	// row runs its own k steps), "unrolled" or "gru" (every row runs all m
 	// steps; the GFLOP/s column still counts the packed work).
 	Form string
+	// ORTProfile is infer.Options.Profile for the roll-outs' sessions:
+	// ONNX Runtime's JSON traces, one per session, named from this prefix
+	// (empty: off).
+	ORTProfile string
 }
 
 // admForm maps RolloutConfig.Form to the exporter's form.
@@ -207,7 +211,8 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		for _, rows := range c.Rows {
 			res, err := infer.BenchRollout(infer.BenchConfig{Actor: ab, ADM: direct, ADMStep: step, Rows: rows,
 				Horizon: c.Horizon, Penalty: penalty, Threads: c.Threads, Workers: c.Workers, BatchRows: c.BatchRows,
-				Provider: c.Provider, Binding: c.Binding, Repeats: c.Repeats, ChunkRows: c.ChunkRows, Seed: 3})
+				Provider: c.Provider, Binding: c.Binding, Repeats: c.Repeats, ChunkRows: c.ChunkRows, Seed: 3,
+				Profile: c.ORTProfile})
 			if err != nil {
 				return nil, err
 			}

@@ -37,6 +37,10 @@ type BenchConfig struct {
 	Repeats int
 	// Seed seeds the start batch and the roll-outs.
 	Seed int64
+	// Profile is Options.Profile: ONNX Runtime's profiling of every
+	// session (the policy's and the engines'), for where a roll-out's time
+	// goes inside ONNX Runtime; empty: off.
+	Profile string
 }
 
 // BenchResult is one engine's measured throughput.
@@ -70,7 +74,7 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 	if cfg.ADM == nil && cfg.ADMStep == nil {
 		return nil, errors.New("infer: bench: no ADM model given")
 	}
-	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads, Workers: cfg.Workers, BatchRows: cfg.BatchRows, Binding: cfg.Binding}
+	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads, Workers: cfg.Workers, BatchRows: cfg.BatchRows, Binding: cfg.Binding, Profile: cfg.Profile}
 	p, err := OpenPolicy(cfg.Actor, opts)
 	if err != nil {
 		return nil, fmt.Errorf("infer: bench: %w", err)

@@ -3,7 +3,10 @@ package infer
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -43,6 +46,30 @@ type Options struct {
 	// BindingAuto ("" too), which binds on the CUDA provider only (on the
 	// CPU the copies cost little and the unbound path is as fast).
 	Binding string
+	// Profile, when set, turns on ONNX Runtime's profiling in every
+	// session opened with these options: each session writes a JSON trace
+	// (Chrome trace format: every node's run, its operator and provider,
+	// each Run's total) when it closes, to a file named Profile, "-", the
+	// session's number in this process, and ONNX Runtime's date and time
+	// suffix. With the CUDA provider a node's time is its host side (the
+	// kernel launches and any wait), not the GPU's.
+	Profile string
+}
+
+// profiled numbers the sessions opened with Options.Profile, so that two
+// sessions opened within one second (ONNX Runtime's file names carry the
+// time to the second) write to different files.
+var profiled atomic.Int64
+
+// writableDir checks that dir is a directory where a file can be created.
+func writableDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".admpo-profile-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot create a file in %s: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // Session is one loaded ONNX model with named inputs and outputs.
@@ -101,6 +128,15 @@ func open(model []byte, inputs, outputs []string, opts Options, threads int, opt
 		return nil, fmt.Errorf("infer: session options: %w", err)
 	}
 	defer so.Destroy()
+	if opts.Profile != "" {
+		// ONNX Runtime says nothing when it cannot write the trace.
+		if err := writableDir(filepath.Dir(opts.Profile)); err != nil {
+			return nil, fmt.Errorf("infer: profiling to %s: %w", opts.Profile, err)
+		}
+		if err := so.EnableProfiling(fmt.Sprintf("%s-%d", opts.Profile, profiled.Add(1))); err != nil {
+			return nil, fmt.Errorf("infer: profiling to %s: %w", opts.Profile, err)
+		}
+	}
 	if !opts.Spin {
 		if err := so.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
 			return nil, fmt.Errorf("infer: session options: %w", err)

@@ -29,8 +29,9 @@
 # incremental engine: "gpu-test admpo_cuda_incremental incremental_copied
 # torch_cuda_small") runs only
 # those steps (without it, every step but OPTIONAL_STEPS: bisect, admpo_cpu, the chunk sweep, split_sweep, the
-# sweep of --workers and --chunk-rows on CUDA, and rollout_profile, a CPU
-# profile of a CUDA roll-out); the library
+# sweep of --workers and --chunk-rows on CUDA, rollout_profile, a CPU
+# profile of a CUDA roll-out, and rollout_diag, the GPU's utilisation under
+# admpo and PyTorch, TF32 products and ONNX Runtime's own profile); the library
 # set-up always runs. It never stops at a failure. Writes into
 # $OUT (default /tmp/gpu_out) at most 8 files: summary.txt, ratios.md, ratios.json,
 # logs.tgz (every step's log and every JSON result), device.txt,
@@ -52,7 +53,7 @@ n=0
 # crash it hunted is gone since 2026-11-27), the CPU roll-out bench, the
 # 131072-row chunk sweep (measured on 2026-11-28: docs/benchmarks.md), the
 # sweep of the engines' split on CUDA and the CPU profile of a CUDA roll-out.
-OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks split_sweep rollout_profile"
+OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks split_sweep rollout_profile rollout_diag"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
@@ -387,6 +388,78 @@ if res:
         for w, c, tps in sorted(res[k]):
             print(f"| {k[0]} | {k[1]} | {k[2]} | {w} | {c} | {tps:,.0f} | {'fastest' if tps == best else ''} |")
 PYEOF
+
+# Where a CUDA roll-out's time goes inside ONNX Runtime and on the GPU
+# (optional: GPU_CHECK_STEPS="rollout_diag"; issue 33: the 2026-11-28 H200
+# profile put ~50% of the host's samples in ONNX Runtime's calls, and with
+# 131072-row chunks PyTorch ran ~3x admpo's transitions/s, so the time is in
+# ONNX Runtime's execution). At SWEEP_ROWS rows, DIAG_CHUNK (131072) chunk
+# rows, direct engine, both styles: (1) the GPU's utilisation (nvidia-smi
+# every 50 ms) while admpo and while torch_rollout.py run: "busy" is the
+# mean over the samples above 0 (the set-up leaves the GPU idle); a GPU far
+# from busy under admpo means the host side (launches, syncs) bounds it;
+# (2) admpo again with ADMPO_CUDA_EP_OPTIONS=use_tf32=1 (TF32 products: much
+# faster means the matrix products bound it); (3) ONNX Runtime's own profile
+# of admpo's run (--ort-profile), summed by gpu_ort_profile.py per operator
+# into ort_profile.md (node times are host side with CUDA: launches, and
+# waits where a node syncs). Only the summaries come back.
+DIAG_CHUNK=${DIAG_CHUNK:-131072}
+cat >"$WORK/rollout_diag.sh" <<'EOF2'
+# rollout_diag.sh (env: RUN G D FORM ROWS CHUNK): the three measurements
+# above into $D, and their tables on stdout.
+run() { eval "$RUN" '"$@"'; }
+# util LABEL CMD...: CMD's stdout into $D/LABEL.json while nvidia-smi samples
+# the GPU's utilisation every 50 ms; prints the samples' share above 0, the
+# mean over those (busy) and the maximum.
+util() {
+  local label=$1 f p rc
+  shift
+  f=$D/util-$label.csv
+  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 50 >"$f" 2>/dev/null &
+  p=$!
+  "$@" >"$D/$label.json" 2>"$D/$label.err"
+  rc=$?
+  kill $p 2>/dev/null
+  wait $p 2>/dev/null
+  awk -v l="$label" '$1 ~ /^[0-9]+$/ { n++; if ($1 > 0) { b++; s += $1 }; if ($1 > mx) mx = $1 }
+    END { printf "GPU utilisation, %s: %d samples, %.0f%% above 0, busy mean %.0f%%, max %d%%\n", l, n, n ? 100 * b / n : 0, b ? s / b : 0, mx }' "$f"
+  [ $rc = 0 ] || { echo "$label failed (rc $rc):"; tail -n 5 "$D/$label.err"; }
+}
+bench=(bench rollout --provider cuda --engines direct --form "$FORM" --rows "$ROWS" --chunk-rows "$CHUNK" --json)
+util admpo run "$G/admpo" "${bench[@]}" --repeats 2
+util torch python3 "$G/torch_rollout.py" --device cuda --engines direct --rows "$ROWS" --repeats 2 --chunk-rows "$CHUNK" --json
+ADMPO_CUDA_EP_OPTIONS=use_tf32=1 util admpo_tf32 run "$G/admpo" "${bench[@]}" --repeats 2
+mkdir -p "$D/ort"
+util admpo_prof run "$G/admpo" "${bench[@]}" --repeats 1 --ort-profile "$D/ort/p"
+python3 - "$D" "$CHUNK" <<'PY'
+import json, os, sys
+d, chunk = sys.argv[1], sys.argv[2]
+def tps(name):
+    try:
+        t = json.load(open(os.path.join(d, name + ".json")))
+    except Exception:
+        return {}
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "engine", "transitions/s")}
+    return {r[i["style"]]: r[i["transitions/s"]] for r in t["rows"] if r[i["engine"]] == "direct"}
+a, t, a32, ap = (tps(n) for n in ("admpo", "torch", "admpo_tf32", "admpo_prof"))
+f = lambda x: "-" if x is None else f"{x:,.0f}"
+r = lambda x, y: "-" if not (x and y) else f"{x / y:.2f}"
+print(f"| direct, {chunk}-row chunks | admpo t/s | admpo TF32 t/s | admpo profiled t/s | PyTorch t/s | admpo / PyTorch | TF32 / float32 |")
+print("|---|---|---|---|---|---|---|")
+for s in sorted(set(a) | set(t)):
+    print(f"| {s} | {f(a.get(s))} | {f(a32.get(s))} | {f(ap.get(s))} | {f(t.get(s))} | {r(a.get(s), t.get(s))} | {r(a32.get(s), a.get(s))} |")
+PY
+if ls "$D"/ort/*.json >/dev/null 2>&1; then
+  echo
+  echo "ONNX Runtime's profile of the admpo_prof run (all its sessions; host-side node times):"
+  python3 "$G/gpu_ort_profile.py" "$D"/ort/*.json | head -n 40
+  du -sh "$D/ort"
+  rm -rf "$D/ort"
+fi
+EOF2
+TAIL=60 step rollout_diag 150 "RUN=\"$RUN\" G='$G' D='$JSON/diag' FORM='$FORM' ROWS='$SWEEP_ROWS' CHUNK='$DIAG_CHUNK' bash -c 'mkdir -p \"\$D\" && bash $WORK/rollout_diag.sh' | tee '$JSON/diag.md'" && \
+  { echo "== rollout_diag (issue 33)"; cat "$JSON/diag.md"; } >>"$SUMMARY"
 
 # --- ratios: admpo transitions/s over PyTorch's, same style, engine and rows
 cat >"$WORK/ratios.py" <<'EOF'
