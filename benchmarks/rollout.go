@@ -28,7 +28,8 @@ type RolloutConfig struct {
 	Binding                string  // the incremental engine's infer.Options.Binding (auto, on, off; "": auto)
 	Dropout                float64 // MC dropout probability of the ADM graphs (0: none)
 	// ChunkRows is how many start rows one roll-out step processes together
-	// (infer.RollConfig.ChunkRows; 0: infer's default, 8192).
+	// (infer.RollConfig.ChunkRows; 0: infer's default, 8192 on the CPU and
+	// 32768 with CUDA).
 	ChunkRows int
 	// Engines lists the engines to measure, "direct" and/or "incremental"
 	// (nil or empty: both).

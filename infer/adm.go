@@ -95,6 +95,8 @@ func (e *ADMDirect) begin(w *window.Window) error { return nil }
 
 func (e *ADMDirect) rowLoop() func(n int, f func(lo, hi int)) { return e.split.rowLoop() }
 
+func (e *ADMDirect) chunkRows() int { return e.split.chunkRows() }
+
 func (e *ADMDirect) advance(w *window.Window, alive []int, cont []bool) {}
 
 // Predict evaluates plans in one call: obs [n, obsDim] start states, acts

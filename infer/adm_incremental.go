@@ -120,6 +120,8 @@ func (e *ADMIncremental) dims() (int, int, int) { return e.m, e.obsDim, e.act }
 
 func (e *ADMIncremental) rowLoop() func(n int, f func(lo, hi int)) { return e.split.rowLoop() }
 
+func (e *ADMIncremental) chunkRows() int { return e.split.chunkRows() }
+
 func (e *ADMIncremental) slot(r, j int) []float32 {
 	n := e.layers * e.hidden
 	o := (r*e.m + j) * n

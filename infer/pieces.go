@@ -12,6 +12,20 @@ import (
 // 8-40k rows (see docs/benchmarks.md, "Roll-out throughput").
 const defaultBatchRows = 1024
 
+// CUDA defaults of the ADM-Roll engines: concurrent calls (Options.Workers)
+// and start rows per roll-out step (RollConfig.ChunkRows). In a sweep of
+// workers 1/2/4 x chunk rows 8192/32768/131072 on an H200 (2026-11-28,
+// docs/benchmarks.md, "The whole check on an H200"), 4 x 32768 ran 1.26-1.48x
+// the transitions/s of the former 1 x 8192 for both engines and both styles
+// at 100k rows (fewer, larger calls; calls overlapping on the GPU).
+const (
+	cudaWorkers   = 4
+	cudaChunkRows = 32768
+)
+
+// defaultChunkRows is RollConfig.ChunkRows's default on the CPU.
+const defaultChunkRows = 8192
+
 // minPieceRows is the smallest call the engines split a batch into just to
 // keep every worker busy.
 const minPieceRows = 256
@@ -26,15 +40,20 @@ type split struct {
 	cuda bool
 }
 
-// engineSplit derives the engines' split from opts: Workers, else one per
-// CPU (GOMAXPROCS) when Threads is 0 and one when Threads is set; BatchRows,
-// else defaultBatchRows on the CPU and the whole batch with CUDA.
+// engineSplit derives the engines' split from opts: Workers, else
+// cudaWorkers with CUDA, one per CPU (GOMAXPROCS) when Threads is 0 and one
+// when Threads is set; BatchRows, else defaultBatchRows on the CPU and the
+// whole batch with CUDA.
 func engineSplit(opts Options) split {
 	s := split{workers: opts.Workers, rows: opts.BatchRows, cuda: opts.CUDA()}
 	if s.workers <= 0 {
-		s.workers = 1
-		if opts.Threads <= 0 && !opts.CUDA() {
+		switch {
+		case opts.CUDA():
+			s.workers = cudaWorkers
+		case opts.Threads <= 0:
 			s.workers = runtime.GOMAXPROCS(0)
+		default:
+			s.workers = 1
 		}
 	}
 	if s.rows <= 0 {
@@ -44,6 +63,14 @@ func engineSplit(opts Options) split {
 		}
 	}
 	return s
+}
+
+// chunkRows is the engines' default RollConfig.ChunkRows.
+func (s split) chunkRows() int {
+	if s.cuda {
+		return cudaChunkRows
+	}
+	return defaultChunkRows
 }
 
 // engineThreads is the intra-op thread count of an engine's session:

@@ -52,7 +52,8 @@ type RollConfig struct {
 	// Done tells whether a predicted next observation ends the episode
 	// (e.g. envs.Task.Done); nil means never.
 	Done func(obs []float32) bool
-	// ChunkRows bounds the rows rolled out together (memory); default 8192.
+	// ChunkRows bounds the rows rolled out together (memory); 0: 8192, or
+	// 32768 for the ADM-Roll engines on the CUDA provider.
 	ChunkRows int
 	// DeterministicPolicy uses the policy's mean action instead of sampling.
 	DeterministicPolicy bool
@@ -95,6 +96,15 @@ type stepper interface {
 	advance(w *window.Window, alive []int, cont []bool)
 }
 
+// chunkRowsOf is RollConfig.ChunkRows's default for st: the ADM-Roll
+// engines' own (split.chunkRows), defaultChunkRows for the others.
+func chunkRowsOf(st stepper) int {
+	if c, ok := st.(interface{ chunkRows() int }); ok {
+		return c.chunkRows()
+	}
+	return defaultChunkRows
+}
+
 // rollout is the loop shared by every engine: policy action, model
 // prediction, Gaussian sample, penalty, termination, history update.
 func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
@@ -110,7 +120,7 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 	}
 	chunk := cfg.ChunkRows
 	if chunk <= 0 {
-		chunk = 8192
+		chunk = chunkRowsOf(st)
 	}
 	wantU := cfg.WantU || cfg.Penalty != 0
 	var drop *dropout // MC dropout: the masks' seed comes first from rng

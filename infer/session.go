@@ -25,8 +25,8 @@ type Options struct {
 	Threads int
 	// Workers (ADM-Roll engines only) is how many sub-batches of a roll-out
 	// step run through ONNX Runtime at once, each call on its own thread
-	// with Threads intra-op threads. 0 means one per CPU (GOMAXPROCS) when
-	// Threads is 0 and the provider is the CPU, else 1.
+	// with Threads intra-op threads. 0 means 4 with CUDA (calls overlap on
+	// the GPU), one per CPU (GOMAXPROCS) when Threads is 0 on the CPU, else 1.
 	Workers int
 	// BatchRows (ADM-Roll engines only) caps the rows of one ONNX Runtime
 	// call; 0 means 1024 on the CPU (cache-sized) and no cap with CUDA.

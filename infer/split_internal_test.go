@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -166,5 +167,36 @@ func TestIncrementalWithoutFreshRows(t *testing.T) {
 				t.Fatalf("value %d: %g with fresh rows, %g without", i, f[0][i], f[1][i])
 			}
 		}
+	}
+}
+
+// TestEngineDefaults checks the ADM-Roll engines' defaults per provider:
+// on the CPU one worker per CPU (one when Threads is set), 1024-row calls
+// and 8192-row chunks; with CUDA 4 workers, whole-batch calls and
+// 32768-row chunks; an explicit Workers wins; the ensemble keeps 8192.
+func TestEngineDefaults(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		opts                   Options
+		workers, rows, chunkRs int
+	}{
+		{"cpu", Options{}, runtime.GOMAXPROCS(0), 1024, 8192},
+		{"cpu threads", Options{Threads: 2}, 1, 1024, 8192},
+		{"cuda", Options{Provider: "cuda"}, 4, 1 << 30, 32768},
+		{"cuda workers 3", Options{Provider: "cuda", Workers: 3}, 3, 1 << 30, 32768},
+	} {
+		s := engineSplit(c.opts)
+		if s.workers != c.workers || s.rows != c.rows {
+			t.Errorf("%s: split workers %d rows %d, want %d and %d", c.name, s.workers, s.rows, c.workers, c.rows)
+		}
+		if got := chunkRowsOf(&ADMDirect{split: s}); got != c.chunkRs {
+			t.Errorf("%s: direct engine's chunk rows %d, want %d", c.name, got, c.chunkRs)
+		}
+		if got := chunkRowsOf(&ADMIncremental{split: s}); got != c.chunkRs {
+			t.Errorf("%s: incremental engine's chunk rows %d, want %d", c.name, got, c.chunkRs)
+		}
+	}
+	if got := chunkRowsOf(&Ensemble{}); got != 8192 {
+		t.Errorf("ensemble's chunk rows %d, want 8192", got)
 	}
 }

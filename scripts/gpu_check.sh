@@ -281,8 +281,12 @@ SMALL=${ROWS_SMALL:-10000,100000}
 LARGE=${ROWS_LARGE:-1000000}
 FORM=${BENCH_FORM:-packed}
 ENGINES=${BENCH_ENGINES:-direct}
+# PyTorch rolls as many start rows together as admpo's CUDA engines do by
+# default (infer's cudaChunkRows since 2026-11-28; 8192 before), so that the
+# ratio table compares equal chunks.
+TORCH_CHUNK=${TORCH_CHUNK_ROWS:-32768}
 bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
-torchb torch_cuda_small 60 "--device cuda --rows $SMALL --check"
+torchb torch_cuda_small 60 "--device cuda --rows $SMALL --chunk-rows $TORCH_CHUNK --check"
 # Issue 33: the incremental engine on CUDA with its GRU states in device
 # memory (--binding on: I/O binding; it fails rather than fall back) and,
 # for comparison in the same check, copied through host memory every step
@@ -344,15 +348,15 @@ PYEOF
 # 1M rows at the default chunk (measured on 2026-11-26/27; after the chunk sweep,
 # so a tight budget cuts these first), and the CPU bench when named.
 bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
-torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1"
+torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1 --chunk-rows $TORCH_CHUNK"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
 
 # The engines' split on CUDA (optional: GPU_CHECK_STEPS="split_sweep"): admpo
 # bench rollout, both engines (the incremental one bound), both styles, at
 # SWEEP_ROWS (100000) rows, once per --workers in SWEEP_WORKERS ("1 2 4":
-# concurrent ONNX Runtime calls, each on a piece of a step's rows; 1 is the
-# CUDA default) and --chunk-rows in SWEEP_CHUNKS ("8192 32768 131072": start
-# rows per roll-out step; 8192 is the default), each run at most 40s, into
+# concurrent ONNX Runtime calls, each on a piece of a step's rows; 4 is the
+# CUDA default since 2026-11-28) and --chunk-rows in SWEEP_CHUNKS ("8192 32768
+# 131072": start rows per roll-out step; 32768 is the CUDA default), each run at most 40s, into
 # split_W_C.json (the ratio table leaves them out). The summary gets a table
 # of every setting's transitions/s, the fastest per style and engine marked.
 SWEEP_ROWS=${SWEEP_ROWS:-100000}

@@ -63,8 +63,8 @@ func TestBenchRolloutORTProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		var events []struct {
-			Cat  string            `json:"cat"`
-			Name string            `json:"name"`
+			Cat  string         `json:"cat"`
+			Name string         `json:"name"`
 			Args map[string]any `json:"args"`
 		}
 		if err := json.Unmarshal(b, &events); err != nil {
