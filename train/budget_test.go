@@ -207,3 +207,24 @@ func TestEnsembleLRReachesTheModel(t *testing.T) {
 		t.Fatalf("ensemble_lr -1 for mbpo: %v, want an ensemble learning rate error", err)
 	}
 }
+
+// TestCPUPresetADMRate: the cpu preset trains ADMPO-ON's ADM at 1e-3 (its
+// capped fit budget; chosen on model error), the paper preset at the
+// authors' 3e-4, and the other algorithms' configs keep 3e-4 (the key is the
+// ADM's, which they do not have), so their table runs' configs are unchanged.
+func TestCPUPresetADMRate(t *testing.T) {
+	for _, c := range []struct {
+		preset, algo string
+		want         float64
+	}{
+		{"cpu", "admpo", 1e-3}, {"paper", "admpo", 3e-4}, {"cpu", "mbpo", 3e-4}, {"cpu", "sac", 3e-4},
+	} {
+		cfg, err := Preset(c.preset, "hopper", c.algo, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ModelLR != c.want {
+			t.Errorf("%s %s: model_lr %v, want %v", c.preset, c.algo, cfg.ModelLR, c.want)
+		}
+	}
+}
