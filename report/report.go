@@ -52,18 +52,37 @@ func Axes(runs []Run) (x, y string, err error) {
 		"(returns per env step): plot them separately", off, len(runs))
 }
 
-// LoadRuns reads every run directory matching pattern (a filepath.Glob
-// pattern). Directories without config.json or progress.csv are errors.
-func LoadRuns(pattern string) ([]Run, error) {
-	dirs, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("report: bad pattern %q: %w", pattern, err)
+// LoadRuns reads every run directory matching the patterns (filepath.Glob
+// patterns; a directory matched by two of them counts once). Directories
+// without config.json or progress.csv are errors, and so are a pattern
+// that matches no run directory and two runs of the same task, algorithm
+// and seed (a seed counted twice would bias the mean over seeds).
+func LoadRuns(patterns ...string) ([]Run, error) {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, pattern := range patterns {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("report: bad pattern %q: %w", pattern, err)
+		}
+		n := 0
+		for _, d := range m {
+			if st, err := os.Stat(d); err != nil || !st.IsDir() {
+				continue
+			}
+			n++
+			if c := filepath.Clean(d); !seen[c] {
+				seen[c] = true
+				dirs = append(dirs, d)
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("report: no run directories match %q", pattern)
+		}
 	}
 	var runs []Run
+	runOf := map[string]string{}
 	for _, d := range dirs {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			continue
-		}
 		b, err := os.ReadFile(rundir.Dir(d).Config())
 		if err != nil {
 			return nil, fmt.Errorf("report: %s is not a run directory: %w", d, err)
@@ -81,6 +100,16 @@ func LoadRuns(pattern string) ([]Run, error) {
 			return nil, err
 		}
 		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed, Offline: cfg.Dataset != ""}
+		task := cfg.Env
+		if cfg.Dataset != "" {
+			task = cfg.Dataset
+		}
+		key := fmt.Sprintf("%s/%s/%d", task, cfg.Algo, cfg.Seed)
+		if other, ok := runOf[key]; ok {
+			return nil, fmt.Errorf("report: %s and %s are both %s %s seed %d: select one of them (a seed counted twice biases the mean)",
+				other, d, task, cfg.Algo, cfg.Seed)
+		}
+		runOf[key] = d
 		for _, rec := range recs {
 			if !math.IsNaN(rec.EvalMean) {
 				r.Steps = append(r.Steps, rec.Step)
@@ -88,9 +117,6 @@ func LoadRuns(pattern string) ([]Run, error) {
 			}
 		}
 		runs = append(runs, r)
-	}
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("report: no run directories match %q", pattern)
 	}
 	return runs, nil
 }

@@ -154,3 +154,31 @@ func TestSummaryLastEvaluations(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRunsSeveralPatterns: runs from several patterns are joined (a
+// directory matched twice counts once, so the mean is over 2 seeds, not 3),
+// a pattern that matches nothing is an error naming it, and two runs of
+// the same task, algorithm and seed are refused naming both.
+func TestLoadRunsSeveralPatterns(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, filepath.Join(root, "table", "hopper-sac-0"), "sac", 0, []float64{10})
+	writeRun(t, filepath.Join(root, "table", "hopper-admpo-0"), "admpo", 0, []float64{1})
+	writeRun(t, filepath.Join(root, "lr", "hopper-admpo-0"), "admpo", 0, []float64{20})
+	writeRun(t, filepath.Join(root, "lr", "hopper-admpo-1"), "admpo", 1, []float64{40})
+	runs, err := LoadRuns(filepath.Join(root, "table", "hopper-sac-*"), filepath.Join(root, "lr", "*"), filepath.Join(root, "lr", "hopper-admpo-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := Curves(runs)
+	if len(runs) != 3 || len(cs) != 2 || cs[0].Algo != "admpo" || cs[0].Seeds != 2 || cs[0].Mean[0] != 30 {
+		t.Fatalf("runs %d, curves %+v: want 3 runs, admpo over seeds 0-1 with mean 30", len(runs), cs)
+	}
+	_, err = LoadRuns(filepath.Join(root, "lr", "*"), filepath.Join(root, "tabel", "*"))
+	if err == nil || !strings.Contains(err.Error(), "tabel") {
+		t.Errorf("a pattern matching nothing: %v, want an error naming it", err)
+	}
+	_, err = LoadRuns(filepath.Join(root, "lr", "*"), filepath.Join(root, "table", "*"))
+	if err == nil || !strings.Contains(err.Error(), "seed 0") || !strings.Contains(err.Error(), filepath.Join(root, "table", "hopper-admpo-0")) {
+		t.Errorf("admpo seed 0 twice: %v, want an error naming both runs", err)
+	}
+}

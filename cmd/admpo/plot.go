@@ -11,7 +11,7 @@ import (
 
 func runPlot(args []string) error {
 	fs := newFlags("plot")
-	runs := fs.String("runs", "runs/*", "glob pattern of run directories")
+	runs := fs.StringArray("runs", []string{"runs/*"}, "glob pattern of run directories (quote it); repeat --runs to join several sets")
 	out := fs.String("out", "curves.png", "output image (.png or .svg)")
 	title := fs.String("title", "", "plot title (default: the task name)")
 	at := fs.IntSlice("at", nil, "also print a Markdown table of mean ± standard error at these steps (env steps online,\n"+
@@ -23,7 +23,7 @@ func runPlot(args []string) error {
 	if ext := strings.ToLower(filepath.Ext(*out)); ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("%w: --out must end in .png or .svg, got %q", errUsage, *out)
 	}
-	rs, err := report.LoadRuns(*runs)
+	rs, err := report.LoadRuns(*runs...)
 	if err != nil {
 		return err
 	}
