@@ -30,6 +30,13 @@ m states and m-1 actions, N(0, 0.5^2) and U[-1, 1], as infer.BenchRollout's):
 Rows whose next state is not finite are flagged done but keep rolling (admpo
 drops them; with these weights none occurs).
 
+--compile runs the same engines with the policy, the GRU cell and the head
+compiled by torch.compile (dynamic shapes, so the shrinking prefixes of the
+direct engine do not recompile): the element-wise gate, Swish, LayerNorm and
+soft-clamp arithmetic fused into fewer kernels, the compiled PyTorch that issue
+33 asks to record beside eager. Needs torch >= 2 (torch.compile); the
+compilation happens in the warm-up and is reported as "compile seconds".
+
 Timing: a 256-row, 1-step roll-out warms each engine up, then the best of
 --repeats roll-outs counts, with torch.cuda.synchronize() before and after each.
 Prints a table, or with --json one JSON object. Test on the CPU with
@@ -293,7 +300,11 @@ def main():
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--check", action="store_true", help="first check that both engines give the same transitions (fails above 1e-4)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the policy, the GRU cell and the head (torch >= 2)")
     a = p.parse_args()
+    if a.compile and not hasattr(torch, "compile"):
+        print(f"torch_rollout: --compile: torch {torch.__version__} has no torch.compile (torch >= 2 has)", file=sys.stderr)
+        sys.exit(2)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     dev = torch.device(a.device)
@@ -308,9 +319,16 @@ def main():
             sys.exit(f"torch_rollout: unknown engine {e!r} (direct, incremental)")
     gen = torch.Generator().manual_seed(1)
     mod = Model(a.obs, a.act, a.m, a.hidden, a.layers, a.blocks, dev, gen)
+    if a.compile:
+        # Instance attributes shadow the methods; dynamic shapes: the direct
+        # engine's prefixes and the chunks' last rows vary in size.
+        mod.act = torch.compile(mod.act, dynamic=True)
+        mod.cell = torch.compile(mod.cell, dynamic=True)
+        mod.head = torch.compile(mod.head, dynamic=True)
     env = {"torch": torch.__version__, "device": str(dev), "python": platform.python_version(),
            "threads": str(torch.get_num_threads()), "chunk rows": str(a.chunk_rows),
-           "model": f"obs {a.obs}, act {a.act}, m {a.m}, GRU {a.layers}x{a.hidden}, {a.blocks} ResBlocks, actor 256x256"}
+           "model": f"obs {a.obs}, act {a.act}, m {a.m}, GRU {a.layers}x{a.hidden}, {a.blocks} ResBlocks, actor 256x256",
+           "compiled": "torch.compile of act, cell, head (dynamic shapes)" if a.compile else "no (eager)"}
     if dev.type == "cuda":
         env["cuda device"] = torch.cuda.get_device_name(dev)
         env["cuda"] = str(torch.version.cuda)
@@ -322,6 +340,7 @@ def main():
         print(f"torch_rollout: {env['engine check']}", file=sys.stderr)
         if not worst <= 1e-4:
             sys.exit("torch_rollout: the direct and incremental engines disagree")
+    compile_s = 0.0
     with torch.no_grad():
         for penalty, style in STYLES:
             for n in a.rows:
@@ -331,7 +350,14 @@ def main():
                 for engine in engines:
                     torch.manual_seed(a.seed)
                     w = min(n, 256)
+                    t0 = time.perf_counter()
                     rollout(mod, S0[:w], A0[:w], 1, penalty, engine, a.chunk_rows)  # warm-up
+                    if a.compile:
+                        # A second, full-size warm-up: the compiled functions
+                        # meet the timed sizes before the clock runs.
+                        rollout(mod, S0, A0, 1, penalty, engine, a.chunk_rows)
+                        sync(dev)
+                        compile_s += time.perf_counter() - t0
                     best = None
                     for _ in range(max(a.repeats, 1)):
                         torch.manual_seed(a.seed + 1)
@@ -345,6 +371,8 @@ def main():
                     if not torch.isfinite(tr["next"]).all():
                         print(f"torch_rollout: warning: {style} {engine} {n}: non-finite next states", file=sys.stderr)
                     rows_out.append([style, engine, n, a.horizon, nt / best, best])
+    if a.compile:
+        env["compile seconds"] = f"{compile_s:.1f} (the warm-ups, compilation included)"
     cols = ["style", "engine", "rows", "H", "transitions/s", "seconds"]
     if a.json:
         print(json.dumps({"title": "PyTorch ADM-Roll (benchmarks/torch_rollout.py): transitions/s", "environment": env,

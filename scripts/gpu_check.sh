@@ -16,7 +16,8 @@
 # train-mbpo-cuda, paper-cuda); the bisection of the graphs that crash
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
 # roll-out tests (ADMPO_GPU_TEST=1, incl. TestCUDARolloutBound); admpo bench rollout with CUDA beside
-# PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k, the
+# PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k (and compiled
+# with torch.compile at 100k: torch_cuda_compiled), the
 # incremental engine on CUDA with its states bound to device memory and
 # copied (admpo_cuda_incremental, incremental_copied; issue 33), and at 1M
 # rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
@@ -350,6 +351,32 @@ PYEOF
 bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1 --chunk-rows $TORCH_CHUNK"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
+# Compiled PyTorch beside eager (issue 33: "record also a CUDA-graph or
+# compiled PyTorch"): torch_rollout.py --compile (torch.compile of the
+# policy, GRU cell and head) at COMPILED_ROWS (100k) rows, both engines, the same chunks as
+# the eager baseline; compiled_torch.json, which the ratio table leaves out.
+# The summary gets eager (torch_cuda_small) and compiled side by side.
+COMPILED_ROWS=${COMPILED_ROWS:-100000}
+step torch_cuda_compiled 100 "python3 '$G/torch_rollout.py' --device cuda --rows $COMPILED_ROWS --chunk-rows $TORCH_CHUNK --compile --json >'$JSON/compiled_torch.json' || { cat '$JSON/compiled_torch.json'; exit 1; }; python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t[\"environment\"]); [print(*r[:5]) for r in t[\"rows\"]]' '$JSON/compiled_torch.json'" && \
+python3 - "$JSON" >>"$SUMMARY" 2>&1 <<'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+def rows(f):
+    t = json.load(open(os.path.join(d, f)))
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
+    return {(r[i["style"]], r[i["engine"]], r[i["rows"]]): r[i["transitions/s"]] for r in t["rows"]}
+try:
+    e, c = rows("torch_cuda_small.json"), rows("compiled_torch.json")
+except Exception as err:
+    print(f"[note] compiled PyTorch table: {err}")
+    sys.exit(0)
+print("| PyTorch on CUDA | engine | rows | eager t/s | torch.compile t/s | compiled / eager |")
+print("|---|---|---|---|---|---|")
+for k in sorted(c):
+    x = e.get(k)
+    print(f"| {k[0]} | {k[1]} | {k[2]} | {'-' if x is None else f'{x:,.0f}'} | {c[k]:,.0f} | {'-' if not x else f'{c[k] / x:.2f}'} |")
+PYEOF
 
 # The engines' split on CUDA (optional: GPU_CHECK_STEPS="split_sweep"): admpo
 # bench rollout, both engines (the incremental one bound), both styles, at
