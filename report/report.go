@@ -58,6 +58,9 @@ func Axes(runs []Run) (x, y string, err error) {
 // that matches no run directory and two runs of the same task, algorithm
 // and seed (a seed counted twice would bias the mean over seeds).
 func LoadRuns(patterns ...string) ([]Run, error) {
+	if len(patterns) == 0 {
+		return nil, fmt.Errorf("report: no run directory pattern given")
+	}
 	var dirs []string
 	seen := map[string]bool{}
 	for _, pattern := range patterns {

@@ -173,6 +173,9 @@ func TestLoadRunsSeveralPatterns(t *testing.T) {
 	if len(runs) != 3 || len(cs) != 2 || cs[0].Algo != "admpo" || cs[0].Seeds != 2 || cs[0].Mean[0] != 30 {
 		t.Fatalf("runs %d, curves %+v: want 3 runs, admpo over seeds 0-1 with mean 30", len(runs), cs)
 	}
+	if _, err := LoadRuns(); err == nil {
+		t.Error("no pattern at all was accepted")
+	}
 	_, err = LoadRuns(filepath.Join(root, "lr", "*"), filepath.Join(root, "tabel", "*"))
 	if err == nil || !strings.Contains(err.Error(), "tabel") {
 		t.Errorf("a pattern matching nothing: %v, want an error naming it", err)

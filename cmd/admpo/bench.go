@@ -134,7 +134,7 @@ func benchRollout(args []string) error {
 	fs.StringVar(&c.Binding, "binding", infer.BindingAuto, "the incremental engine's GRU states: auto (in ONNX Runtime's buffers with cuda, I/O binding; copied through Go memory on the cpu), on or off")
 	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled or gru (all m steps for every row)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (the timed roll-outs carry the pprof labels engine, penalty and rows; ONNX Runtime's time shows under runtime.cgocall)")
-	fs.StringVar(&c.ORTProfile, "ort-profile", "", "turn on ONNX Runtime's profiling: each roll-out session writes a JSON trace of its nodes' times (operator, provider; with cuda the host side of each node) to PREFIX-N_<date>_<time>.json when it closes (scripts/ort_profile_summary.py sums it)")
+	fs.StringVar(&c.ORTProfile, "ort-profile", "", "turn on ONNX Runtime's profiling: each roll-out session writes a JSON trace of its nodes' times (operator, provider; with cuda the host side of each node) to PREFIX-N_<date>_<time>.json when it closes (scripts/gpu_ort_profile.py sums them per operator)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	bound(fs, atLeast1, "rows", "horizon", "m", "repeats")
 	bound(fs, nonNeg, "threads", "chunk-rows", "workers", "batch-rows")
