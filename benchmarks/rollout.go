@@ -35,8 +35,9 @@ type RolloutConfig struct {
 	// (nil or empty: both).
 	Engines []string
 	// Form is the direct engine's ADM graph form: "packed" (default: each
-	// row runs its own k steps), "unrolled" or "gru" (every row runs all m
-	// steps; the GFLOP/s column still counts the packed work).
+	// row runs its own k steps), "unrolled" (every row runs all m steps) or
+	// "gru" (one ONNX GRU op per layer, each row's k its sequence_lens);
+	// the GFLOP/s column counts the packed work whatever the form.
 	Form string
 	// ORTProfile is infer.Options.Profile for the roll-outs' sessions:
 	// ONNX Runtime's JSON traces, one per session, named from this prefix

@@ -17,9 +17,10 @@
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
 # roll-out tests (ADMPO_GPU_TEST=1, incl. TestCUDARolloutBound); admpo bench rollout with CUDA beside
 # PyTorch's ADM-Roll (benchmarks/torch_rollout.py) at 10k/100k (and compiled
-# with torch.compile at 100k: torch_cuda_compiled), the
-# incremental engine on CUDA with its states bound to device memory and
-# copied (admpo_cuda_incremental, incremental_copied; issue 33), and at 1M
+# with torch.compile at 100k: torch_cuda_compiled), the GRU-op form (cuDNN's
+# RNN: gru_form, with ONNX Runtime's profile), the
+# incremental engine on CUDA with its states bound to device memory
+# (admpo_cuda_incremental; issue 33), and at 1M
 # rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
@@ -29,7 +30,8 @@
 # GPU_CHECK_STEPS (step names, e.g. "host device-test gpu-test"; issue 33's bound
 # incremental engine: "gpu-test admpo_cuda_incremental incremental_copied
 # torch_cuda_small") runs only
-# those steps (without it, every step but OPTIONAL_STEPS: bisect, admpo_cpu, the chunk sweep, split_sweep, the
+# those steps (without it, every step but OPTIONAL_STEPS: bisect, admpo_cpu, the chunk sweep,
+# incremental_copied (the same engine with its states copied through the host), split_sweep, the
 # sweep of --workers and --chunk-rows on CUDA, rollout_profile, a CPU
 # profile of a CUDA roll-out, and rollout_diag, the GPU's utilisation under
 # admpo and PyTorch, TF32 products and ONNX Runtime's own profile); the library
@@ -54,7 +56,7 @@ n=0
 # crash it hunted is gone since 2026-11-27), the CPU roll-out bench, the
 # 131072-row chunk sweep (measured on 2026-11-28: docs/benchmarks.md), the
 # sweep of the engines' split on CUDA and the CPU profile of a CUDA roll-out.
-OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks split_sweep rollout_profile rollout_diag"
+OPTIONAL_STEPS="bisect admpo_cpu admpo_cuda_chunks torch_cuda_chunks split_sweep rollout_profile rollout_diag incremental_copied"
 
 note() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 left() { echo $((BUDGET - (SECONDS - T0))); }
@@ -243,12 +245,12 @@ TAIL=14 step train-cuda-seeds 100 "for s in 1 2 3; do $RUN '$G/admpo' train onli
 # SAC updates: a run allocates more than SAC alone, which once exposed a crash
 # in cu's kernel launch under the garbage collector), and a time sample of
 # the cpu preset (issue 32: the paper budget's hopper ADMPO-ON run) with --device cuda and --provider cuda, stopped
-# with SIGINT after PAPER_S seconds (default 90): its log's fit and roll-out
+# with SIGINT after PAPER_S seconds (default 45; 90 until 2026-11-29): its log's fit and roll-out
 # times and progress.jsonl's phase times extrapolate the whole run.
 TAIL=20 step train-admpo-cuda 120 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo admpo --preset quick --steps 2000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-admpo-cuda' >'$WORK/run-admpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-admpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-admpo-cuda.log' | tail -n 5; cp '$WORK/run-admpo-cuda/progress.jsonl' '$JSON/admpo_cuda_quick_progress.jsonl'"
 # MBPO's ensemble fits on the device (issue 32, ensdev) in a short quick-preset run.
 TAIL=12 step train-mbpo-cuda 90 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo mbpo --preset quick --steps 1000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-mbpo-cuda' >'$WORK/run-mbpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-mbpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-mbpo-cuda.log' | tail -n 5; cp '$WORK/run-mbpo-cuda/progress.jsonl' '$JSON/mbpo_cuda_quick_progress.jsonl'"
-PAPER_S=${PAPER_S:-90}
+PAPER_S=${PAPER_S:-45}
 TAIL=30 step paper-cuda $((PAPER_S + 40)) "$RUN timeout -s INT $PAPER_S '$G/admpo' train online --env hopper --algo admpo --preset cpu --seed 0 --device cuda --provider cuda --blas-threads \$(nproc) --eval-every 250 --eval-episodes 2 --tensorboard=false --out '$WORK/run-paper-cuda' >'$WORK/run-paper-cuda.log' 2>&1; rc=\$?; echo \"admpo rc \$rc after at most ${PAPER_S} s\"; grep -E 'model fit|roll-out|interrupted|panic|fatal' '$WORK/run-paper-cuda.log' | tail -n 20; cp '$WORK/run-paper-cuda/progress.jsonl' '$JSON/paper_cuda_progress.jsonl' || { tail -n 20 '$WORK/run-paper-cuda.log'; exit 1; }; ! grep -q -E 'panic|fatal' '$WORK/run-paper-cuda.log'"
 
 # --- issue 33: which operator of the packed and step graphs crashes the CUDA provider.
@@ -270,7 +272,7 @@ fi
 # CPU provider, or the Memcpy nodes around it, would explain that. The
 # session's verbose log lists the placements; each graph also runs against
 # the CPU (TestCUDAGraphFile, 1e-4).
-TAIL=30 step placement 60 "mkdir -p '$WORK/graphs' && cd '$G' && ADMPO_GPU_TEST=1 ADMPO_GPU_EXPORT='$WORK/graphs' $RUN ./infer.test -test.run '^TestGPUExportGraphs\$' >/dev/null 2>&1 || { echo 'graph export failed'; exit 1; }; for g in hopper_step hopper_packed hopper_unrolled; do echo \"== \$g\"; ADMPO_GPU_TEST=1 ADMPO_GPU_GRAPH='$WORK/graphs/'\$g.onnx ADMPO_GPU_GRAPH_OPTS=verbose $RUN ./infer.test -test.run '^TestCUDAGraphFile\$' >'$WORK/placement-'\$g.log 2>&1; grep -E 'placed on|Memcpy|not found in registr|GRAPHFILE (RESULT|ERROR)' '$WORK/placement-'\$g.log | sed 's/^.*\\] //' | cut -c1-300 | head -n 12; done"
+TAIL=30 step placement 60 "mkdir -p '$WORK/graphs' && cd '$G' && ADMPO_GPU_TEST=1 ADMPO_GPU_EXPORT='$WORK/graphs' $RUN ./infer.test -test.run '^TestGPUExportGraphs\$' >/dev/null 2>&1 || { echo 'graph export failed'; exit 1; }; for g in hopper_step hopper_packed hopper_unrolled hopper_gru; do echo \"== \$g\"; ADMPO_GPU_TEST=1 ADMPO_GPU_GRAPH='$WORK/graphs/'\$g.onnx ADMPO_GPU_GRAPH_OPTS=verbose $RUN ./infer.test -test.run '^TestCUDAGraphFile\$' >'$WORK/placement-'\$g.log 2>&1; grep -E 'placed on|Memcpy|not found in registr|GRAPHFILE (RESULT|ERROR)' '$WORK/placement-'\$g.log | sed 's/^.*\\] //' | cut -c1-300 | head -n 12; done"
 
 bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $JSON/NAME.json
   step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$JSON/$1.json' || { cat '$JSON/$1.json'; exit 1; }; python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$JSON/$1.json'"
@@ -288,6 +290,74 @@ ENGINES=${BENCH_ENGINES:-direct}
 TORCH_CHUNK=${TORCH_CHUNK_ROWS:-32768}
 bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --chunk-rows $TORCH_CHUNK --check"
+# The GRU-op form on CUDA (issue 33; default step gru_form): ONNX Runtime's
+# CUDA GRU runs cuDNN's RNN, whose fused gate kernel is what the element-wise
+# gates of the packed and unrolled forms lack (rollout_diag, 2026-11-28: the
+# GPU's execution of those memory-bound gates bounds the roll-out), and it
+# takes each row's k as a host-side sequence_lens, so it needs none of the
+# packed form's 13 NonZero synchronisations. Measured only once, on
+# 2026-11-26 (10k + 100k + 1M rows did not finish in 110 s, 8192-row chunks,
+# states copied), never profiled. (1) TestCUDARollout with the GRU-op form
+# (direct engine, within 1e-4 of the CPU); (2) admpo bench rollout --form gru
+# at 10k rows (a gauge: the rest is skipped when it fails) and at GRU_ROWS
+# (100k) rows with the default chunks and 131072-row chunks; (3) ONNX
+# Runtime's profile of the 131072-row run, per operator; (4) a table beside
+# the packed form (admpo_cuda_small) and PyTorch (torch_cuda_small) of this
+# call. Files gru_*.json, which the ratio table leaves out.
+GRU_ROWS=${GRU_ROWS:-100000}
+cat >"$WORK/gru_form.sh" <<'EOF3'
+# gru_form.sh (env: RUN G D JSON ROWS): the measurements above into $D.
+run() { eval "$RUN" '"$@"'; }
+cd "$G" || exit 1
+ADMPO_GPU_TEST=1 ADMPO_GPU_FORM=gru ADMPO_GPU_ENGINES=direct run ./infer.test -test.run '^TestCUDARollout$' -test.v -test.timeout 40s >"$D/test.log" 2>&1
+echo "TestCUDARollout, GRU-op form: rc $? ($(grep -c -e '^ *--- PASS' "$D/test.log") cases pass, $(grep -c -e '^ *--- FAIL' "$D/test.log") fail)"
+grep -e '^ *--- FAIL' -e 'max abs' "$D/test.log" | head -n 8
+b() { # b NAME ROWS CHUNK [ARGS...]: one bench into $D/NAME.json, 45 s at most
+  local name=$1 rows=$2 chunk=$3 t=$SECONDS
+  shift 3
+  if run timeout -k 5 45 "$G/admpo" bench rollout --provider cuda --engines direct --form gru --rows "$rows" \
+    --repeats 1 --chunk-rows "$chunk" --json "$@" >"$D/$name.json" 2>"$D/$name.err"; then
+    echo "$name ($rows rows, chunk $chunk): $((SECONDS - t)) s"
+  else
+    echo "$name ($rows rows, chunk $chunk) failed or timed out after $((SECONDS - t)) s:"; tail -n 5 "$D/$name.err"; rm -f "$D/$name.json"; return 1
+  fi
+}
+b gru_10k 10000 0 || exit 1
+b gru_default "$ROWS" 0
+b gru_131072 "$ROWS" 131072
+mkdir -p "$D/ort"
+b gru_prof "$ROWS" 131072 --ort-profile "$D/ort/p" && ls "$D"/ort/*.json >/dev/null 2>&1 && {
+  echo "ONNX Runtime's profile of gru_prof (host-side node times):"
+  python3 "$G/gpu_ort_profile.py" "$D"/ort/*.json | head -n 30
+}
+rm -rf "$D/ort"
+python3 - "$D" "$JSON" "$ROWS" <<'PY'
+import json, os, sys
+d, j, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def tps(path, engine="direct"):
+    try:
+        t = json.load(open(path))
+    except Exception:
+        return {}
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
+    return {r[i["style"]]: r[i["transitions/s"]] for r in t["rows"] if r[i["engine"]] == engine and r[i["rows"]] == rows}
+g, g131, packed = tps(os.path.join(d, "gru_default.json")), tps(os.path.join(d, "gru_131072.json")), tps(os.path.join(j, "admpo_cuda_small.json"))
+torch = {}
+for e in ("direct", "incremental"):
+    for s, v in tps(os.path.join(j, "torch_cuda_small.json"), e).items():
+        torch[s] = max(torch.get(s, 0), v)
+f = lambda x: "-" if not x else f"{x:,.0f}"
+r = lambda x, y: "-" if not (x and y) else f"{x / y:.2f}"
+print(f"| {rows} rows, direct | admpo GRU op t/s (default chunks) | GRU op, 131072-row chunks | admpo packed t/s | PyTorch's faster t/s | GRU op / packed | best GRU op / PyTorch |")
+print("|---|---|---|---|---|---|---|")
+for s in sorted(set(g) | set(g131) | set(packed)):
+    best = max(g.get(s, 0), g131.get(s, 0))
+    print(f"| {s} | {f(g.get(s))} | {f(g131.get(s))} | {f(packed.get(s))} | {f(torch.get(s))} | {r(g.get(s), packed.get(s))} | {r(best, torch.get(s))} |")
+PY
+EOF3
+TAIL=40 step gru_form 150 "RUN=\"$RUN\" G='$G' D='$JSON/gru' JSON='$JSON' ROWS='$GRU_ROWS' bash -c 'mkdir -p \"\$D\" && bash $WORK/gru_form.sh' | tee '$JSON/gru.md'" && \
+  { echo "== gru_form (issue 33)"; cat "$JSON/gru.md"; } >>"$SUMMARY"
 # Issue 33: the incremental engine on CUDA with its GRU states in device
 # memory (--binding on: I/O binding; it fails rather than fall back) and,
 # for comparison in the same check, copied through host memory every step
