@@ -34,10 +34,12 @@ type RolloutConfig struct {
 	// Engines lists the engines to measure, "direct" and/or "incremental"
 	// (nil or empty: both).
 	Engines []string
-	// Form is the direct engine's ADM graph form: "packed" (default: each
-	// row runs its own k steps), "unrolled" (every row runs all m steps) or
-	// "gru" (one ONNX GRU op per layer, each row's k its sequence_lens);
-	// the GFLOP/s column counts the packed work whatever the form.
+	// Form is the ADM graphs' form: "packed" (default: the direct engine's
+	// rows each run their own k steps), "unrolled" (the direct engine's rows
+	// run all m steps) or "gru" (one ONNX GRU op per layer in both engines'
+	// graphs, each direct row's k its sequence_lens); the incremental
+	// engine's step graph is unrolled but with "gru". The GFLOP/s column
+	// counts the packed work whatever the form.
 	Form string
 	// ORTProfile is infer.Options.Profile for the roll-outs' sessions:
 	// ONNX Runtime's JSON traces, one per session, named from this prefix
@@ -153,7 +155,11 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		}
 	}
 	if c.wants("incremental") {
-		if step, err = onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: c.Dropout}, nil); err != nil {
+		stepForm := onnx.ADMUnrolled // the step graph has no packed form
+		if c.Form == "gru" {
+			stepForm = onnx.ADMGRUOp
+		}
+		if step, err = onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: stepForm, Dropout: c.Dropout}, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -55,3 +55,43 @@ func TestADMIncrementalReuse(t *testing.T) {
 	inc := rollSeeded(t, f.inc, f.pol, small, cfg, 5)
 	checkRef(t, "second roll-out vs reference", inc, f.pol, small, f.obsDim, f.actDim, cfg, 5, refADMModel(f.adm))
 }
+
+// TestADMIncrementalGRUOpStep: the incremental engine on the step graph in
+// the GRU-op form (onnx.ADMStepOptions.Form, the form meant for the CUDA
+// provider's cuDNN RNN) matches the reference roll-out, without and with
+// U^ADM and MC dropout, rows ending early, chunks, a batch cut into calls
+// run by several workers, and its state bound (I/O binding) or copied.
+func TestADMIncrementalGRUOpStep(t *testing.T) {
+	const n, horizon, m = 20, 6, 4
+	f := newADMFixture(t, 61, smallADMConfig(m), onnx.ADMUnrolled)
+	for _, p := range []float64{0, testDropout} {
+		step, err := onnx.ExportADMStepWith(f.adm, onnx.ADMStepOptions{Form: onnx.ADMGRUOp, Dropout: p}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := refADMModel(f.adm)
+		if p > 0 {
+			ref = refADMDropModel(f.adm, p)
+		}
+		for _, sc := range boundCases {
+			for _, b := range []string{infer.BindingOff, infer.BindingOn} {
+				inc := openEngine(t, "GRU-op step", step, nil, infer.OpenADMIncremental, withBinding(sc.opts, b))
+				for _, c := range []struct {
+					name    string
+					penalty float32
+					chunk   int
+				}{{"plain", 0, 0}, {"penalty-chunk6", 1.3, 6}} {
+					t.Run(fmt.Sprintf("dropout%g/%s/binding-%s/%s", p, sc.name, b, c.name), func(t *testing.T) {
+						start := randStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
+						cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
+						got := rollSeeded(t, inc, f.pol, start, cfg, 13)
+						checkRef(t, "GRU-op step vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 13, ref)
+						if nd := countDone(got); nd == 0 || nd == n {
+							t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
+						}
+					})
+				}
+			}
+		}
+	}
+}

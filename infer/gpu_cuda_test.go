@@ -53,6 +53,16 @@ func gpuForm() onnx.ADMForm {
 	return onnx.ADMUnrolled
 }
 
+// gpuStepForm is the incremental engine's step graph form under test:
+// ADMPO_GPU_FORM = gru gives the GRU-op step graph, any other form the
+// unrolled one (the step graph has no packed form).
+func gpuStepForm() onnx.ADMForm {
+	if gpuForm() == onnx.ADMGRUOp {
+		return onnx.ADMGRUOp
+	}
+	return onnx.ADMUnrolled
+}
+
 // gpuEngine reports whether ADMPO_GPU_ENGINES (comma-separated; default
 // direct; direct,incremental adds the step graph, which crashed the CUDA
 // provider until its rewrite) selects the engine.
@@ -149,7 +159,7 @@ func TestCUDARollout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: p}, nil)
+			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: gpuStepForm(), Dropout: p}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +224,7 @@ func TestCUDARolloutBound(t *testing.T) {
 		polGPU := openEngine(t, "actor (cuda)", actor, nil, infer.OpenPolicy, cudaOpts)
 		start := randStart(rand.New(rand.NewSource(6)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
 		for _, p := range []float64{0, 0.1} {
-			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: p}, nil)
+			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: gpuStepForm(), Dropout: p}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,9 +28,10 @@ var gpuSplitOpts = infer.Options{Threads: 1, Workers: 1, BatchRows: 1 << 30}
 // size (small, hopper) NAME_packed.onnx (the direct engine's packed ADM
 // graph), NAME_step.onnx (the incremental engine's step graph) and
 // NAME_unrolled.onnx (the unrolled form, which ran on CUDA: a control fed
-// the packed graph's inputs) and NAME_gru.onnx (the GRU-op form, fed the
-// same inputs: gpu_check.sh's placement step shows where ONNX Runtime puts
-// its GRU nodes), each with NAME_FORM.npz. The inputs come from
+// the packed graph's inputs), NAME_gru.onnx (the GRU-op form, fed the
+// same inputs) and NAME_stepgru.onnx (the step graph's GRU-op form, fed the
+// step graph's inputs): gpu_check.sh's placement step shows where ONNX
+// Runtime puts their GRU nodes. Each comes with NAME_FORM.npz. The inputs come from
 // the same models, start windows and seeds on the CPU, split as the CUDA
 // engines split them; the one difference is the policy's action in each
 // plan's last step, here from the CPU policy (the CUDA one's differs by
@@ -65,6 +66,10 @@ func TestGPUExportGraphs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		stepGRU, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: onnx.ADMGRUOp}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		direct := openEngine(t, "packed ADM", packed, nil, infer.OpenADMDirect, gpuSplitOpts)
 		inc := openEngine(t, "ADM step", step, nil, infer.OpenADMIncremental, gpuSplitOpts)
 		for _, e := range []struct {
@@ -84,6 +89,8 @@ func TestGPUExportGraphs(t *testing.T) {
 			if e.form == "packed" {
 				writeGraph(t, filepath.Join(dir, gm.name+"_unrolled"), unrolled, arrays)
 				writeGraph(t, filepath.Join(dir, gm.name+"_gru"), gruOp, arrays)
+			} else {
+				writeGraph(t, filepath.Join(dir, gm.name+"_stepgru"), stepGRU, arrays)
 			}
 		}
 	}

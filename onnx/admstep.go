@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"fmt"
+
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx/schema"
 )
@@ -27,6 +29,13 @@ type ADMStepOptions struct {
 	// the input dropout_mask [res_blocks, batch, hidden] holds the keep flags
 	// of every row (in obs's row order), scaled by 1/(1-Dropout) in the graph.
 	Dropout float64
+	// Form is the GRU's form: ADMUnrolled (the default: Gemm and
+	// element-wise nodes; the fresh rows skip the recurrent products) or
+	// ADMGRUOp (one ONNX GRU op per layer over all rows, the fresh rows'
+	// initial state zero-padded: cuDNN's RNN on ONNX Runtime's CUDA
+	// provider, and no NonZero, whose data-dependent shape synchronises
+	// the GPU). Inputs, outputs and results are the same.
+	Form ADMForm
 }
 
 // ExportADMStepWith is ExportADMStep with options.
@@ -34,6 +43,9 @@ func ExportADMStepWith(m *models.ADM, opts ADMStepOptions, meta map[string]strin
 	invalid := checkADM(m)
 	if invalid == nil {
 		invalid = checkDropout(opts.Dropout)
+	}
+	if invalid == nil && opts.Form != ADMUnrolled && opts.Form != ADMGRUOp {
+		invalid = fmt.Errorf("the step graph's form is unrolled or gru, not %v", opts.Form)
 	}
 	return export("ADM step", invalid, "admpo_adm_step", "Any-step Dynamics Model, one GRU step", meta,
 		func(g *Graph) map[string]string { return admStepGraph(g, m, opts) })
@@ -53,6 +65,14 @@ func admStepGraph(g *Graph, m *models.ADM, opts ADMStepOptions) map[string]strin
 	mask := dropoutMask(g, m, opts.Dropout, Dim{Param: "mask_rows"})
 	obsN := normalize(g, obs, m.Norm.Mean[:c.ObsDim], m.Norm.Std[:c.ObsDim])
 	actN := normalize(g, act, m.Norm.Mean[c.ObsDim:], m.Norm.Std[c.ObsDim:])
+	meta := map[string]string{schema.MetaFreshRows: "true"}
+	if opts.Form == ADMGRUOp { // adm_form only here: the unrolled step graph stays byte for byte as before
+		meta[schema.MetaADMForm] = opts.Form.String()
+		hOut, top := gruOpStep(g, m, hidden, obs, obsN, actN)
+		g.Output(hOut, schema.HiddenOut, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
+		stepOutputs(g, m, obs, top, mask)
+		return admMeta(m, schema.KindADMStep, opts.Dropout, meta)
+	}
 
 	// Rows [0, n0) continue from hidden, rows [n0, batch) start from zero;
 	// n0 is hidden's dimension 1. Both sets are Gathers by NonZero indices,
@@ -96,11 +116,51 @@ func admStepGraph(g *Graph, m *models.ADM, opts ADMStepOptions) map[string]strin
 		hOut = g.Op("Concat", outs, AttrInt("axis", 0))
 	}
 	g.Output(hOut, schema.HiddenOut, Float, Fixed(c.Layers), Batch, Fixed(c.Hidden))
-	top := g.Op("Concat", []string{xc, xf}, AttrInt("axis", 0))
+	stepOutputs(g, m, obs, g.Op("Concat", []string{xc, xf}, AttrInt("axis", 0)), mask)
+	return admMeta(m, schema.KindADMStep, opts.Dropout, meta)
+}
+
+// stepOutputs runs the head on the top layer's new states top [batch, H]
+// and declares the step graph's next_obs_mean, reward_mean and logvar.
+func stepOutputs(g *Graph, m *models.ADM, obs, top, mask string) {
 	out := admHead(g, m, top, mask)
-	d := int64(c.ObsDim + 1)
+	d := int64(m.Cfg.ObsDim + 1)
 	parts := g.OpN("Split", []string{out, int64s(g, "split", d, d)}, 2, AttrInt("axis", -1))
 	admOutputs(g, m, obs, parts[0], parts[1])
+}
 
-	return admMeta(m, schema.KindADMStep, opts.Dropout, map[string]string{schema.MetaFreshRows: "true"})
+// gruOpStep is the step graph's GRU as one ONNX GRU op per layer, a
+// sequence of one step over all batch rows: hidden [layers, n0, H] padded
+// with zero rows to [layers, batch, H] is the initial state (the fresh rows
+// start from zero), [obsN, actN] layer 0's input. It returns hidden_out
+// [layers, batch, H] and the top layer's new states [batch, H].
+func gruOpStep(g *Graph, m *models.ADM, hidden, obs, obsN, actN string) (hOut, top string) {
+	c := m.Cfg
+	// pads [0, 0, 0, 0, batch-n0, 0]: zero rows after hidden's n0 along axis 1.
+	dim := func(x string, i int64) string {
+		return g.Op("Gather", []string{g.Op("Shape", []string{x}), g.Int64s("dim", []int64{1}, []int64{i})}, AttrInt("axis", 0))
+	}
+	fresh := g.Op("Sub", []string{dim(obs, 0), dim(hidden, 1)})
+	pads := g.Op("Concat", []string{int64s(g, "pads", 0, 0, 0, 0), fresh, int64s(g, "pads", 0)}, AttrInt("axis", 0))
+	h0 := g.Op("Pad", []string{hidden, pads})
+	x := g.Op("Unsqueeze", []string{g.Op("Concat", []string{obsN, actN}, AttrInt("axis", 1)), int64s(g, "axes", 0)})
+	h := int64(c.Hidden)
+	outs := make([]string, c.Layers)
+	for li := range m.GRU {
+		l := &m.GRU[li]
+		w, r, b := gruOpWeights(l)
+		init := g.Op("Gather", []string{h0, g.Int64s("layer", []int64{1}, []int64{int64(li)})}, AttrInt("axis", 0))
+		yh := g.OpOpt("GRU", []string{x,
+			g.Float("gru_W", []int64{1, 3 * h, int64(l.In)}, w),
+			g.Float("gru_R", []int64{1, 3 * h, h}, r),
+			g.Float("gru_B", []int64{1, 6 * h}, b), "", init},
+			[]bool{false, true}, AttrInt("hidden_size", h), AttrInt("linear_before_reset", 1))[1]
+		outs[li] = yh // Y_h [1, batch, H]: the next layer's input and this layer's hidden_out
+		x = yh
+	}
+	hOut = outs[0]
+	if len(outs) > 1 {
+		hOut = g.Op("Concat", outs, AttrInt("axis", 0))
+	}
+	return hOut, g.Op("Squeeze", []string{x, int64s(g, "axes", 0)})
 }

@@ -53,9 +53,11 @@ func TestADMGraphsAvoidCUDAFaults(t *testing.T) {
 				add(fmt.Sprintf("m%d %v dropout %v all_mean %v", cfg.M, f, o.Dropout, o.AllSteps), b, err)
 			}
 		}
-		for _, p := range []float64{0, 0.1} {
-			b, err := onnx.ExportADMStepWith(a, onnx.ADMStepOptions{Dropout: p}, nil)
-			add(fmt.Sprintf("m%d step dropout %v", cfg.M, p), b, err)
+		for _, f := range []onnx.ADMForm{onnx.ADMUnrolled, onnx.ADMGRUOp} {
+			for _, p := range []float64{0, 0.1} {
+				b, err := onnx.ExportADMStepWith(a, onnx.ADMStepOptions{Form: f, Dropout: p}, nil)
+				add(fmt.Sprintf("m%d step %v dropout %v", cfg.M, f, p), b, err)
+			}
 		}
 	}
 	topKs := 0

@@ -247,8 +247,14 @@ func TestADMSingleLayerNoBlocks(t *testing.T) {
 
 func TestADMStepMatchesReference(t *testing.T) {
 	ortskip.IfMissing(t)
+	for _, form := range stepForms {
+		t.Run(form.String(), func(t *testing.T) { testADMStepMatchesReference(t, form) })
+	}
+}
+
+func testADMStepMatchesReference(t *testing.T, form onnx.ADMForm) {
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
-	m, model := stepModel(t, 12, cfg)
+	m, model := stepModel(t, 12, cfg, form)
 	const batch = 13
 	rng := rand.New(rand.NewSource(13))
 	obs := randVec(rng, batch*cfg.ObsDim, 1)

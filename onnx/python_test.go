@@ -98,6 +98,12 @@ func TestONNXCheckerAcceptsExports(t *testing.T) {
 			},
 			"obs:1:batch,5 actions:1:4,batch,2 lengths:6:batch dropout_mask:1:2,batch,16",
 			"next_obs_mean:1:batch,5 reward_mean:1:batch,1 logvar:1:batch,6"},
+		export{"adm_step_gru",
+			func() ([]byte, error) {
+				return onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: onnx.ADMGRUOp}, meta)
+			},
+			"hidden:1:3,batch,16 obs:1:batch,5 act:1:batch,2",
+			"hidden_out:1:3,batch,16 next_obs_mean:1:batch,5 reward_mean:1:batch,1 logvar:1:batch,6"},
 		export{"adm_step_dropout",
 			func() ([]byte, error) {
 				return onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Dropout: 0.1}, meta)

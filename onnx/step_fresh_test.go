@@ -22,8 +22,14 @@ import (
 // fresh rows only; the metadata says fresh_rows=true.
 func TestADMStepFreshRows(t *testing.T) {
 	ortskip.IfMissing(t)
+	for _, form := range stepForms {
+		t.Run(form.String(), func(t *testing.T) { testADMStepFreshRows(t, form) })
+	}
+}
+
+func testADMStepFreshRows(t *testing.T, form onnx.ADMForm) {
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 3, ResBlocks: 1, M: 3}
-	m, model := stepModel(t, 14, cfg)
+	m, model := stepModel(t, 14, cfg, form)
 	const batch = 11
 	for _, n0 := range []int{batch, 7, 1, 0} {
 		t.Run(fmt.Sprintf("n0=%d", n0), func(t *testing.T) {
@@ -46,10 +52,15 @@ func TestADMStepFreshRows(t *testing.T) {
 		})
 	}
 	meta := readMeta(t, model)
-	if meta[schema.MetaFreshRows] != "true" {
-		t.Fatalf("metadata %s = %q, want true", schema.MetaFreshRows, meta[schema.MetaFreshRows])
+	wantForm := map[onnx.ADMForm]string{onnx.ADMGRUOp: "gru"}[form] // the unrolled step graph has no adm_form
+	if meta[schema.MetaFreshRows] != "true" || meta[schema.MetaADMForm] != wantForm {
+		t.Fatalf("metadata %s = %q, %s = %q; want true, %q", schema.MetaFreshRows, meta[schema.MetaFreshRows],
+			schema.MetaADMForm, meta[schema.MetaADMForm], wantForm)
 	}
 }
+
+// stepForms are the step graph's GRU forms under test.
+var stepForms = []onnx.ADMForm{onnx.ADMUnrolled, onnx.ADMGRUOp}
 
 // readMeta returns the model's metadata_props as ONNX Runtime reads them.
 func readMeta(t *testing.T, model []byte) map[string]string {
@@ -74,11 +85,11 @@ func readMeta(t *testing.T, model []byte) map[string]string {
 	return meta
 }
 
-// stepModel returns randADM(seed, cfg) and its exported step graph.
-func stepModel(t *testing.T, seed int64, cfg models.ADMConfig) (*models.ADM, []byte) {
+// stepModel returns randADM(seed, cfg) and its exported step graph in form.
+func stepModel(t *testing.T, seed int64, cfg models.ADMConfig, form onnx.ADMForm) (*models.ADM, []byte) {
 	t.Helper()
 	m := randADM(t, seed, cfg)
-	model, err := onnx.ExportADMStep(m, nil)
+	model, err := onnx.ExportADMStepWith(m, onnx.ADMStepOptions{Form: form}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +146,23 @@ func (w *stepWant) check(t *testing.T, outs map[string]output) {
 }
 
 // TestADMStepNaNRowStaysInItsRow: a NaN in the first obs column of a
-// continuing and of a fresh row (the column the graph counts rows over)
-// leaves every other row's outputs at the reference and makes the two
-// rows' hidden_out NaN, as a NaN input does in the reference step.
+// continuing and of a fresh row (the column the unrolled graph counts rows
+// over) leaves every other row's outputs at the reference and makes the
+// two rows' hidden_out and next_obs_mean NaN, as a NaN input does in the
+// reference step. ONNX Runtime's CPU GRU op turns a NaN input into finite
+// states, so in the gru form only the NaN column of next_obs_mean (obs +
+// delta) is NaN in those rows; the ADM-Roll engines never feed a NaN (a
+// non-finite next state ends its row).
 func TestADMStepNaNRowStaysInItsRow(t *testing.T) {
 	ortskip.IfMissing(t)
+	for _, form := range stepForms {
+		t.Run(form.String(), func(t *testing.T) { testADMStepNaNRow(t, form) })
+	}
+}
+
+func testADMStepNaNRow(t *testing.T, form onnx.ADMForm) {
 	cfg := models.ADMConfig{ObsDim: 4, ActDim: 2, Hidden: 16, Layers: 2, ResBlocks: 1, M: 3}
-	m, model := stepModel(t, 16, cfg)
+	m, model := stepModel(t, 16, cfg, form)
 	const batch, n0 = 11, 7
 	rng := rand.New(rand.NewSource(17))
 	obs := randVec(rng, batch*cfg.ObsDim, 1)
@@ -169,8 +190,22 @@ func TestADMStepNaNRowStaysInItsRow(t *testing.T) {
 	for i, w := range want.hidden {
 		b := i / cfg.Hidden % batch
 		g := float64(got.data[i])
+		if nan[b] && form == onnx.ADMGRUOp {
+			continue
+		}
 		if nan[b] != math.IsNaN(g) || !nan[b] && math.Abs(g-w) > tol*(1+math.Abs(w)) {
 			t.Fatalf("hidden_out[%d] (row %d): %v, want %v", i, b, g, w)
+		}
+	}
+	next := outs[schema.NextObsMean].data
+	for i, w := range want.next {
+		b := i / cfg.ObsDim
+		g := float64(next[i])
+		if nan[b] && form == onnx.ADMGRUOp && i%cfg.ObsDim != 0 {
+			continue
+		}
+		if nan[b] != math.IsNaN(g) || !nan[b] && math.Abs(g-w) > tol*(1+math.Abs(w)) {
+			t.Fatalf("next_obs_mean[%d] (row %d): %v, want %v", i, b, g, w)
 		}
 	}
 }

@@ -272,7 +272,7 @@ fi
 # CPU provider, or the Memcpy nodes around it, would explain that. The
 # session's verbose log lists the placements; each graph also runs against
 # the CPU (TestCUDAGraphFile, 1e-4).
-TAIL=30 step placement 60 "mkdir -p '$WORK/graphs' && cd '$G' && ADMPO_GPU_TEST=1 ADMPO_GPU_EXPORT='$WORK/graphs' $RUN ./infer.test -test.run '^TestGPUExportGraphs\$' >/dev/null 2>&1 || { echo 'graph export failed'; exit 1; }; for g in hopper_step hopper_packed hopper_unrolled hopper_gru; do echo \"== \$g\"; ADMPO_GPU_TEST=1 ADMPO_GPU_GRAPH='$WORK/graphs/'\$g.onnx ADMPO_GPU_GRAPH_OPTS=verbose $RUN ./infer.test -test.run '^TestCUDAGraphFile\$' >'$WORK/placement-'\$g.log 2>&1; grep -E 'placed on|Memcpy|not found in registr|GRAPHFILE (RESULT|ERROR)' '$WORK/placement-'\$g.log | sed 's/^.*\\] //' | cut -c1-300 | head -n 12; done"
+TAIL=30 step placement 60 "mkdir -p '$WORK/graphs' && cd '$G' && ADMPO_GPU_TEST=1 ADMPO_GPU_EXPORT='$WORK/graphs' $RUN ./infer.test -test.run '^TestGPUExportGraphs\$' >/dev/null 2>&1 || { echo 'graph export failed'; exit 1; }; for g in hopper_step hopper_packed hopper_unrolled hopper_gru hopper_stepgru; do echo \"== \$g\"; ADMPO_GPU_TEST=1 ADMPO_GPU_GRAPH='$WORK/graphs/'\$g.onnx ADMPO_GPU_GRAPH_OPTS=verbose $RUN ./infer.test -test.run '^TestCUDAGraphFile\$' >'$WORK/placement-'\$g.log 2>&1; grep -E 'placed on|Memcpy|not found in registr|GRAPHFILE (RESULT|ERROR)' '$WORK/placement-'\$g.log | sed 's/^.*\\] //' | cut -c1-300 | head -n 12; done"
 
 bench() { # bench NAME TIMEOUT ARGS: admpo bench rollout ARGS --json into $JSON/NAME.json
   step "$1" "$2" "$RUN '$G/admpo' bench rollout $3 --json >'$JSON/$1.json' || { cat '$JSON/$1.json'; exit 1; }; python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); [print(*r[:5]) for r in t[\"rows\"]]' '$JSON/$1.json'"
@@ -290,74 +290,6 @@ ENGINES=${BENCH_ENGINES:-direct}
 TORCH_CHUNK=${TORCH_CHUNK_ROWS:-32768}
 bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --chunk-rows $TORCH_CHUNK --check"
-# The GRU-op form on CUDA (issue 33; default step gru_form): ONNX Runtime's
-# CUDA GRU runs cuDNN's RNN, whose fused gate kernel is what the element-wise
-# gates of the packed and unrolled forms lack (rollout_diag, 2026-11-28: the
-# GPU's execution of those memory-bound gates bounds the roll-out), and it
-# takes each row's k as a host-side sequence_lens, so it needs none of the
-# packed form's 13 NonZero synchronisations. Measured only once, on
-# 2026-11-26 (10k + 100k + 1M rows did not finish in 110 s, 8192-row chunks,
-# states copied), never profiled. (1) TestCUDARollout with the GRU-op form
-# (direct engine, within 1e-4 of the CPU); (2) admpo bench rollout --form gru
-# at 10k rows (a gauge: the rest is skipped when it fails) and at GRU_ROWS
-# (100k) rows with the default chunks and 131072-row chunks; (3) ONNX
-# Runtime's profile of the 131072-row run, per operator; (4) a table beside
-# the packed form (admpo_cuda_small) and PyTorch (torch_cuda_small) of this
-# call. Files gru_*.json, which the ratio table leaves out.
-GRU_ROWS=${GRU_ROWS:-100000}
-cat >"$WORK/gru_form.sh" <<'EOF3'
-# gru_form.sh (env: RUN G D JSON ROWS): the measurements above into $D.
-run() { eval "$RUN" '"$@"'; }
-cd "$G" || exit 1
-ADMPO_GPU_TEST=1 ADMPO_GPU_FORM=gru ADMPO_GPU_ENGINES=direct run ./infer.test -test.run '^TestCUDARollout$' -test.v -test.timeout 40s >"$D/test.log" 2>&1
-echo "TestCUDARollout, GRU-op form: rc $? ($(grep -c -e '^ *--- PASS' "$D/test.log") cases pass, $(grep -c -e '^ *--- FAIL' "$D/test.log") fail)"
-grep -e '^ *--- FAIL' -e 'max abs' "$D/test.log" | head -n 8
-b() { # b NAME ROWS CHUNK [ARGS...]: one bench into $D/NAME.json, 45 s at most
-  local name=$1 rows=$2 chunk=$3 t=$SECONDS
-  shift 3
-  if run timeout -k 5 45 "$G/admpo" bench rollout --provider cuda --engines direct --form gru --rows "$rows" \
-    --repeats 1 --chunk-rows "$chunk" --json "$@" >"$D/$name.json" 2>"$D/$name.err"; then
-    echo "$name ($rows rows, chunk $chunk): $((SECONDS - t)) s"
-  else
-    echo "$name ($rows rows, chunk $chunk) failed or timed out after $((SECONDS - t)) s:"; tail -n 5 "$D/$name.err"; rm -f "$D/$name.json"; return 1
-  fi
-}
-b gru_10k 10000 0 || exit 1
-b gru_default "$ROWS" 0
-b gru_131072 "$ROWS" 131072
-mkdir -p "$D/ort"
-b gru_prof "$ROWS" 131072 --ort-profile "$D/ort/p" && ls "$D"/ort/*.json >/dev/null 2>&1 && {
-  echo "ONNX Runtime's profile of gru_prof (host-side node times):"
-  python3 "$G/gpu_ort_profile.py" "$D"/ort/*.json | head -n 30
-}
-rm -rf "$D/ort"
-python3 - "$D" "$JSON" "$ROWS" <<'PY'
-import json, os, sys
-d, j, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def tps(path, engine="direct"):
-    try:
-        t = json.load(open(path))
-    except Exception:
-        return {}
-    c = t["columns"]
-    i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
-    return {r[i["style"]]: r[i["transitions/s"]] for r in t["rows"] if r[i["engine"]] == engine and r[i["rows"]] == rows}
-g, g131, packed = tps(os.path.join(d, "gru_default.json")), tps(os.path.join(d, "gru_131072.json")), tps(os.path.join(j, "admpo_cuda_small.json"))
-torch = {}
-for e in ("direct", "incremental"):
-    for s, v in tps(os.path.join(j, "torch_cuda_small.json"), e).items():
-        torch[s] = max(torch.get(s, 0), v)
-f = lambda x: "-" if not x else f"{x:,.0f}"
-r = lambda x, y: "-" if not (x and y) else f"{x / y:.2f}"
-print(f"| {rows} rows, direct | admpo GRU op t/s (default chunks) | GRU op, 131072-row chunks | admpo packed t/s | PyTorch's faster t/s | GRU op / packed | best GRU op / PyTorch |")
-print("|---|---|---|---|---|---|---|")
-for s in sorted(set(g) | set(g131) | set(packed)):
-    best = max(g.get(s, 0), g131.get(s, 0))
-    print(f"| {s} | {f(g.get(s))} | {f(g131.get(s))} | {f(packed.get(s))} | {f(torch.get(s))} | {r(g.get(s), packed.get(s))} | {r(best, torch.get(s))} |")
-PY
-EOF3
-TAIL=40 step gru_form 150 "RUN=\"$RUN\" G='$G' D='$JSON/gru' JSON='$JSON' ROWS='$GRU_ROWS' bash -c 'mkdir -p \"\$D\" && bash $WORK/gru_form.sh' | tee '$JSON/gru.md'" && \
-  { echo "== gru_form (issue 33)"; cat "$JSON/gru.md"; } >>"$SUMMARY"
 # Issue 33: the incremental engine on CUDA with its GRU states in device
 # memory (--binding on: I/O binding; it fails rather than fall back) and,
 # for comparison in the same check, copied through host memory every step
@@ -386,6 +318,79 @@ for (style, n), v in sorted(res.items()):
     f = lambda x: "-" if x is None else f"{x:,.0f}"
     print(f"| {style} | {n} | {f(b)} | {f(c)} | {'-' if not (b and c) else f'{b / c:.2f}'} |")
 PYEOF
+
+# The GRU-op form on CUDA (issue 33; default step gru_form): ONNX Runtime's
+# CUDA GRU runs cuDNN's RNN, whose fused gate kernel is what the element-wise
+# gates of the packed and unrolled forms lack (rollout_diag, 2026-11-28: the
+# GPU's execution of those memory-bound gates bounds the roll-out), and the
+# direct graph takes each row's k as a host-side sequence_lens, so it needs
+# none of the packed form's 13 NonZero synchronisations; the incremental
+# engine's step graph in that form (one GRU op per layer, the fresh rows'
+# state zero-padded) has no NonZero either. Measured only once, on
+# 2026-11-26 (direct: 10k + 100k + 1M rows did not finish in 110 s, 8192-row
+# chunks, states copied), never profiled. (1) TestCUDARollout and
+# TestCUDARolloutBound with the GRU-op graphs (both engines, within 1e-4 of
+# the CPU); (2) admpo bench rollout --form gru, both engines (incremental
+# bound), at 10k rows (a gauge: the rest is skipped when it fails) and at
+# GRU_ROWS (100k) rows with the default chunks and with 131072-row chunks;
+# (3) ONNX Runtime's profile of the 131072-row run, per operator; (4) a table
+# beside the default graphs (admpo_cuda_small, admpo_cuda_incremental) and
+# PyTorch (torch_cuda_small) of this call. Files gru/*.json, which the ratio
+# table leaves out.
+GRU_ROWS=${GRU_ROWS:-100000}
+cat >"$WORK/gru_form.sh" <<'EOF3'
+# gru_form.sh (env: RUN G D JSON ROWS): the measurements above into $D.
+run() { eval "$RUN" '"$@"'; }
+cd "$G" || exit 1
+ADMPO_GPU_TEST=1 ADMPO_GPU_FORM=gru ADMPO_GPU_ENGINES=direct,incremental run ./infer.test -test.run '^TestCUDARollout(Bound)?$' -test.v -test.timeout 50s >"$D/test.log" 2>&1
+echo "TestCUDARollout, TestCUDARolloutBound, GRU-op graphs: rc $? ($(grep -c -e '^ *--- PASS' "$D/test.log") cases pass, $(grep -c -e '^ *--- FAIL' "$D/test.log") fail)"
+grep -e '^ *--- FAIL' -e 'cuda vs cpu' "$D/test.log" | head -n 8
+b() { # b NAME ROWS CHUNK [ARGS...]: one bench into $D/NAME.json, 45 s at most
+  local name=$1 rows=$2 chunk=$3 t=$SECONDS
+  shift 3
+  if run timeout -k 5 45 "$G/admpo" bench rollout --provider cuda --engines direct,incremental --form gru --rows "$rows" \
+    --repeats 1 --chunk-rows "$chunk" --json "$@" >"$D/$name.json" 2>"$D/$name.err"; then
+    echo "$name ($rows rows, chunk $chunk): $((SECONDS - t)) s"
+  else
+    echo "$name ($rows rows, chunk $chunk) failed or timed out after $((SECONDS - t)) s:"; tail -n 5 "$D/$name.err"; rm -f "$D/$name.json"; return 1
+  fi
+}
+b gru_10k 10000 0 || exit 1
+b gru_default "$ROWS" 0
+b gru_131072 "$ROWS" 131072
+mkdir -p "$D/ort"
+b gru_prof "$ROWS" 131072 --ort-profile "$D/ort/p" && ls "$D"/ort/*.json >/dev/null 2>&1 && {
+  echo "ONNX Runtime's profile of gru_prof (both engines' sessions; host-side node times):"
+  python3 "$G/gpu_ort_profile.py" "$D"/ort/*.json | head -n 30
+}
+rm -rf "$D/ort"
+python3 - "$D" "$JSON" "$ROWS" <<'PY'
+import json, os, sys
+d, j, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def tps(path):
+    try:
+        t = json.load(open(path))
+    except Exception:
+        return {}
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
+    return {(r[i["style"]], r[i["engine"]]): r[i["transitions/s"]] for r in t["rows"] if r[i["rows"]] == rows}
+g, g131 = tps(os.path.join(d, "gru_default.json")), tps(os.path.join(d, "gru_131072.json"))
+base = {**tps(os.path.join(j, "admpo_cuda_small.json")), **tps(os.path.join(j, "admpo_cuda_incremental.json"))}
+torch = {}
+for (s, e), v in tps(os.path.join(j, "torch_cuda_small.json")).items():
+    torch[s] = max(torch.get(s, 0), v)
+f = lambda x: "-" if not x else f"{x:,.0f}"
+r = lambda x, y: "-" if not (x and y) else f"{x / y:.2f}"
+print(f"| {rows} rows | engine | GRU-op graphs t/s (default chunks) | GRU op, 131072-row chunks | default graphs t/s (packed / unrolled step) | PyTorch's faster t/s | GRU op / default | best GRU op / PyTorch |")
+print("|---|---|---|---|---|---|---|---|")
+for k in sorted(set(g) | set(g131) | set(base)):
+    best = max(g.get(k, 0), g131.get(k, 0))
+    print(f"| {k[0]} | {k[1]} | {f(g.get(k))} | {f(g131.get(k))} | {f(base.get(k))} | {f(torch.get(k[0]))} | {r(g.get(k), base.get(k))} | {r(best, torch.get(k[0]))} |")
+PY
+EOF3
+TAIL=40 step gru_form 160 "RUN=\"$RUN\" G='$G' D='$JSON/gru' JSON='$JSON' ROWS='$GRU_ROWS' bash -c 'mkdir -p \"\$D\" && bash $WORK/gru_form.sh' | tee '$JSON/gru.md'" && \
+  { echo "== gru_form (issue 33)"; cat "$JSON/gru.md"; } >>"$SUMMARY"
 
 # Larger chunks (issue 33): both sides roll CHUNK_ROWS (default 131072) start
 # rows together instead of 8192 (fewer, larger ONNX Runtime runs and kernel

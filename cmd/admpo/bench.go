@@ -132,7 +132,7 @@ func benchRollout(args []string) error {
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per ONNX Runtime call at most (0: infer's default, 1024 on the cpu, no cap with cuda)")
 	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
 	fs.StringVar(&c.Binding, "binding", infer.BindingAuto, "the incremental engine's GRU states: auto (in ONNX Runtime's buffers with cuda, I/O binding; copied through Go memory on the cpu), on or off")
-	fs.StringVar(&c.Form, "form", "packed", "the direct engine's ADM graph: packed (each row its own k steps), unrolled (all m steps for every row) or gru (one ONNX GRU op per layer with each row's k as its sequence_lens; cuDNN's RNN with cuda)")
+	fs.StringVar(&c.Form, "form", "packed", "the ADM graphs' form: packed (the direct engine's rows each run their own k steps), unrolled (all m steps for every row) or gru (one ONNX GRU op per layer in both engines' graphs, each direct row's k as its sequence_lens; cuDNN's RNN with cuda); the incremental engine's step graph is unrolled unless gru")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (the timed roll-outs carry the pprof labels engine, penalty and rows; ONNX Runtime's time shows under runtime.cgocall)")
 	fs.StringVar(&c.ORTProfile, "ort-profile", "", "turn on ONNX Runtime's profiling: each roll-out session writes a JSON trace of its nodes' times (operator, provider; with cuda the host side of each node) to PREFIX-N_<date>_<time>.json when it closes (scripts/gpu_ort_profile.py sums them per operator)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")

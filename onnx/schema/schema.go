@@ -67,7 +67,7 @@ const (
 	MetaHidden    = "hidden"       // ADM: GRU width; ensemble: hidden widths
 	MetaLayers    = "layers"       // ADM: GRU layers
 	MetaResBlocks = "res_blocks"   // ADM: head ResBlocks
-	MetaADMForm   = "adm_form"     // ADM: "gru" or "unrolled"
+	MetaADMForm   = "adm_form"     // ADM: "gru", "unrolled" or "packed"; ADM step: "gru" (absent: unrolled)
 	MetaAllSteps  = "all_steps"    // ADM: "true" when all_mean is an output
 	MetaDropout   = "dropout"      // ADM, ADM step: MC dropout probability (absent: none)
 	MetaFreshRows = "fresh_rows"   // ADM step: "true" when hidden may hold fewer rows than obs
