@@ -154,11 +154,11 @@ func Rollout(c RolloutConfig) (*Table, error) {
 			return nil, err
 		}
 	}
+	stepForm := onnx.ADMUnrolled // the incremental engine's; the step graph has no packed form
+	if c.Form == "gru" {
+		stepForm = onnx.ADMGRUOp
+	}
 	if c.wants("incremental") {
-		stepForm := onnx.ADMUnrolled // the step graph has no packed form
-		if c.Form == "gru" {
-			stepForm = onnx.ADMGRUOp
-		}
 		if step, err = onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: stepForm, Dropout: c.Dropout}, nil); err != nil {
 			return nil, err
 		}
@@ -202,6 +202,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		form = "packed"
 	}
 	t.Header["direct ADM form"] = form
+	t.Header["incremental step graph form"] = stepForm.String()
 	binding := c.Binding
 	if binding == "" {
 		binding = infer.BindingAuto
@@ -235,6 +236,6 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	}
 	t.Notes = append(t.Notes, "GFLOP/s counts the matrix products each engine executes: direct runs each plan's own k GRU steps (the packed graph; every k = 1..m with U^ADM); incremental advances m cached plans by one step, runs m heads and replays the start windows once; first steps skip the recurrent products",
 		"per CPU-second: transitions per second of the process's CPU time (all threads), the rate independent of the machine's other load",
-		"direct uses the "+form+" ADM graph (--form); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
+		"direct uses the "+form+" ADM graph, incremental the "+stepForm.String()+" step graph (--form); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
 	return t, nil
 }
