@@ -31,6 +31,23 @@ func gruOpWeights(l *models.GRULayer) (w, r, b []float32) {
 	return w, r, b
 }
 
+// gruOp adds one ONNX GRU op for layer l (linear_before_reset=1, as
+// PyTorch's GRU) on x [seq, batch, in], with sequence_lens seq and
+// initial_h init ("" for none), and returns the outputs want selects (Y,
+// Y_h).
+func gruOp(g *Graph, l *models.GRULayer, x, seq, init string, want []bool) []string {
+	w, r, b := gruOpWeights(l)
+	h := int64(l.Hidden)
+	ins := []string{x,
+		g.Float("gru_W", []int64{1, 3 * h, int64(l.In)}, w),
+		g.Float("gru_R", []int64{1, 3 * h, h}, r),
+		g.Float("gru_B", []int64{1, 6 * h}, b), seq}
+	if init != "" {
+		ins = append(ins, init)
+	}
+	return g.OpOpt("GRU", ins, want, AttrInt("hidden_size", h), AttrInt("linear_before_reset", 1))
+}
+
 // gruOpStack runs the normalised start state obsN [batch, obs_dim] repeated
 // with actN [m, batch, act_dim] through one GRU op per layer. It returns the
 // top layer's output at each row's step lc ([batch, H]) or, with allSteps,
@@ -49,14 +66,8 @@ func gruOpStack(g *Graph, m *models.ADM, obsN, actN, lc string, allSteps bool) s
 	}
 	h := int64(c.Hidden)
 	for li := range m.GRU {
-		l := &m.GRU[li]
-		w, r, b := gruOpWeights(l)
-		wn := g.Float("gru_W", []int64{1, 3 * h, int64(l.In)}, w)
-		rn := g.Float("gru_R", []int64{1, 3 * h, h}, r)
-		bn := g.Float("gru_B", []int64{1, 6 * h}, b)
 		topOnly := li == len(m.GRU)-1 && !allSteps
-		outs := g.OpOpt("GRU", []string{x, wn, rn, bn, seq}, []bool{!topOnly, topOnly},
-			AttrInt("hidden_size", h), AttrInt("linear_before_reset", 1))
+		outs := gruOp(g, &m.GRU[li], x, seq, "", []bool{!topOnly, topOnly})
 		if topOnly {
 			return g.Op("Squeeze", []string{outs[1], int64s(g, "axes", 0)}) // Y_h [1, batch, H]
 		}

@@ -144,17 +144,10 @@ func gruOpStep(g *Graph, m *models.ADM, hidden, obs, obsN, actN string) (hOut, t
 	pads := g.Op("Concat", []string{int64s(g, "pads", 0, 0, 0, 0), fresh, int64s(g, "pads", 0)}, AttrInt("axis", 0))
 	h0 := g.Op("Pad", []string{hidden, pads})
 	x := g.Op("Unsqueeze", []string{g.Op("Concat", []string{obsN, actN}, AttrInt("axis", 1)), int64s(g, "axes", 0)})
-	h := int64(c.Hidden)
 	outs := make([]string, c.Layers)
 	for li := range m.GRU {
-		l := &m.GRU[li]
-		w, r, b := gruOpWeights(l)
 		init := g.Op("Gather", []string{h0, g.Int64s("layer", []int64{1}, []int64{int64(li)})}, AttrInt("axis", 0))
-		yh := g.OpOpt("GRU", []string{x,
-			g.Float("gru_W", []int64{1, 3 * h, int64(l.In)}, w),
-			g.Float("gru_R", []int64{1, 3 * h, h}, r),
-			g.Float("gru_B", []int64{1, 6 * h}, b), "", init},
-			[]bool{false, true}, AttrInt("hidden_size", h), AttrInt("linear_before_reset", 1))[1]
+		yh := gruOp(g, &m.GRU[li], x, "", init, []bool{false, true})[1]
 		outs[li] = yh // Y_h [1, batch, H]: the next layer's input and this layer's hidden_out
 		x = yh
 	}
