@@ -25,6 +25,7 @@
 # Run two at a time on two cores, e.g.
 #   ENVS=hopper scripts/behaviour_policies.sh & ENVS=walker2d scripts/behaviour_policies.sh &
 set -euo pipefail
+source "$(dirname "$0")/run_lock.sh"
 cd "$(dirname "$0")/.."
 out=${1:-runs/behaviour}
 bin=${ADMPO_BIN:-bin/admpo}
@@ -40,10 +41,9 @@ for env in ${ENVS:-hopper walker2d halfcheetah}; do
   esac
   seed=${SEED:-0}
   dir="$out/$env-$seed"
-  if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi
-  echo $$ > "$dir.lock"
+  run_lock "$dir" || continue  # another instance runs it
   "$bin" collect --env "$env" --kind expert --seed "$seed" --train-dir "$dir" --train-steps "${STEPS:-1000000}" --train-eval-every "${EVAL_EVERY:-5000}" \
     --stop-return "$stop" --size 20000 --out "$out/$env-$seed-expert-check.hdf5" >> "$dir.log" 2>&1 || echo "$env: exit $?"
-  rm -f "$dir.lock"
+  run_unlock "$dir"
   echo "$(date +%T) $env: $(grep -E 'deterministic return|wrote' "$dir.log" | tail -2 | tr '\n' ' ')"
 done

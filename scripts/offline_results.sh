@@ -28,6 +28,7 @@
 # each, two side by side on two cores, e.g.
 #   PRESET=cpu SEEDS=0 scripts/offline_results.sh & PRESET=cpu SEEDS=1 scripts/offline_results.sh &
 set -euo pipefail
+source "$(dirname "$0")/run_lock.sh"
 cd "$(dirname "$0")/.."
 preset=${PRESET:-quick}
 if [ "$preset" = quick ]; then
@@ -64,8 +65,7 @@ for ds in $datasets; do
     for algo in ${ALGOS:-admpo mopo bc}; do
       dir=runs/$name/$algo-$seed
       if ! grep -qs '^done:' "$dir.log"; then
-        if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi  # another instance runs it
-        mkdir -p "$(dirname "$dir")"; echo $$ > "$dir.lock"
+        run_lock "$dir" || continue  # another instance runs it
         if [ -f "$dir/checkpoint.ckpt" ]; then
           "$bin" train offline --resume "$dir" >> "$dir.log" 2>&1 || true
         else
@@ -74,7 +74,7 @@ for ds in $datasets; do
           "$bin" train offline --dataset "$data" --algo "$algo" --preset "$preset" --seed "$seed" $epochs ${EXTRA:-} \
             --out "$dir" > "$dir.log" 2>&1 || true
         fi
-        rm -f "$dir.lock"
+        run_unlock "$dir"
         grep -qs '^done:' "$dir.log" || { echo "$(date +%T) stopped $dir (see $work/$dir.log; rerun to resume)"; continue; }
         [ "$algo" = bc ] || "$bin" train offline --diagnose "$dir" --diagnose-starts 1000 > "$dir.diagnosis.txt" 2>&1
         echo "$(date +%T) finished $dir: $(grep -a 'normalised score' "$dir.log" | tail -1)"

@@ -21,6 +21,7 @@
 # another; two single-threaded jobs side by side on two cores, e.g.
 #   PRESET=cpu SEEDS=0 scripts/online_results.sh & PRESET=cpu SEEDS=1 scripts/online_results.sh &
 set -euo pipefail
+source "$(dirname "$0")/run_lock.sh"
 cd "$(dirname "$0")/.."
 preset=${PRESET:-quick}
 if [ "$preset" = quick ]; then
@@ -38,15 +39,14 @@ for env in $envs; do
     for algo in ${ALGOS:-admpo mbpo sac}; do
       dir="$out/$env-$algo-$seed"
       if [ ! -f "$dir/policy.onnx" ]; then
-        if [ -f "$dir.lock" ] && kill -0 "$(cat "$dir.lock")" 2>/dev/null; then continue; fi  # another instance runs it
-        echo $$ > "$dir.lock"
+        run_lock "$dir" || continue  # another instance runs it
         if [ -f "$dir/checkpoint.ckpt" ]; then
           "$bin" train online --resume "$dir" >> "$dir.log" 2>&1 || true
         else
           rm -rf "$dir"
           "$bin" train online --env "$env" --algo "$algo" --preset "$preset" --seed "$seed" ${EXTRA:-} --out "$dir" > "$dir.log" 2>&1 || true
         fi
-        rm -f "$dir.lock"
+        run_unlock "$dir"
         [ -f "$dir/policy.onnx" ] || { echo "$(date +%T) stopped $dir (see $dir.log; rerun to resume)"; continue; }
         echo "$(date +%T) finished $dir: $(grep 'eval return' "$dir.log" | tail -1)"
       fi

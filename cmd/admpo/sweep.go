@@ -664,30 +664,53 @@ type localRunner struct {
 	launch launcher
 }
 
-// lockPath is the lock file of a point's run (as scripts/online_results.sh's).
+// lockPath is the lock file of a point's run (as scripts/run_lock.sh's).
 func lockPath(pt sweepPoint) string { return pt.Dir + ".lock" }
 
-// lock takes pt's lock for this process; false when a live process holds it.
-func lock(pt sweepPoint) (bool, error) {
-	for try := 0; try < 2; try++ {
-		f, err := os.OpenFile(lockPath(pt), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			_, err = fmt.Fprintln(f, os.Getpid())
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			return true, err
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return false, fmt.Errorf("sweep: %w", err)
-		}
-		b, _ := os.ReadFile(lockPath(pt))
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && syscall.Kill(pid, 0) == nil {
-			return false, nil
-		}
-		os.Remove(lockPath(pt)) // stale: its process is gone
+// lockRun takes the lock of the run at path (flock(2) on the file, as
+// scripts/run_lock.sh takes it, so sweeps and the run scripts never run a
+// directory twice): the held file, or nil when another process holds it. The
+// lock goes with its holder's process; the file holds the holder's pid.
+func lockRun(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("sweep: lock: %w", err)
 	}
-	return false, nil
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: lock: %w", err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("sweep: lock %s: %w", path, err)
+		}
+		// Its last holder may have removed the file between our open and our
+		// lock: then the lock is on a file nobody else will look at; retry.
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			if err := f.Truncate(0); err != nil {
+				unlockRun(f)
+				return nil, fmt.Errorf("sweep: lock %s: %w", path, err)
+			}
+			if _, err := fmt.Fprintln(f, os.Getpid()); err != nil {
+				unlockRun(f)
+				return nil, fmt.Errorf("sweep: lock %s: %w", path, err)
+			}
+			return f, nil
+		}
+		f.Close()
+	}
+}
+
+// unlockRun releases a lock from lockRun, removing its file first (whoever
+// locks the removed file next sees that and retries).
+func unlockRun(f *os.File) {
+	os.Remove(f.Name())
+	f.Close()
 }
 
 // run runs every point that is not finished or held by another sweep,
@@ -696,16 +719,16 @@ func (r *localRunner) run(ctx context.Context) error {
 	n := len(r.plan.Points)
 	var mu sync.Mutex
 	done, finished, failed, skipped := 0, 0, 0, 0
-	say := func(format string, a ...any) {
+	// say prints a progress line; a line that ends a point (c != nil) counts
+	// it first, under the same lock, so that the counts print in order.
+	say := func(c *int, format string, a ...any) {
 		mu.Lock()
 		defer mu.Unlock()
+		if c != nil {
+			*c++
+			done++
+		}
 		fmt.Fprintf(r.w, "%s [%d/%d] %s\n", time.Now().Format("15:04:05"), done, n, fmt.Sprintf(format, a...))
-	}
-	count := func(c *int) {
-		mu.Lock()
-		*c++
-		done++
-		mu.Unlock()
 	}
 	fmt.Fprintf(r.w, "sweep: %d runs in %s, %d at a time\n", n, r.plan.Out, r.jobs)
 	todo := make(chan sweepPoint)
@@ -720,20 +743,15 @@ func (r *localRunner) run(ctx context.Context) error {
 				}
 				a := decideRun(pt.Dir)
 				if a == actDone {
-					count(&skipped)
-					say("skipped %s: finished already", pt.Name)
+					say(&skipped, "skipped %s: finished already", pt.Name)
 					continue
 				}
-				ok, err := lock(pt)
-				if ok && err != nil {
-					os.Remove(lockPath(pt)) // taken but its pid not written
-				}
-				if err != nil || !ok {
-					count(&skipped)
+				held, err := lockRun(lockPath(pt))
+				if err != nil || held == nil {
 					if err != nil {
-						say("skipped %s: %v", pt.Name, err)
+						say(&skipped, "skipped %s: %v", pt.Name, err)
 					} else {
-						say("skipped %s: another sweep runs it (%s)", pt.Name, lockPath(pt))
+						say(&skipped, "skipped %s: another sweep runs it (%s)", pt.Name, lockPath(pt))
 					}
 					continue
 				}
@@ -745,22 +763,19 @@ func (r *localRunner) run(ctx context.Context) error {
 				logPath := pt.Dir + ".log"
 				log, err := os.OpenFile(logPath, mode, 0o644)
 				if err != nil {
-					os.Remove(lockPath(pt))
-					count(&failed)
-					say("failed %s: %v", pt.Name, err)
+					unlockRun(held)
+					say(&failed, "failed %s: %v", pt.Name, err)
 					continue
 				}
-				say("%s %s (log %s)", verb, pt.Name, logPath)
+				say(nil, "%s %s (log %s)", verb, pt.Name, logPath)
 				start := time.Now()
 				err = r.launch(ctx, pt.Index, log)
 				log.Close()
-				os.Remove(lockPath(pt))
+				unlockRun(held)
 				if decideRun(pt.Dir) == actDone {
-					count(&finished)
-					say("finished %s in %s%s", pt.Name, time.Since(start).Round(time.Second), lastEval(logPath))
+					say(&finished, "finished %s in %s%s", pt.Name, time.Since(start).Round(time.Second), lastEval(logPath))
 					continue
 				}
-				count(&failed)
 				why := "stopped"
 				switch {
 				case ctx.Err() != nil:
@@ -768,7 +783,7 @@ func (r *localRunner) run(ctx context.Context) error {
 				case err != nil:
 					why = "stopped (" + err.Error() + ")"
 				}
-				say("%s %s after %s: see %s; run the sweep again to resume", why, pt.Name, time.Since(start).Round(time.Second), logPath)
+				say(&failed, "%s %s after %s: see %s; run the sweep again to resume", why, pt.Name, time.Since(start).Round(time.Second), logPath)
 			}
 		}()
 	}

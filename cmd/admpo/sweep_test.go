@@ -255,8 +255,12 @@ func TestLocalRunner(t *testing.T) {
 	put(2, "checkpoint.ckpt", "c")
 	os.WriteFile(p.Points[2].Dir+".log", []byte("first part\n"), 0o644)
 	os.WriteFile(p.Points[5].Dir+".log", []byte("stale\n"), 0o644)
-	os.WriteFile(p.Points[3].Dir+".lock", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644) // held by a live process
-	os.WriteFile(p.Points[0].Dir+".lock", []byte("999999999\n"), 0o644)                  // stale: no such process
+	held, err := lockRun(p.Points[3].Dir + ".lock") // held by another open file: another process's lock
+	if err != nil || held == nil {
+		t.Fatalf("lockRun: %v %v", held, err)
+	}
+	defer held.Close()
+	os.WriteFile(p.Points[0].Dir+".lock", []byte("999999999\n"), 0o644) // left by a dead process: not a lock
 
 	var mu sync.Mutex
 	var launched []int
@@ -327,6 +331,138 @@ func TestLocalRunner(t *testing.T) {
 	if err := r.run(ctx); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("interrupted sweep: %v", err)
 	}
+}
+
+// TestRunLockSharedWithScripts: scripts/run_lock.sh and admpo sweep take
+// the same lock; twenty scripts started at once take it once; a lock goes
+// with its holder's process.
+func TestRunLockSharedWithScripts(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("no flock(1)")
+	}
+	lib, err := filepath.Abs("../../scripts/run_lock.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "runs", "hopper-admpo-0")
+	// script starts bash that takes the lock, prints "took" or "busy", then
+	// holds it until its stdin closes and releases it (or not, if release is
+	// false: a process that dies holding it).
+	script := func(release bool) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+		body := `source "$1"; if run_lock "$2"; then echo took; read -r _; ` + map[bool]string{true: `run_unlock "$2"; `, false: ``}[release] + `else echo busy; fi`
+		cmd := exec.Command("bash", "-c", body, "bash", lib, dir)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, in, bufio.NewReader(out)
+	}
+	said := func(r *bufio.Reader) string { line, _ := r.ReadString('\n'); return strings.TrimSpace(line) }
+
+	held, err := lockRun(dir + ".lock")
+	if err != nil || held == nil {
+		t.Fatalf("sweep's lock: %v %v", held, err)
+	}
+	cmd, in, out := script(true)
+	if got := said(out); got != "busy" {
+		t.Errorf("script beside a sweep's lock: %q, want busy", got)
+	}
+	in.Close()
+	cmd.Wait()
+	unlockRun(held)
+
+	cmd, in, out = script(true)
+	if got := said(out); got != "took" {
+		t.Fatalf("script after the sweep released it: %q, want took", got)
+	}
+	if b, _ := os.ReadFile(dir + ".lock"); strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Errorf("lock file holds %q, want the script's pid %d", b, cmd.Process.Pid)
+	}
+	if f, err := lockRun(dir + ".lock"); f != nil || err != nil {
+		t.Errorf("sweep took a lock the script holds: %v %v", f, err)
+	}
+	in.Close()
+	cmd.Wait()
+	if _, err := os.Stat(dir + ".lock"); err == nil {
+		t.Error("the script left its lock file")
+	}
+
+	// Twenty at once: one takes it.
+	var cmds []*exec.Cmd
+	var ins []io.WriteCloser
+	took := 0
+	for i := 0; i < 20; i++ {
+		c, w, r := script(true)
+		cmds, ins = append(cmds, c), append(ins, w)
+		defer c.Wait()
+		defer w.Close()
+		if said(r) == "took" {
+			took++
+		}
+	}
+	if took != 1 {
+		t.Errorf("%d of 20 scripts started together took the lock, want 1", took)
+	}
+	for i := range cmds {
+		ins[i].Close()
+		cmds[i].Wait()
+	}
+
+	// Scripts and sweeps taking and releasing it as fast as they can: never
+	// two holders at once (a holder that releases removes the file, and one
+	// that locked the removed file must notice it and retry).
+	churn := filepath.Join(filepath.Dir(dir), "churn")
+	inside := churn + ".in"
+	var overlaps atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			body := `source "$1"; for j in $(seq 30); do if run_lock "$2"; then mkdir "$3" 2>/dev/null || echo overlap; rmdir "$3" 2>/dev/null; run_unlock "$2"; fi; done`
+			out, err := exec.Command("bash", "-c", body, "bash", lib, churn, inside).CombinedOutput()
+			if err != nil {
+				t.Errorf("churning script: %v %s", err, out)
+			}
+			overlaps.Add(int32(strings.Count(string(out), "overlap")))
+		}()
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5000; j++ {
+				f, err := lockRun(churn + ".lock")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if f == nil {
+					continue
+				}
+				if os.Mkdir(inside, 0o755) != nil {
+					overlaps.Add(1)
+				}
+				os.Remove(inside)
+				unlockRun(f)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := overlaps.Load(); n != 0 {
+		t.Errorf("%d times two holders of one lock", n)
+	}
+
+	// A holder that dies leaves its file but no lock.
+	cmd, in, out = script(false)
+	if got := said(out); got != "took" {
+		t.Fatalf("script: %q, want took", got)
+	}
+	in.Close()
+	cmd.Wait()
+	f, err := lockRun(dir + ".lock")
+	if err != nil || f == nil {
+		t.Fatalf("lock of a dead holder not taken: %v %v", f, err)
+	}
+	unlockRun(f)
 }
 
 // sbatchLines are the #SBATCH options of a script, checking that they all
