@@ -239,7 +239,7 @@ func TestPlanFileGrowsButNeverChanges(t *testing.T) {
 
 // TestLocalRunner runs a plan with a fake launcher: finished runs are
 // skipped, checkpointed ones resumed with their log appended, a run held by
-// a live process left alone, at most --jobs at a time, and a run that ends
+// another process's lock left alone, at most --jobs at a time, and a run that ends
 // without its policy reported.
 func TestLocalRunner(t *testing.T) {
 	dir := t.TempDir()
