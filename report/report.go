@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot"
@@ -26,6 +27,9 @@ type Run struct {
 	Offline        bool      // an offline run: Steps count policy updates, Returns are D4RL normalised scores
 	Steps          []int     // env steps (policy updates offline) with an evaluation
 	Returns        []float64 // mean evaluation return (normalised score offline) at those steps
+	// Builds are the admpo builds that ran it, from its builds.txt
+	// (rundir.BuildsFile); none for a run of a build before that file.
+	Builds []rundir.Build
 }
 
 // OnlineXLabel is the x axis of online runs: progress.csv's step counts
@@ -102,7 +106,11 @@ func LoadRuns(patterns ...string) ([]Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed, Offline: cfg.Dataset != ""}
+		builds, err := rundir.Dir(d).Builds()
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed, Offline: cfg.Dataset != "", Builds: builds}
 		task := cfg.Env
 		if cfg.Dataset != "" {
 			task = cfg.Dataset
@@ -263,6 +271,57 @@ func Summary(w io.Writer, runs []Run) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f ± %.1f\t%.1f ± %.1f\t%.1f\n", c.Algo, c.Seeds, c.Steps[last], c.Mean[last], c.SE[last], lm, lse, best)
 	}
 	return tw.Flush()
+}
+
+// BuildsLine says which admpo builds ran the runs (builds.txt, by binary):
+// one line when they all share one, a warning naming each build and its
+// runs when they do not (a table should not mix builds), and how many runs
+// recorded none (runs of builds before builds.txt).
+func BuildsLine(w io.Writer, runs []Run) error {
+	var order []string
+	version := map[string]string{}
+	runsOf := map[string][]string{}
+	unrecorded := 0
+	for _, r := range runs {
+		if len(r.Builds) == 0 {
+			unrecorded++
+			continue
+		}
+		seen := map[string]bool{}
+		for _, b := range r.Builds {
+			if _, ok := version[b.Binary]; !ok {
+				order = append(order, b.Binary)
+				version[b.Binary] = b.Version
+			}
+			if !seen[b.Binary] {
+				seen[b.Binary] = true
+				runsOf[b.Binary] = append(runsOf[b.Binary], filepath.Base(r.Dir))
+			}
+		}
+	}
+	var err error
+	say := func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	}
+	switch {
+	case len(order) == 1:
+		say("builds: every recorded run by one binary, %s (%s)", order[0], version[order[0]])
+	case len(order) > 1:
+		say("warning: the runs come from %d admpo builds (a comparison should use one):\n", len(order))
+		for _, b := range order {
+			say("  %s (%s): %s\n", b, version[b], strings.Join(runsOf[b], ", "))
+		}
+		say("builds: %d", len(order))
+	default:
+		say("builds: not recorded by these runs (builds before builds.txt)")
+	}
+	if unrecorded > 0 && len(order) > 0 {
+		say("; %d of %d runs recorded none (a build before builds.txt)", unrecorded, len(runs))
+	}
+	say("\n")
+	return err
 }
 
 // TableAt writes a Markdown table of the evaluations at the given steps

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
 
@@ -183,5 +185,56 @@ func TestLoadRunsSeveralPatterns(t *testing.T) {
 	_, err = LoadRuns(filepath.Join(root, "lr", "*"), filepath.Join(root, "table", "*"))
 	if err == nil || !strings.Contains(err.Error(), "seed 0") || !strings.Contains(err.Error(), filepath.Join(root, "table", "hopper-admpo-0")) {
 		t.Errorf("admpo seed 0 twice: %v, want an error naming both runs", err)
+	}
+}
+
+// TestBuildsLine: runs of one binary give one line; runs of two give a
+// warning naming each binary and its runs (a run resumed by another binary
+// counts under both); runs without builds.txt are counted as such.
+func TestBuildsLine(t *testing.T) {
+	root := t.TempDir()
+	at := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	add := func(name string, binaries ...string) {
+		for i, b := range binaries {
+			if err := rundir.Dir(filepath.Join(root, name)).AppendBuild(rundir.Build{Time: at, Step: 1000 * i, Binary: b, Version: "admpo " + b[:4]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	line := func(pattern string) string {
+		runs, err := LoadRuns(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := BuildsLine(&buf, runs); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for i, name := range []string{"a/hopper-sac-0", "a/hopper-sac-1", "b/hopper-sac-0", "b/hopper-sac-1", "c/hopper-sac-0", "c/hopper-sac-1"} {
+		writeRun(t, filepath.Join(root, name), "sac", i%2, []float64{1, 2})
+	}
+	add("a/hopper-sac-0", "aaaa000011112222", "aaaa000011112222")
+	add("a/hopper-sac-1", "aaaa000011112222")
+	add("b/hopper-sac-0", "aaaa000011112222")
+	add("b/hopper-sac-1", "aaaa000011112222", "bbbb000011112222")
+	add("c/hopper-sac-0", "aaaa000011112222")
+
+	if got, want := line("a/*"), "builds: every recorded run by one binary, aaaa000011112222 (admpo aaaa)\n"; got != want {
+		t.Errorf("one build: %q, want %q", got, want)
+	}
+	got := line("b/*")
+	for _, want := range []string{"warning: the runs come from 2 admpo builds",
+		"  aaaa000011112222 (admpo aaaa): hopper-sac-0, hopper-sac-1\n", "  bbbb000011112222 (admpo bbbb): hopper-sac-1\n", "builds: 2\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("two builds: %q lacks %q", got, want)
+		}
+	}
+	if got, want := line("c/*"), "builds: every recorded run by one binary, aaaa000011112222 (admpo aaaa); 1 of 2 runs recorded none (a build before builds.txt)\n"; got != want {
+		t.Errorf("one unrecorded: %q, want %q", got, want)
+	}
+	if got, want := line("c/hopper-sac-1"), "builds: not recorded by these runs (builds before builds.txt)\n"; got != want {
+		t.Errorf("none recorded: %q, want %q", got, want)
 	}
 }

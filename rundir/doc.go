@@ -10,6 +10,7 @@
 //	policy.onnx        the final policy (PolicyFile)
 //	adm.onnx           the final ADM of an admpo run (ADMFile); ensemble.onnx for mbpo and mopo (EnsembleFile)
 //	snapshots.json     a behaviour run's snapshot list, its ONNX files under snapshots/ (SnapshotsFile, SnapshotsDir)
+//	builds.txt         the admpo builds that ran it, a line per start or resume (BuildsFile, Dir.AppendBuild, Dir.Builds)
 //
 // It imports nothing of admpo: the runtime packages may use it.
 package rundir

@@ -83,6 +83,7 @@ for ds in $datasets; do
         ev=$repo/docs/results/offline/$name-$algo-$seed
         mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$dir/offline.csv" "$ev/"
         [ ! -f "$dir/model_fit.csv" ] || cp "$dir/model_fit.csv" "$ev/"
+        [ ! -f "$dir/builds.txt" ] || cp "$dir/builds.txt" "$ev/"  # the builds that ran it
         [ ! -f "$dir.diagnosis.txt" ] || cp "$dir.diagnosis.txt" "$ev/diagnosis.txt"
       fi
     done

@@ -53,6 +53,7 @@ for env in $envs; do
       if [ -n "$evidence" ]; then
         ev=$repo/docs/results/online/${TAG:+$TAG/}$env-$algo-$seed
         mkdir -p "$ev" && cp "$dir/config.json" "$dir/progress.csv" "$dir/progress.jsonl" "$ev/"
+        [ ! -f "$dir/builds.txt" ] || cp "$dir/builds.txt" "$ev/"  # the builds that ran it
       fi
     done
   done

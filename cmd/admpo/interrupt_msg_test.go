@@ -22,14 +22,15 @@ func (r stoppedRun) FitInterruptedAt() int     { return r.fitEpoch }
 // TestInterruptLineSaysWhereTheFitStood: a run interrupted in its model fit
 // names the fit epoch; one interrupted elsewhere its update.
 func TestInterruptLineSaysWhereTheFitStood(t *testing.T) {
+	dir := t.TempDir() // the run directory, where the run's builds.txt goes
 	for _, c := range []struct {
 		epoch int
 		want  string
 	}{
-		{7, "interrupted in the model fit at epoch 7: checkpoint written; continue with --resume runs/x\n"},
-		{0, "interrupted at update 0: checkpoint written; continue with --resume runs/x\n"},
+		{7, "interrupted in the model fit at epoch 7: checkpoint written; continue with --resume " + dir + "\n"},
+		{0, "interrupted at update 0: checkpoint written; continue with --resume " + dir + "\n"},
 	} {
-		out, err := captureStdout(t, func() error { return runToEnd(stoppedRun{c.epoch}, "runs/x", 10, "update", nil) })
+		out, err := captureStdout(t, func() error { return runToEnd(stoppedRun{c.epoch}, dir, 10, "update", nil) })
 		if !errors.Is(err, train.ErrInterrupted) || !strings.HasSuffix(out, c.want) {
 			t.Errorf("fit epoch %d: printed %q (%v), want it to end %q", c.epoch, out, err, c.want)
 		}

@@ -42,6 +42,9 @@ func runPlot(args []string) error {
 	if err := report.Summary(os.Stdout, rs); err != nil {
 		return err
 	}
+	if err := report.BuildsLine(os.Stdout, rs); err != nil {
+		return err
+	}
 	if len(*at) > 0 {
 		fmt.Println()
 		if err := report.TableAt(os.Stdout, rs, *at); err != nil {

@@ -177,6 +177,9 @@ func runAndClose(r trainingRun, dir string, total int, unit string) error {
 	defer r.Close()
 	ctx, stop := interruptible()
 	defer stop()
+	if err := noteBuild(dir, r.Step(), os.Stderr); err != nil {
+		return err
+	}
 	r.OnStatus(statusPrinter(total, r.Step()))
 	start := time.Now()
 	err := r.Run(ctx)

@@ -39,7 +39,8 @@ type Line struct{ Name, Hash string }
 func hashOf(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s) }
 
 // Dir fingerprints the files of one run directory that a run writes
-// deterministically; TensorBoard event files and logs are left out.
+// deterministically; TensorBoard event files, logs and builds.txt are
+// left out.
 func Dir(dir string) ([]Line, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -62,8 +63,8 @@ func Dir(dir string) ([]Line, error) {
 			}
 			continue
 		}
-		if strings.HasPrefix(name, "events.out.tfevents") || strings.HasSuffix(name, ".log") {
-			continue
+		if strings.HasPrefix(name, "events.out.tfevents") || strings.HasSuffix(name, ".log") || name == "builds.txt" {
+			continue // builds.txt: when and by which binary (rundir.BuildsFile), not what the run computed
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
