@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,18 +32,10 @@ func TestRunRecordsItsBuilds(t *testing.T) {
 	// train runs the command and returns what it wrote on stderr.
 	train := func(args ...string) (string, error) {
 		t.Helper()
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		old := os.Stderr
-		os.Stderr = w
-		done := make(chan string)
-		go func() { b, _ := io.ReadAll(r); done <- string(b) }()
-		_, ferr := captureStdout(t, func() error { return trainOnline(args) })
-		w.Close()
-		os.Stderr = old
-		return <-done, ferr
+		return captureFile(t, &os.Stderr, func() error {
+			_, err := captureStdout(t, func() error { return trainOnline(args) })
+			return err
+		})
 	}
 	builds := func(want int) []rundir.Build {
 		t.Helper()

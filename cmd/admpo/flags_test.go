@@ -126,17 +126,24 @@ func TestEveryNumericFlagRejectsBadValues(t *testing.T) {
 // captureStdout runs f with os.Stdout redirected and returns what it wrote.
 func captureStdout(t *testing.T, f func() error) (string, error) {
 	t.Helper()
+	return captureFile(t, &os.Stdout, f)
+}
+
+// captureFile runs f with *file (os.Stdout or os.Stderr) redirected and
+// returns what it wrote there.
+func captureFile(t *testing.T, file **os.File, f func() error) (string, error) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stdout
-	os.Stdout = w
+	old := *file
+	*file = w
 	done := make(chan string)
 	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
 	ferr := f()
 	w.Close()
-	os.Stdout = old
+	*file = old
 	return <-done, ferr
 }
 
