@@ -7,12 +7,12 @@
 # crash or a machine restart. DIR.lock holds the holder's pid for people.
 
 # run_lock DIR: take DIR's lock for this shell; status 1 when another process
-# holds it.
+# holds it, 2 (with a message) when the lock file cannot be made.
 run_lock() {
   local f=$1.lock
-  mkdir -p "$(dirname "$f")" || return 1
+  mkdir -p "$(dirname "$f")" || { echo "run_lock: cannot make $(dirname "$f")" >&2; return 2; }
   while :; do
-    exec {RUN_LOCK_FD}>>"$f" || return 1
+    exec {RUN_LOCK_FD}>>"$f" || { echo "run_lock: cannot open $f" >&2; return 2; }
     if ! flock -n "$RUN_LOCK_FD"; then
       exec {RUN_LOCK_FD}>&-
       return 1
