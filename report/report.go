@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -328,8 +329,14 @@ func BuildsLine(w io.Writer, runs []Run) error {
 // (env steps online, policy updates offline): per algorithm and step, the
 // mean ± standard error over the runs that evaluated at exactly that step,
 // with their count when it is not every run of the algorithm, or "-" where
-// none did.
-func TableAt(w io.Writer, runs []Run, steps []int) error {
+// none did. With window > 0 a run's value at step s is not its evaluation
+// at s but the mean of its evaluations at steps in (s-window, s] (it must
+// still have evaluated at s): the 50-epoch means of a curve that swings
+// from one evaluation to the next. window 0 is the evaluation at s.
+func TableAt(w io.Writer, runs []Run, steps []int, window int) error {
+	if window < 0 {
+		return fmt.Errorf("report: window %d: want 0 (the evaluation at each step) or more steps", window)
+	}
 	by := map[string][]Run{}
 	var algos []string
 	for _, r := range runs {
@@ -341,7 +348,11 @@ func TableAt(w io.Writer, runs []Run, steps []int) error {
 	sort.Strings(algos)
 	head, rule := "| algo (seeds) |", "|---|"
 	for _, s := range steps {
-		head += fmt.Sprintf(" %d |", s)
+		if window > 0 {
+			head += fmt.Sprintf(" %d-%d |", max(s-window, 0)+1, s)
+		} else {
+			head += fmt.Sprintf(" %d |", s)
+		}
 		rule += "---|"
 	}
 	if _, err := fmt.Fprintf(w, "%s\n%s\n", head, rule); err != nil {
@@ -352,11 +363,8 @@ func TableAt(w io.Writer, runs []Run, steps []int) error {
 		for _, s := range steps {
 			var v []float64
 			for _, r := range by[a] {
-				for i, rs := range r.Steps {
-					if rs == s {
-						v = append(v, r.Returns[i])
-						break
-					}
+				if x, ok := r.windowMean(s, window); ok {
+					v = append(v, x)
 				}
 			}
 			switch m, se := MeanSE(v); {
@@ -373,4 +381,22 @@ func TableAt(w io.Writer, runs []Run, steps []int) error {
 		}
 	}
 	return nil
+}
+
+// windowMean is the run's evaluation at step s (window 0), or the mean of
+// its evaluations at steps in (s-window, s]; false when the run did not
+// evaluate at s.
+func (r Run) windowMean(s, window int) (float64, bool) {
+	if !slices.Contains(r.Steps, s) {
+		return 0, false
+	}
+	var sum float64
+	n := 0
+	for i, rs := range r.Steps {
+		if rs == s || (rs > s-window && rs <= s) {
+			sum += r.Returns[i]
+			n++
+		}
+	}
+	return sum / float64(n), true
 }

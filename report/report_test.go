@@ -120,7 +120,7 @@ func TestTableAt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := TableAt(&buf, runs, []int{2000, 2500, 3000}); err != nil {
+	if err := TableAt(&buf, runs, []int{2000, 2500, 3000}, 0); err != nil {
 		t.Fatal(err)
 	}
 	// admpo at 2000: 20 and 40, mean 30, SE 10; at 2500 only rows without an
@@ -130,6 +130,37 @@ func TestTableAt(t *testing.T) {
 		"| sac (1) | - | - | - |\n"
 	if buf.String() != want {
 		t.Fatalf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestTableAtWindow: with a window each run's cell is the mean of its
+// evaluations in (step-window, step] (worked out by hand), a run must still
+// have evaluated at the step, the window is clipped at the run's start, and
+// a negative window is refused.
+func TestTableAtWindow(t *testing.T) {
+	root := t.TempDir()
+	// evaluations at 1000, 2000, ... (rows at 1500, 2500, ... without one)
+	writeRun(t, filepath.Join(root, "hopper-admpo-0"), "admpo", 0, []float64{10, 20, 60, 0})
+	writeRun(t, filepath.Join(root, "hopper-admpo-1"), "admpo", 1, []float64{14, 40, 100}) // not at 4000
+	runs, err := LoadRuns(filepath.Join(root, "hopper-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := TableAt(&buf, runs, []int{1000, 3000, 4000}, 2000); err != nil {
+		t.Fatal(err)
+	}
+	// 1000 (window clipped): 10 and 14, mean 12, SE 2.
+	// 3000: (1000, 3000] holds the evaluations at 2000 and 3000:
+	// seed 0 (20+60)/2 = 40, seed 1 (40+100)/2 = 70; mean 55, SE 15.
+	// 4000: seed 0 only, (60+0)/2 = 30.
+	want := "| algo (seeds) | 1-1000 | 1001-3000 | 2001-4000 |\n|---|---|---|---|\n" +
+		"| admpo (2) | 12.0 ± 2.0 | 55.0 ± 15.0 | 30.0 ± 0.0 (1) |\n"
+	if buf.String() != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	if err := TableAt(&buf, runs, []int{1000}, -1); err == nil {
+		t.Fatal("a negative window was accepted")
 	}
 }
 
