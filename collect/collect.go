@@ -91,6 +91,17 @@ func ONNXActors(actor []byte, deterministic bool) NewActor {
 	}
 }
 
+// OpenEnv opens one instance of the environment data are collected in: a
+// built-in task (Builtin), a task file's (envs.MakeTask) or a remote
+// environment's (remote.Make). Every collection worker and every policy
+// evaluation opens its own and closes it.
+type OpenEnv func() (*envs.Env, error)
+
+// Builtin opens the built-in task name.
+func Builtin(name string) OpenEnv {
+	return func() (*envs.Env, error) { return envs.Make(name) }
+}
+
 // collectedEpisode is one episode of Dataset in D4RL's layout.
 type collectedEpisode struct {
 	index                 int
@@ -111,11 +122,13 @@ func episodeSeed(seed int64, e int) int64 {
 	return int64((z ^ (z >> 31)) >> 1)
 }
 
-// Dataset runs episodes of the task for n transitions and returns
+// Dataset runs episodes of the environment open opens for n transitions
+// and returns
 // them in D4RL's layout: observations, actions, rewards, next_observations,
-// terminals (the task's termination rule fired), timeouts (the 1000-step
-// limit), and infos/qpos and infos/qvel (the full simulator state before
-// each step, the x position included). Episodes follow one another in their
+// terminals (the task's termination rule fired), timeouts (the episode
+// limit: 1000 steps for the built-in tasks), and infos/qpos and infos/qvel (the full simulator state before
+// each step, the x position included; none for an environment without a
+// simulator, e.g. a remote one). Episodes follow one another in their
 // index order; the last one, cut by n, has its last row flagged as a
 // timeout so that no episode runs into data appended after it.
 //
@@ -123,7 +136,7 @@ func episodeSeed(seed int64, e int) int64 {
 // seed and e alone, so the data depend on seed only, not on workers:
 // workers goroutines (0: GOMAXPROCS) each run whole episodes with their own
 // env and their own actor from newAct.
-func Dataset(task string, n int, seed int64, workers int, newAct NewActor) (*datasets.Dataset, Stats, error) {
+func Dataset(open OpenEnv, n int, seed int64, workers int, newAct NewActor) (*datasets.Dataset, Stats, error) {
 	var st Stats
 	if n <= 0 {
 		return nil, st, fmt.Errorf("collect: size %d must be positive", n)
@@ -131,9 +144,9 @@ func Dataset(task string, n int, seed int64, workers int, newAct NewActor) (*dat
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	probe, err := envs.Make(task)
+	probe, err := open()
 	if err != nil {
-		return nil, st, err
+		return nil, st, fmt.Errorf("collect: %w", err)
 	}
 	od, ad := probe.Task.ObsDim, probe.Task.ActDim
 	qp, qv := len(probe.QPos()), len(probe.QVel())
@@ -165,9 +178,9 @@ func Dataset(task string, n int, seed int64, workers int, newAct NewActor) (*dat
 					return false
 				}
 			}
-			env, err := envs.Make(task)
+			env, err := open()
 			if err != nil {
-				send(collectedEpisode{err: err})
+				send(collectedEpisode{index: -1, err: err})
 				return
 			}
 			defer env.Close()
@@ -188,11 +201,21 @@ func Dataset(task string, n int, seed int64, workers int, newAct NewActor) (*dat
 	d := &datasets.Dataset{ObsDim: od, ActDim: ad, N: n, QPosDim: qp, QVelDim: qv,
 		Obs: make([]float32, 0, n*od), Act: make([]float32, 0, n*ad), Rew: make([]float32, 0, n),
 		NextObs: make([]float32, 0, n*od), Terminal: make([]bool, 0, n), Timeout: make([]bool, 0, n),
-		QPos: make([]float32, 0, n*qp), QVel: make([]float32, 0, n*qv), Meta: map[string]string{}}
+		Meta: map[string]string{}}
+	if qp > 0 {
+		d.QPos = make([]float32, 0, n*qp)
+	}
+	if qv > 0 {
+		d.QVel = make([]float32, 0, n*qv)
+	}
 	pending := map[int]collectedEpisode{}
 	var sumRet, sumLen, cutRet float64
 	for next, rows := 0, 0; rows < n && err == nil; {
 		r := <-results
+		if r.err != nil && r.index < 0 {
+			err = fmt.Errorf("collect: opening a worker's env: %w", r.err)
+			break
+		}
 		if r.err != nil {
 			err = fmt.Errorf("collect: episode %d: %w", r.index, r.err)
 			break
@@ -314,13 +337,13 @@ func Concat(parts ...*datasets.Dataset) (*datasets.Dataset, error) {
 	return out, nil
 }
 
-// EvalPolicy runs episodes deterministic episodes of act in the task and
-// returns their mean and std return (reset seeds seed, seed+1, ...; the
-// actor's noise, if any, from one source seeded seed).
-func EvalPolicy(task string, act envs.Actor, episodes int, seed int64) (mean, std float64, err error) {
-	env, err := envs.Make(task)
+// EvalPolicy runs episodes deterministic episodes of act in the env that
+// open opens and returns their mean and std return (reset seeds seed,
+// seed+1, ...; the actor's noise, if any, from one source seeded seed).
+func EvalPolicy(open OpenEnv, act envs.Actor, episodes int, seed int64) (mean, std float64, err error) {
+	env, err := open()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("collect: %w", err)
 	}
 	defer env.Close()
 	r, err := envs.Evaluate(env, act, envs.EvalConfig{Episodes: episodes, RNG: rand.New(rand.NewSource(seed)),

@@ -39,7 +39,7 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 			}
 			defer env.Close()
 			u := envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}
-			d, st, err := Dataset(x.task, x.n, 11, 0, SharedActor(u))
+			d, st, err := Dataset(Builtin(x.task), x.n, 11, 0, SharedActor(u))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,11 +149,11 @@ func approxEq(a, b []float32, tol float64) bool {
 // part at an episode boundary.
 func TestConcatKeepsEpisodesApart(t *testing.T) {
 	u := envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
-	a, _, err := Dataset("hopper", 50, 1, 0, SharedActor(u))
+	a, _, err := Dataset(Builtin("hopper"), 50, 1, 0, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := Dataset("hopper", 30, 2, 0, SharedActor(u))
+	b, _, err := Dataset(Builtin("hopper"), 30, 2, 0, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,15 +307,15 @@ func TestCollectParallelDeterministic(t *testing.T) {
 	ortskip.IfMissing(t)
 	actor := tinyActor(t, "halfcheetah", 3)
 	const n = 2500
-	a, sa, err := Dataset("halfcheetah", n, 7, 1, ONNXActors(actor, false))
+	a, sa, err := Dataset(Builtin("halfcheetah"), n, 7, 1, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, sb, err := Dataset("halfcheetah", n, 7, 3, ONNXActors(actor, false))
+	b, sb, err := Dataset(Builtin("halfcheetah"), n, 7, 3, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := Dataset("halfcheetah", n, 8, 3, ONNXActors(actor, false))
+	c, _, err := Dataset(Builtin("halfcheetah"), n, 8, 3, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}

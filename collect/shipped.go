@@ -183,7 +183,7 @@ func Promote(run, dir string, opt PromoteOptions) (ShippedPolicy, error) {
 	if err != nil {
 		return p, err
 	}
-	ret, std, err := EvalPolicy(l.Env, pol, opt.EvalEpisodes, opt.Seed)
+	ret, std, err := EvalPolicy(Builtin(l.Env), pol, opt.EvalEpisodes, opt.Seed)
 	pol.Close()
 	if err != nil {
 		return p, err

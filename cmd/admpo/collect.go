@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/admpo/admpo/collect"
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
@@ -162,14 +165,17 @@ func (b behaviourSource) snapshot(kind string, mediumReturn float64) (onnxBytes 
 
 func runCollect(args []string) error {
 	fs := newFlags("collect")
-	env := fs.String("env", "hopper", "task (see: admpo envs list)")
+	env := fs.String("env", "hopper", "task (see: admpo envs list), or a remote environment's server: tcp://HOST:PORT or unix:///PATH")
+	envFile := fs.String("env-file", "", "collect in the task of this task file instead of --env (see: admpo envs show)")
+	envTimeout := fs.Duration("env-timeout", remote.DefaultTimeout, "a remote environment's longest wait for a connection or an answer")
 	kind := fs.String("kind", "random", strings.Join(train.DatasetKinds, ", "))
 	size := fs.Int("size", 1000000, "transitions (medium-expert: of each half; medium-replay: cap keeping the newest, 0: all)")
 	out := fs.String("out", "", "output .hdf5 file, or Minari directory with --format minari (default data/ENV-KIND.hdf5, data/ENV-KIND-v0)")
 	format := fs.String("format", "d4rl", "d4rl (one HDF5 file) or minari (a Minari data set directory: data/main_data.hdf5 with\n"+
 		"one group per episode, data/metadata.json)")
 	seed := fs.Int64("seed", 0, "seed of the episodes' reset and action noise (and of a behaviour run)")
-	workers := fs.Int("workers", 0, "goroutines running episodes (0: one per CPU); the data do not depend on it")
+	workers := fs.Int("workers", 0, "goroutines running episodes, each with its own env (0: one per CPU; one for a remote\n"+
+		"environment, whose server may run a single env, e.g. a robot); the data do not depend on it")
 	policies := fs.String("policies", "", "directory of the shipped behaviour policies (manifest.json; default: "+collect.ShippedDir+"\n"+
 		"under the working directory, else of the repository the admpo binary lies in)")
 	policy := fs.String("policy", "", "run directory with the behaviour policy (a --train-dir, or an `admpo train online` run)")
@@ -184,9 +190,12 @@ func runCollect(args []string) error {
 	bound(fs, nonNeg, "size", "workers", "train-warmup", "stop-return", "medium-return")
 	bound(fs, atLeast1, "train-steps", "train-eval-every", "eval-episodes")
 	bound(fs, anyNum, "seed")
-	task, err := parseTask(fs, args, env)
-	if err != nil {
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
+	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if fs.Changed("env") && *envFile != "" {
+		return fmt.Errorf("%w: --env and --env-file cannot both be given", errUsage)
 	}
 	if !slices.Contains(train.DatasetKinds, *kind) {
 		return fmt.Errorf("%w: --kind %q is not one of %s", errUsage, *kind, strings.Join(train.DatasetKinds, ", "))
@@ -200,40 +209,57 @@ func runCollect(args []string) error {
 	if *format != "d4rl" && *format != "minari" {
 		return fmt.Errorf("%w: --format %q: want d4rl or minari", errUsage, *format)
 	}
+	trainFlags := fs.Changed("train-dir") || fs.Changed("train-steps") || fs.Changed("train-warmup") ||
+		fs.Changed("train-eval-every") || fs.Changed("stop-return")
+	tg, err := collectEnv(*env, *envFile, *envTimeout)
+	if err != nil {
+		return err
+	}
+	if !tg.builtin && *kind != "random" && *policy == "" {
+		if trainFlags {
+			return fmt.Errorf("%w: --train-* trains behaviour runs on the built-in tasks only: for %s train an online run "+
+				"(admpo train online %s --algo sac) and collect with --policy RUN", errUsage, tg.name, tg.flag)
+		}
+		return fmt.Errorf("%w: --kind %s: behaviour policies are shipped for the built-in tasks only: for %s give --policy RUN, "+
+			"an online run in that environment (admpo train online %s --algo sac)", errUsage, *kind, tg.name, tg.flag)
+	}
+	if *workers == 0 && tg.remote {
+		*workers = 1
+	}
 	path := *out
 	if path == "" {
-		path = filepath.Join("data", fmt.Sprintf("%s-%s.hdf5", task.Name, *kind))
+		path = filepath.Join("data", fmt.Sprintf("%s-%s.hdf5", tg.label, *kind))
 		if *format == "minari" {
-			path = filepath.Join("data", fmt.Sprintf("%s-%s-v0", task.Name, *kind))
+			path = filepath.Join("data", fmt.Sprintf("%s-%s-v0", tg.label, *kind))
 		}
 	}
 	if *format == "minari" && datasets.IsMinari(path) {
 		return fmt.Errorf("%w: --out %s already holds a Minari data set", errUsage, path)
 	}
-	meta := map[string]string{"env": task.Name, "kind": *kind, "seed": strconv.FormatInt(*seed, 10),
+	meta := map[string]string{"env": tg.name, "kind": *kind, "seed": strconv.FormatInt(*seed, 10),
 		"command": "admpo " + strings.Join(append([]string{"collect"}, args...), " "),
-		"name":    task.Name + "-" + *kind}
+		"name":    tg.label + "-" + *kind}
+	maps.Copy(meta, tg.meta)
 	var d *datasets.Dataset
 	if *kind == "random" {
-		env0, err := envs.Make(task.Name)
-		if err != nil {
-			return err
+		for i := range tg.low {
+			if math.IsInf(tg.low[i], 0) || math.IsInf(tg.high[i], 0) {
+				return fmt.Errorf("%w: --kind random draws uniform actions, but action value %d of %s is unbounded ([%v, %v])",
+					errUsage, i, tg.name, tg.low[i], tg.high[i])
+			}
 		}
-		u := envs.UniformActor{Low: env0.ActionLow(), High: env0.ActionHigh()}
-		env0.Close()
+		u := envs.UniformActor{Low: tg.low, High: tg.high}
 		var st collect.Stats
-		if d, st, err = collect.Dataset(task.Name, *size, *seed, *workers, collect.SharedActor(u)); err != nil {
+		if d, st, err = collect.Dataset(tg.open, *size, *seed, *workers, collect.SharedActor(u)); err != nil {
 			return err
 		}
 		meta["policy"] = "uniform random actions"
 		meta["policy_return"] = ff(st.MeanReturn)
-		setDataReturn(meta, "", task.Name, st.MeanReturn, st.Episodes)
+		setDataReturn(meta, "", tg, st.MeanReturn, st.Episodes)
 	} else {
 		var src policySource
-		trainFlags := fs.Changed("train-dir") || fs.Changed("train-steps") || fs.Changed("train-warmup") ||
-			fs.Changed("train-eval-every") || fs.Changed("stop-return")
 		if *policy != "" || trainFlags {
-			bc := collect.DefaultBehaviourConfig(task.Name, *seed, *trainSteps)
+			bc := collect.DefaultBehaviourConfig(tg.name, *seed, *trainSteps)
 			bc.WarmUp, bc.EvalEvery, bc.StopReturn = *trainWarm, *trainEvery, *stopReturn
 			if src, err = behaviour(*policy, *trainDir, path, bc); err != nil {
 				return err
@@ -247,7 +273,7 @@ func runCollect(args []string) error {
 			if err != nil {
 				return err
 			}
-			src = shippedSource{dir: dir, env: task.Name, m: m}
+			src = shippedSource{dir: dir, env: tg.name, m: m}
 		}
 		collectKind := func(k string, n int, seedOff int64) (*datasets.Dataset, error) {
 			b, desc, err := src.policyFor(k, *mediumReturn)
@@ -259,13 +285,17 @@ func runCollect(args []string) error {
 				return nil, err
 			}
 			defer det.Close()
-			ret, retStd, err := collect.EvalPolicy(task.Name, det, *evalEps, *seed*1000+500+seedOff)
+			if det.P.ObsDim != tg.obsDim || det.P.ActDim != tg.actDim {
+				return nil, fmt.Errorf("the %s policy (%s) acts on %d observation values with %d actions, %s has %d and %d",
+					k, desc, det.P.ObsDim, det.P.ActDim, tg.name, tg.obsDim, tg.actDim)
+			}
+			ret, retStd, err := collect.EvalPolicy(tg.open, det, *evalEps, *seed*1000+500+seedOff)
 			if err != nil {
 				return nil, err
 			}
 			fmt.Printf("%s policy: %s\n  deterministic return over %d episodes: %.1f ± %.1f\n", k, desc, *evalEps, ret, retStd)
 			t0 := time.Now()
-			pd, st, err := collect.Dataset(task.Name, n, *seed*1000+seedOff, *workers, collect.ONNXActors(b, *deterministic))
+			pd, st, err := collect.Dataset(tg.open, n, *seed*1000+seedOff, *workers, collect.ONNXActors(b, *deterministic))
 			if err != nil {
 				return nil, err
 			}
@@ -279,7 +309,7 @@ func runCollect(args []string) error {
 			meta[pre+"policy_sha256"] = collect.Checksum(b)
 			meta[pre+"policy_return"] = ff(ret)
 			meta[pre+"policy_return_std"] = ff(retStd)
-			setDataReturn(meta, pre, task.Name, st.MeanReturn, st.Episodes)
+			setDataReturn(meta, pre, tg, st.MeanReturn, st.Episodes)
 			return pd, nil
 		}
 		switch *kind {
@@ -306,7 +336,7 @@ func runCollect(args []string) error {
 			}
 			meta["policy"] = desc
 			n, ret := d.EpisodeReturns()
-			setDataReturn(meta, "", task.Name, ret, n)
+			setDataReturn(meta, "", tg, ret, n)
 			fmt.Printf("medium-replay: %s -> %d transitions\n", desc, d.N)
 		}
 	}
@@ -314,7 +344,7 @@ func runCollect(args []string) error {
 		return err
 	}
 	d.Meta = meta
-	if err := writeDataset(path, *format, d, task.Name); err != nil {
+	if err := writeDataset(path, *format, d, tg.low, tg.high); err != nil {
 		return err
 	}
 	eps := d.Episodes()
@@ -323,10 +353,11 @@ func runCollect(args []string) error {
 }
 
 // setDataReturn records a collected data set's mean episode return, its
-// D4RL normalised score where the task has one, and its episode count.
-func setDataReturn(meta map[string]string, prefix, env string, ret float64, episodes int) {
+// D4RL normalised score where the task has one (a built-in task), and its
+// episode count.
+func setDataReturn(meta map[string]string, prefix string, tg collectTarget, ret float64, episodes int) {
 	meta[prefix+"data_return"] = ff(ret)
-	if s, err := datasets.NormalizedScore(env, ret); err == nil {
+	if s, err := datasets.NormalizedScore(tg.name, ret); err == nil && tg.builtin {
 		meta[prefix+"data_score"] = ff(s)
 	}
 	meta[prefix+"data_episodes"] = strconv.Itoa(episodes)
@@ -453,20 +484,63 @@ func runPromote(args []string) error {
 }
 
 // writeDataset writes d as a D4RL file or (format minari) a Minari data set
-// directory whose action space is task's bounds (the data's range when
-// task is empty or unknown).
-func writeDataset(path, format string, d *datasets.Dataset, task string) error {
+// directory whose action space is [low, high] (the data's range when they
+// are nil).
+func writeDataset(path, format string, d *datasets.Dataset, low, high []float64) error {
 	if format != "minari" {
 		return datasets.WriteD4RL(path, d)
 	}
-	spec := datasets.MinariSpec{DatasetID: minariID(d, path)}
-	if task != "" {
-		if e, err := envs.Make(task); err == nil {
-			spec.ActLow, spec.ActHigh = e.ActionLow(), e.ActionHigh()
-			e.Close()
-		}
-	}
+	spec := datasets.MinariSpec{DatasetID: minariID(d, path), ActLow: low, ActHigh: high}
 	return datasets.WriteMinari(path, d, spec)
+}
+
+// collectTarget is the environment admpo collect plays: a built-in task, a
+// task file's task or a remote environment.
+type collectTarget struct {
+	name            string // the task's name, or the remote environment's address
+	label           string // its part of the default output name (remote-HOST-PORT for an address)
+	flag            string // how to name it on a command line (--env NAME, --env-file FILE)
+	builtin, remote bool
+	open            collect.OpenEnv
+	obsDim, actDim  int
+	low, high       []float64
+	meta            map[string]string // what the data's metadata record of it beside env
+}
+
+// collectEnv resolves --env or --env-file and opens the environment once
+// (a server that is down is an error naming it, before anything is
+// written) for its sizes and action bounds.
+func collectEnv(name, file string, timeout time.Duration) (collectTarget, error) {
+	var tg collectTarget
+	switch {
+	case file != "":
+		t, err := envs.LoadTaskFile(file)
+		if err != nil {
+			return tg, usageErr(err)
+		}
+		tg = collectTarget{name: t.Name, label: t.Name, flag: "--env-file " + file,
+			open: func() (*envs.Env, error) { return envs.MakeTask(t) },
+			meta: map[string]string{"env_file": file, "env_digest": t.Digest}}
+	case remote.IsAddress(name):
+		if _, _, err := remote.ParseAddress(name); err != nil {
+			return tg, usageErr(err)
+		}
+		tg = collectTarget{name: name, label: envRunName(name), flag: "--env " + name, remote: true,
+			open: func() (*envs.Env, error) { return remote.Make(name, timeout) }}
+	default:
+		t, err := lookupTask(name)
+		if err != nil {
+			return tg, err
+		}
+		tg = collectTarget{name: t.Name, label: t.Name, flag: "--env " + t.Name, builtin: true, open: collect.Builtin(t.Name)}
+	}
+	e, err := tg.open()
+	if err != nil {
+		return tg, err
+	}
+	defer e.Close()
+	tg.obsDim, tg.actDim, tg.low, tg.high = e.Task.ObsDim, e.Task.ActDim, e.ActionLow(), e.ActionHigh()
+	return tg, nil
 }
 
 // minariID is a Minari dataset id for d: admpo/ENV/KIND-v0 when its

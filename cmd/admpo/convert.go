@@ -50,13 +50,20 @@ func runConvert(args []string) error {
 			task = t.Name
 		}
 	}
+	var low, high []float64
 	if task != "" {
 		t, _ := envs.Lookup(task)
 		if t.ActDim != d.ActDim {
 			return fmt.Errorf("%w: %s has %d action values, the task %s %d", errUsage, *in, d.ActDim, t.Name, t.ActDim)
 		}
+		e, err := envs.MakeTask(t)
+		if err != nil {
+			return err
+		}
+		low, high = e.ActionLow(), e.ActionHigh()
+		e.Close()
 	}
-	if err := writeDataset(*out, "minari", d, task); err != nil {
+	if err := writeDataset(*out, "minari", d, low, high); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s: %d transitions, %d episodes (Minari, dataset id %s)\n", *out, d.N, len(d.Episodes()), minariID(d, *out))

@@ -60,14 +60,7 @@ func TestTaskFileServedRemotely(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "unix://" + filepath.Join(tmp, "env.sock")
-	l, err := remote.Listen(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- remote.Serve(l, remote.Task(task)) }()
-	defer func() { l.Close(); <-done }()
+	addr := serveTask(t, task, filepath.Join(tmp, "env.sock"))
 	out := filepath.Join(tmp, "run")
 	if err := trainOnline(append([]string{"--env", addr, "--out", out}, smallOnline...)); err != nil {
 		t.Fatal(err)
@@ -78,4 +71,19 @@ func TestTaskFileServedRemotely(t *testing.T) {
 		r.ActDim != task.ActDim || r.MaxEpisodeSteps != task.EpisodeLimit() {
 		t.Fatalf("config.json: env %q file %q termination %q remote %+v", cfg.Env, cfg.EnvFile, cfg.Termination, r)
 	}
+}
+
+// serveTask serves task (remote.Task) on a Unix socket at sock until the
+// test ends and returns its address.
+func serveTask(t *testing.T, task *envs.Task, sock string) string {
+	t.Helper()
+	addr := "unix://" + sock
+	l, err := remote.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.Serve(l, remote.Task(task)) }()
+	t.Cleanup(func() { l.Close(); <-done })
+	return addr
 }

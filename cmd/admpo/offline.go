@@ -44,6 +44,9 @@ func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (
 	}
 	rows = d.N
 	de, dk, _ := train.DatasetIdentity(path, d.Meta)
+	if d.Meta["env_file"] != "" {
+		de = "" // collected in a task file's task (admpo collect --env-file): not the built-in task of that name
+	}
 	if env != "" {
 		de = env
 	}
