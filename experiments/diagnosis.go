@@ -208,7 +208,11 @@ func DiagnoseOffline(dir string, opt DiagnoseOptions) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := envs.Make(cfg.Env)
+	task, err := cfg.Task()
+	if err != nil {
+		return nil, err
+	}
+	env, err := envs.MakeTask(task)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
 )
@@ -25,9 +26,12 @@ import (
 type Run struct {
 	Dir, Algo, Env string
 	Seed           int64
-	Offline        bool      // an offline run: Steps count policy updates, Returns are D4RL normalised scores
-	Steps          []int     // env steps (policy updates offline) with an evaluation
-	Returns        []float64 // mean evaluation return (normalised score offline) at those steps
+	Offline        bool // an offline run: Steps count policy updates, Returns are D4RL normalised scores (if Scored)
+	// Scored: an offline run's evaluations are D4RL normalised scores (its
+	// task has reference scores); else they are returns, as online.
+	Scored  bool
+	Steps   []int     // env steps (policy updates offline) with an evaluation
+	Returns []float64 // mean evaluation return (normalised score offline) at those steps
 	// Builds are the admpo builds that ran it, from its builds.txt
 	// (rundir.BuildsFile); none for a run of a build before that file.
 	Builds []rundir.Build
@@ -47,11 +51,22 @@ func Axes(runs []Run) (x, y string, err error) {
 			off++
 		}
 	}
-	switch off {
-	case 0:
+	scored := 0
+	for _, r := range runs {
+		if r.Offline && r.Scored {
+			scored++
+		}
+	}
+	switch {
+	case off == 0:
 		return OnlineXLabel, "evaluation return", nil
-	case len(runs):
+	case off == len(runs) && scored == off:
 		return "policy updates", "D4RL normalised score", nil
+	case off == len(runs) && scored == 0:
+		return "policy updates", "evaluation return", nil
+	case off == len(runs):
+		return "", "", fmt.Errorf("report: %d of the %d offline runs evaluate in tasks with D4RL reference scores (normalised scores) and the others "+
+			"in tasks without (returns): plot them separately", scored, off)
 	}
 	return "", "", fmt.Errorf("report: %d of the %d runs are offline runs (normalised scores per update) and the others online "+
 		"(returns per env step): plot them separately", off, len(runs))
@@ -99,6 +114,7 @@ func LoadRuns(patterns ...string) ([]Run, error) {
 			Algo, Env string
 			Seed      int64
 			Dataset   string // set by offline runs only
+			EnvFile   string `json:"env_file"` // a task file's task: no D4RL scores, whatever its name
 		}
 		if err := json.Unmarshal(b, &cfg); err != nil {
 			return nil, fmt.Errorf("report: %s/config.json: %w", d, err)
@@ -112,6 +128,9 @@ func LoadRuns(patterns ...string) ([]Run, error) {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 		r := Run{Dir: d, Algo: cfg.Algo, Env: cfg.Env, Seed: cfg.Seed, Offline: cfg.Dataset != "", Builds: builds}
+		if _, err := datasets.NormalizedScore(cfg.Env, 0); err == nil && r.Offline && cfg.EnvFile == "" {
+			r.Scored = true
+		}
 		task := cfg.Env
 		if cfg.Dataset != "" {
 			task = cfg.Dataset

@@ -79,15 +79,22 @@ func TestCurvesMeanAndStandardError(t *testing.T) {
 
 // TestAxesFollowTheRunKind: online runs are labelled env steps / evaluation
 // return, offline runs (their config names a dataset) policy updates / D4RL
-// normalised score, and a mixture is refused.
+// normalised score where their task has reference scores (not a task
+// file's, whatever its name) and evaluation return elsewhere, and a
+// mixture of either kind is refused.
 func TestAxesFollowTheRunKind(t *testing.T) {
 	root := t.TempDir()
 	writeRun(t, filepath.Join(root, "on-sac-0"), "sac", 0, []float64{1})
 	off := `{"algo":"admpo","env":"hopper","seed":0,"dataset":"d/hopper-medium.hdf5","dataset_name":"hopper-medium"}`
 	writeRunConfig(t, filepath.Join(root, "off-admpo-0"), off, []float64{2})
+	// a task file named hopper (its evaluations are returns), and data that name no task
+	file := `{"algo":"admpo","env":"hopper","env_file":"/t/hopper.yaml","seed":0,"dataset":"d/x.hdf5"}`
+	writeRunConfig(t, filepath.Join(root, "file-admpo-0"), file, []float64{3})
+	writeRunConfig(t, filepath.Join(root, "file-mopo-0"), `{"algo":"mopo","env":"","seed":0,"dataset":"d/x.hdf5"}`, []float64{3})
 	for _, c := range []struct{ pattern, x, y string }{
 		{"on-*", "env steps (warm-up included)", "evaluation return"},
 		{"off-*", "policy updates", "D4RL normalised score"},
+		{"file-*", "policy updates", "evaluation return"},
 	} {
 		runs, err := LoadRuns(filepath.Join(root, c.pattern))
 		if err != nil {
@@ -98,12 +105,18 @@ func TestAxesFollowTheRunKind(t *testing.T) {
 			t.Errorf("%s: axes %q, %q (%v), want %q, %q", c.pattern, x, y, err, c.x, c.y)
 		}
 	}
-	runs, err := LoadRuns(filepath.Join(root, "*"))
+	runs, err := LoadRuns(filepath.Join(root, "o*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := Axes(runs); err == nil || !strings.Contains(err.Error(), "1 of the 2 runs are offline") {
 		t.Errorf("online and offline runs together: %v, want an error", err)
+	}
+	if runs, err = LoadRuns(filepath.Join(root, "off-*"), filepath.Join(root, "file-*")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Axes(runs); err == nil || !strings.Contains(err.Error(), "1 of the 3 offline runs evaluate in tasks with D4RL reference scores") {
+		t.Errorf("scores and returns together: %v, want an error", err)
 	}
 }
 

@@ -55,6 +55,12 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 				return nil, nil, fmt.Errorf("train: %s/%s: an offline run without a task records no action bounds", dir, rundir.ConfigFile)
 			}
 		}
+		if c.EnvFile != "" {
+			if low, high, err = taskFileBounds(c.Task()); err != nil {
+				return nil, nil, err
+			}
+			prov["env_file"], prov["env_file_sha256"] = c.EnvFile, c.EnvDigest
+		}
 		histories = func() (*buffer.Replay, error) {
 			d, err := datasets.ReadD4RL(c.Dataset)
 			if err != nil {
@@ -79,16 +85,9 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 		case c.Remote != nil: // the bounds the server announced (it need not be running)
 			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
 		case c.EnvFile != "":
-			t, err := c.Task()
-			if err != nil {
-				return nil, nil, fmt.Errorf("train: export: %w", err)
+			if low, high, err = taskFileBounds(c.Task()); err != nil {
+				return nil, nil, err
 			}
-			e, err := envs.MakeTask(t)
-			if err != nil {
-				return nil, nil, fmt.Errorf("train: export: %w", err)
-			}
-			low, high = e.ActionLow(), e.ActionHigh()
-			e.Close()
 			prov["env_file"], prov["env_file_sha256"] = c.EnvFile, c.EnvDigest
 		}
 	}
@@ -189,4 +188,18 @@ func obsRange(hist *buffer.Replay) *policies.InputRange {
 		}
 	}
 	return r
+}
+
+// taskFileBounds are the action bounds of a run's task file's task (t,
+// err from the run config's Task).
+func taskFileBounds(t *envs.Task, err error) (low, high []float64, _ error) {
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: export: %w", err)
+	}
+	e, err := envs.MakeTask(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: export: %w", err)
+	}
+	defer e.Close()
+	return e.ActionLow(), e.ActionHigh(), nil
 }

@@ -149,7 +149,12 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	var low, high []float64
 	done := func([]float32) bool { return false }
 	if c.Env != "" {
-		if o.eval, err = envs.Make(c.Env); err != nil {
+		task, err := c.Task()
+		if err == nil {
+			o.eval, err = envs.MakeTask(task)
+		}
+		if err != nil {
+			o.Close()
 			return nil, err
 		}
 		t := o.eval.Task
@@ -172,6 +177,9 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	}
 	switch c.Termination {
 	case "task":
+		if done == nil {
+			return fail(fmt.Errorf("the task %s's termination rule reads values the observation leaves out: use termination learned or none", c.Env))
+		}
 	case "none":
 		done = func([]float32) bool { return false }
 	case "learned":
@@ -543,8 +551,8 @@ func (o *Offline) evaluate() (string, error) {
 	scores := make([]float64, len(rets))
 	for i, r := range rets {
 		s, err := datasets.NormalizedScore(o.Cfg.Env, r)
-		if err != nil {
-			s = math.NaN() // a task without D4RL reference scores
+		if err != nil || o.Cfg.EnvFile != "" {
+			s = math.NaN() // a task without D4RL reference scores (a task file's, whatever its name)
 		}
 		scores[i] = s
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -16,13 +17,19 @@ import (
 // It is saved as the run directory's config.json; "algo", "env" and "seed"
 // are the keys `admpo plot` groups by.
 type OfflineConfig struct {
-	Env     string `json:"env"`
-	Algo    string `json:"algo"` // "admpo", "mopo" or "bc"
-	Preset  string `json:"preset"`
-	Dataset string `json:"dataset"`      // path of the D4RL HDF5 file
-	Name    string `json:"dataset_name"` // e.g. "hopper-medium-replay": the preset's key
-	Kind    string `json:"dataset_kind"` // random, medium, expert, medium-replay, medium-expert
-	Seed    int64  `json:"seed"`
+	Env string `json:"env"` // the task evaluations play (empty: data that name no task, no evaluation)
+	// EnvFile is the absolute path of the task file whose task Env is
+	// (--env-file), EnvDigest the SHA-256 of the file and its MJCF model
+	// (envs.Task.Digest): a resume, export or diagnosis refuses a file
+	// that changed since. Empty for a built-in task.
+	EnvFile   string `json:"env_file,omitempty"`
+	EnvDigest string `json:"env_file_sha256,omitempty"`
+	Algo      string `json:"algo"` // "admpo", "mopo" or "bc"
+	Preset    string `json:"preset"`
+	Dataset   string `json:"dataset"`      // path of the D4RL HDF5 file
+	Name      string `json:"dataset_name"` // e.g. "hopper-medium-replay": the preset's key
+	Kind      string `json:"dataset_kind"` // random, medium, expert, medium-replay, medium-expert
+	Seed      int64  `json:"seed"`
 	// Version is the config format (ConfigVersion; 1 when the key is
 	// absent): see ConfigVersion and docs/fidelity.md.
 	Version int `json:"config_version"`
@@ -322,6 +329,7 @@ func (c OfflineConfig) Validate() error {
 	p.check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
 	c.RuntimeSettings.validate(&p)
+	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile) && c.Env != "", "env file %q must be an absolute path of the task %q", c.EnvFile, c.Env)
 	if c.Algo != "bc" {
 		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.Alpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
 			c.CriticLR, c.AlphaLR, c.Alpha)
@@ -336,6 +344,17 @@ func (c OfflineConfig) Validate() error {
 
 // JSON returns the indented config.
 func (c OfflineConfig) JSON() []byte { return configJSON(c) }
+
+// Task returns the task the run evaluates in: the built-in task Env, or
+// the task file EnvFile, which must still have the content (EnvDigest)
+// the run started with. Runs on data that name no task have none (an
+// error).
+func (c OfflineConfig) Task() (*envs.Task, error) {
+	if c.Env == "" {
+		return nil, fmt.Errorf("train: the run's data name no task")
+	}
+	return runTask(c.Env, c.EnvFile, c.EnvDigest)
+}
 
 // TotalSteps is the number of policy updates of the whole run.
 func (c OfflineConfig) TotalSteps() int { return c.Epochs * c.StepsPerEpoch }

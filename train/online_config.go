@@ -435,20 +435,25 @@ func (c OnlineConfig) ModelBufferSize() int {
 // Task returns the task the run plays: the built-in task Env, or the task
 // file EnvFile, which must still have the content (EnvDigest) the run
 // started with.
-func (c OnlineConfig) Task() (*envs.Task, error) {
-	if c.EnvFile == "" {
-		return envs.Lookup(c.Env)
+func (c OnlineConfig) Task() (*envs.Task, error) { return runTask(c.Env, c.EnvFile, c.EnvDigest) }
+
+// runTask is a run's task: the built-in task env, or the task file file,
+// which must still have the content digest the run started with (when
+// recorded) and name the task env.
+func runTask(env, file, digest string) (*envs.Task, error) {
+	if file == "" {
+		return envs.Lookup(env)
 	}
-	t, err := envs.LoadTaskFile(c.EnvFile)
+	t, err := envs.LoadTaskFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("train: the run's task file: %w", err)
 	}
-	if c.EnvDigest != "" && t.Digest != c.EnvDigest {
+	if digest != "" && t.Digest != digest {
 		return nil, fmt.Errorf("train: the task file %s or its model %s changed since the run started (sha256 %s, now %s)",
-			c.EnvFile, t.Model, c.EnvDigest, t.Digest)
+			file, t.Model, digest, t.Digest)
 	}
-	if t.Name != c.Env {
-		return nil, fmt.Errorf("train: the task file %s names task %q, the run %q", c.EnvFile, t.Name, c.Env)
+	if t.Name != env {
+		return nil, fmt.Errorf("train: the task file %s names task %q, the run %q", file, t.Name, env)
 	}
 	return t, nil
 }

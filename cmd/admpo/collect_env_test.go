@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,9 +116,9 @@ func TestCollectOwnEnvs(t *testing.T) {
 	if m := read(aliasData).Meta; m["env"] != "hopper" || m["data_score"] != "" {
 		t.Errorf("alias metadata: %v", m)
 	}
-	cfg, _, err := offlineConfig(aliasData, "", "", "", "", "quick", "admpo")
-	if err != nil || cfg.Env != "" || cfg.Termination != "learned" && cfg.Termination != "none" {
-		t.Errorf("train offline on the alias data: env %q termination %q, %v (want no built-in task)", cfg.Env, cfg.Termination, err)
+	cfg, _, note, err := offlineConfig(offlineChoice{dataset: aliasData, preset: "quick", algo: "admpo"})
+	if err != nil || cfg.Env != "" || cfg.Termination != "learned" && cfg.Termination != "none" || !strings.Contains(note, "--env-file "+alias) {
+		t.Errorf("train offline on the alias data: env %q termination %q, note %q, %v (want no built-in task)", cfg.Env, cfg.Termination, note, err)
 	}
 
 	// Policies from an online run in the task file's task.
@@ -140,4 +141,140 @@ func TestCollectOwnEnvs(t *testing.T) {
 	if _, err := os.Stat(none); err == nil {
 		t.Fatalf("a policy of other sizes: wrote %s", none)
 	}
+}
+
+// TestOfflineEnvFile: train offline --env-file evaluates a task file's data
+// in that task: config.json records the file and its digest, the
+// evaluations have returns but no D4RL score even for a task file named
+// like a built-in task (whose score would be computed for hopper's
+// references), the export's bundle plays the task file, and the
+// diagnosis replays the model in it. --env-file with --env, data of other
+// sizes, --termination task for a rule the observation cannot decide, and
+// a resume after the task file changed are refused.
+func TestOfflineEnvFile(t *testing.T) {
+	ortskip.IfMissing(t)
+	tmp := t.TempDir()
+	long := copyHopperLong(t, tmp)
+	b, err := os.ReadFile(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(tmp, "alias.yaml") // hopper-long named hopper
+	if err := os.WriteFile(alias, []byte(strings.Replace(string(b), "name: hopper-long", "name: hopper", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task, err := envs.LoadTaskFile(alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(tmp, "alias.hdf5")
+	if _, err := captureStdout(t, func() error {
+		return runCollect([]string{"--env-file", alias, "--size", "2000", "--out", data})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(tmp, "run")
+	small := []string{"--epochs", "2", "--steps-per-epoch", "5", "--rollout-every", "5", "--rollout-batch", "20", "--horizon", "2",
+		"--model-max-epochs", "2", "--adm-hidden", "8", "--adm-layers", "1", "--adm-res-blocks", "1", "--hidden", "16,16",
+		"--eval-episodes", "2", "--preset", "quick"}
+	out, err := captureStdout(t, func() error {
+		return trainOffline(append([]string{"--dataset", data, "--env-file", alias, "--algo", "admpo", "--out", run}, small...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := onlineConfig(t, run) // the env keys are the same
+	if cfg.Env != "hopper" || cfg.EnvFile != task.File || cfg.EnvDigest != task.Digest || !strings.Contains(out, `"termination": "task"`) {
+		t.Fatalf("config.json: env %q file %q digest %q\n%s", cfg.Env, cfg.EnvFile, cfg.EnvDigest, out)
+	}
+	rows := readCSV(t, filepath.Join(run, "offline.csv"))
+	if len(rows) != 2 {
+		t.Fatalf("offline.csv: %d rows, want 2 epochs", len(rows))
+	}
+	for _, r := range rows {
+		if r["score_mean"] != "" && r["score_mean"] != "NaN" || r["return_mean"] == "" || r["return_mean"] == "NaN" {
+			t.Fatalf("offline.csv row %v: want a return and no score", r)
+		}
+	}
+	if _, err := captureStdout(t, func() error {
+		return trainOffline([]string{"--diagnose", run, "--diagnose-starts", "20", "--diagnose-episodes", "0"})
+	}); err != nil {
+		t.Fatalf("diagnosis in the task file: %v", err)
+	}
+	bundle := filepath.Join(tmp, "bundle")
+	if _, err := captureStdout(t, func() error {
+		return runExport([]string{"--run", run, "--out", bundle, "--calibration-samples", "20"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	evalOut, err := captureStdout(t, func() error { return runEval([]string{"--bundle", bundle, "--episodes", "1"}) })
+	if err != nil || !strings.HasPrefix(evalOut, "hopper, ") {
+		t.Fatalf("eval of the bundle: %q %v", evalOut, err)
+	}
+
+	// Refusals.
+	none := filepath.Join(tmp, "none")
+	hidden := filepath.Join(tmp, "hidden.yaml") // a rule on the x position, which the observation leaves out
+	if err := os.WriteFile(hidden, []byte(strings.Replace(string(b), "    - {joint: rootz, above: 0.9}",
+		"    - {joint: rootz, above: 0.9}\n    - {joint: rootx, below: 1000}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ipData := filepath.Join(tmp, "ip.hdf5")
+	if _, err := captureStdout(t, func() error {
+		return runCollect([]string{"--env", "inverted-pendulum", "--size", "200", "--out", ipData})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		parts []string
+	}{
+		{"with --env", []string{"--dataset", data, "--env-file", alias, "--env", "hopper"}, []string{"--env-file", "--env"}},
+		{"other sizes", []string{"--dataset", ipData, "--env-file", alias}, []string{"4 observation and 1 action values", "hopper has 11 and 3"}},
+		{"task rule hidden", []string{"--dataset", data, "--env-file", hidden, "--termination", "task"}, []string{"--termination task", "learned or none"}},
+	} {
+		_, err := captureStdout(t, func() error { return trainOffline(append(c.args, "--out", none)) })
+		wantUsage(t, c.name, err, none, c.parts...)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "hopper_long.xml"), []byte(strings.Replace(readFile(t, filepath.Join(tmp, "hopper_long.xml")), "<mujoco", "<!-- changed -->\n<mujoco", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := captureStdout(t, func() error { return trainOffline([]string{"--resume", run, "--epochs", "3"}) }); err == nil ||
+		!strings.Contains(err.Error(), "changed since the run started") {
+		t.Fatalf("resume after the model changed: %v", err)
+	}
+}
+
+// readCSV reads a CSV file with a header into one map per row.
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %v (%d lines)", path, err, len(recs))
+	}
+	var rows []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, k := range recs[0] {
+			m[k] = r[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// readFile is a file's content (the test fails without it).
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -29,91 +29,122 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-// offlineConfig is the preset config for a data set file: its task and
-// kind from --env/--kind, the metadata or the file name. Data that name no
-// built-in task (bring your own) train without evaluation, or evaluated in
-// --eval-env, with generic m, H and beta and a termination rule from the
-// data.
-func offlineConfig(path, env, kind, evalEnv, termination, preset, algo string) (cfg train.OfflineConfig, rows int, err error) {
+// offlineChoice is what train offline's flags (or a --config) say of a
+// fresh run: the data set, its task and kind, and the run's algorithm.
+type offlineChoice struct {
+	dataset     string
+	env         string // the data's built-in task (default: metadata or file name)
+	envFile     string // the data's task is this task file's
+	kind        string
+	evalEnv     string // a built-in task to evaluate data that name none in
+	termination string
+	preset      string
+	algo        string
+}
+
+// offlineConfig is the preset config for a data set file: its task from
+// --env-file, --env, the metadata or the file name, and its kind from
+// --kind, the metadata or the file name. Data that name no built-in task
+// (bring your own) train without evaluation, or evaluated in --eval-env,
+// with generic m, H and beta and a termination rule from the data; so do
+// a task file's data (m, H and beta are the built-in data sets'), which
+// are evaluated in it. note says what the user may want to know of the
+// choice ("" for nothing).
+func offlineConfig(ch offlineChoice) (cfg train.OfflineConfig, rows int, note string, err error) {
+	path := ch.dataset
 	d, err := datasets.Read(path)
 	if err != nil {
-		return cfg, rows, fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
+		return cfg, rows, "", fmt.Errorf("train offline: %w", err) // missing, truncated or malformed file
 	}
 	if err := d.Validate(d.ObsDim, d.ActDim); err != nil {
-		return cfg, rows, fmt.Errorf("train offline: %s: %w", path, err)
+		return cfg, rows, "", fmt.Errorf("train offline: %s: %w", path, err)
 	}
 	rows = d.N
 	de, dk, _ := train.DatasetIdentity(path, d.Meta)
 	if d.Meta["env_file"] != "" {
 		de = "" // collected in a task file's task (admpo collect --env-file): not the built-in task of that name
 	}
-	if env != "" {
-		de = env
+	if ch.env != "" {
+		de = ch.env
 	}
-	if kind != "" {
-		dk = kind
+	if ch.kind != "" {
+		dk = ch.kind
 	}
 	var task *envs.Task
 	generic := true // m, H, beta without a known data set
 	switch {
-	case evalEnv != "" && env != "":
-		return cfg, rows, fmt.Errorf("%w: --env names the data's task, --eval-env a task for data that name none: give one", errUsage)
-	case evalEnv != "":
-		if task, err = lookupTask(evalEnv); err != nil {
-			return cfg, rows, err
+	case ch.envFile != "" && (ch.env != "" || ch.evalEnv != ""):
+		return cfg, rows, "", fmt.Errorf("%w: --env-file names the data's task: give it without --env and --eval-env", errUsage)
+	case ch.evalEnv != "" && ch.env != "":
+		return cfg, rows, "", fmt.Errorf("%w: --env names the data's task, --eval-env a task for data that name none: give one", errUsage)
+	case ch.envFile != "":
+		if task, err = envs.LoadTaskFile(ch.envFile); err != nil {
+			return cfg, rows, "", usageErr(err)
+		}
+	case ch.evalEnv != "":
+		if task, err = lookupTask(ch.evalEnv); err != nil {
+			return cfg, rows, "", err
 		}
 	case de != "":
 		t, lerr := envs.Lookup(de)
 		switch {
-		case lerr != nil && env != "":
-			return cfg, rows, usageErr(lerr)
+		case lerr != nil && ch.env != "":
+			return cfg, rows, "", usageErr(lerr)
 		case lerr == nil:
 			task, generic = t, dk == ""
 		}
 	}
 	if task != nil && (d.ObsDim != task.ObsDim || d.ActDim != task.ActDim) {
-		return cfg, rows, fmt.Errorf("%w: %s holds %d observation and %d action values, the task %s has %d and %d",
+		return cfg, rows, "", fmt.Errorf("%w: %s holds %d observation and %d action values, the task %s has %d and %d",
 			errUsage, path, d.ObsDim, d.ActDim, task.Name, task.ObsDim, task.ActDim)
 	}
 	if generic {
-		cfg, err = train.OfflinePreset(preset, "", dk, algo, d.ActDim)
+		cfg, err = train.OfflinePreset(ch.preset, "", dk, ch.algo, d.ActDim)
 		name := d.Meta["name"]
 		if name == "" {
 			name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
 		cfg.Name = name
 	} else {
-		cfg, err = train.OfflinePreset(preset, task.Name, dk, algo, task.ActDim)
+		cfg, err = train.OfflinePreset(ch.preset, task.Name, dk, ch.algo, task.ActDim)
 	}
 	if err != nil {
-		return cfg, rows, usageErr(err)
+		return cfg, rows, "", usageErr(err)
 	}
 	if task != nil {
-		cfg.Env = task.Name
+		cfg.Env, cfg.EnvFile, cfg.EnvDigest = task.Name, task.File, task.Digest
 	}
+	termination := ch.termination
 	if termination == "" {
 		termination = "none"
-		if task != nil {
+		if task != nil && task.Done != nil {
 			termination = "task"
-		} else if algo != "bc" && slices.Contains(d.Terminal, true) { // BC rolls nothing out
+		} else if ch.algo != "bc" && slices.Contains(d.Terminal, true) { // BC rolls nothing out
 			termination = "learned"
 		}
 	}
 	if !slices.Contains(train.Terminations, termination) || (termination == "task" && task == nil) {
-		return cfg, rows, fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
+		return cfg, rows, "", fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
+	}
+	if termination == "task" && task.Done == nil {
+		return cfg, rows, "", fmt.Errorf("%w: --termination task: the task file %s's termination rule reads values the observation leaves out, "+
+			"so model roll-outs cannot apply it: use learned or none", errUsage, task.File)
 	}
 	cfg.Dataset, cfg.Termination, cfg.ObsDim, cfg.ActDim = path, termination, d.ObsDim, d.ActDim
-	return cfg, rows, nil
+	if f := d.Meta["env_file"]; f != "" && task == nil {
+		note = fmt.Sprintf("the data were collected in the task file %s: --env-file %s evaluates the run in it", f, f)
+	}
+	return cfg, rows, note, nil
 }
 
 // offlineFlags are train offline's flags.
 type offlineFlags struct {
-	dataset, env, kind, evalEnv, termination, algo, preset *string
-	out, resume, diagnose, diagPolicy, configPath          *string
-	epochs, diagStarts, diagEpisodes                       *int
-	seed                                                   *int64
-	dryRun, tb, diagNoDropout                              *bool
-	ov                                                     *overrides
+	dataset, env, envFile, kind, evalEnv, termination, algo, preset *string
+	out, resume, diagnose, diagPolicy, configPath                   *string
+	epochs, diagStarts, diagEpisodes                                *int
+	seed                                                            *int64
+	dryRun, tb, diagNoDropout                                       *bool
+	ov                                                              *overrides
 }
 
 // newOfflineFlags returns train offline's flag set (also what admpo sweep
@@ -123,6 +154,8 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f := &offlineFlags{}
 	f.dataset = fs.String("dataset", "", "D4RL-layout HDF5 file or Minari data set directory (required unless --resume)")
 	f.env = fs.String("env", "", "task of the data (default: the data set's metadata or file name)")
+	f.envFile = fs.String("env-file", "", "the data's task is this task file's (admpo collect --env-file): evaluations play it (no D4RL score),\n"+
+		"with generic m, H and beta and its termination rule when it reads the observation (else learned or none)")
 	f.kind = fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
 	f.evalEnv = fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
 	f.termination = fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
@@ -180,8 +213,9 @@ func trainOffline(args []string) error {
 			return err
 		}
 		// Flags given replace the file's keys they set, or derive.
+		envKeys := []string{"env", "env_file", "env_file_sha256"}
 		for flag, keys := range map[string][]string{"dataset": {"dataset", "dataset_name", "obs_dim", "act_dim", "action_low",
-			"action_high", "termination_model"}, "env": {"env"}, "eval-env": {"env"}, "kind": {"dataset_kind"},
+			"action_high", "termination_model"}, "env": envKeys, "eval-env": envKeys, "env-file": envKeys, "kind": {"dataset_kind"},
 			"termination": {"termination", "termination_model"}, "algo": {"algo"}, "preset": {"preset"}} {
 			if fs.Changed(flag) {
 				cf.drop(keys...)
@@ -190,8 +224,9 @@ func trainOffline(args []string) error {
 		if e, _ := cf.str("env"); e == "" && fs.Changed("dataset") {
 			cf.drop("env") // the old data named no task; the new data may
 		}
-		var ds, envName, kindName, term, algoName, presetName string
+		var ds, envName, envFileName, kindName, term, algoName, presetName string
 		if err := cf.pickAll(fs, flagOrKey{&ds, "dataset", "dataset", *dataset}, flagOrKey{&envName, "env", "env", *env},
+			flagOrKey{&envFileName, "env-file", "env_file", *f.envFile},
 			flagOrKey{&kindName, "kind", "dataset_kind", *kind}, flagOrKey{&term, "termination", "termination", *termination},
 			flagOrKey{&algoName, "algo", "algo", *algo}, flagOrKey{&presetName, "preset", "preset", *preset}); err != nil {
 			return err
@@ -199,7 +234,11 @@ func trainOffline(args []string) error {
 		if ds == "" {
 			return fmt.Errorf("%w: train offline needs --dataset FILE (or --resume DIR, or a --config naming the dataset)", errUsage)
 		}
-		cfg, rows, err := offlineConfig(ds, envName, kindName, *evalEnv, term, presetName, algoName)
+		if envFileName != "" && !fs.Changed("env-file") {
+			envName = "" // the config's task file names its task
+		}
+		cfg, rows, note, err := offlineConfig(offlineChoice{dataset: ds, env: envName, envFile: envFileName, kind: kindName,
+			evalEnv: *evalEnv, termination: term, preset: presetName, algo: algoName})
 		if err != nil {
 			return err
 		}
@@ -237,6 +276,9 @@ func trainOffline(args []string) error {
 		if o.Cfg.Env == "" {
 			fmt.Printf("%s names no built-in task: no evaluation (see --eval-env), termination %s, generic m/H/beta unless set\n",
 				cfg.Dataset, o.Cfg.Termination)
+		}
+		if note != "" {
+			fmt.Println(note)
 		}
 		if m := o.Cfg.TermModel; m != nil {
 			fmt.Printf("learned termination: logistic regression on %d next observations (%d terminal): accuracy %.4f, recall of terminals %.3f\n",
