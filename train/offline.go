@@ -565,6 +565,10 @@ func (o *Offline) evaluate() (string, error) {
 	if err := o.log(sm, ss, rm, rs); err != nil {
 		return "", err
 	}
+	if math.IsNaN(sm) {
+		return fmt.Sprintf("epoch %d (update %d): return %.1f ± %.1f (the task has no D4RL reference scores)",
+			o.step/o.Cfg.StepsPerEpoch, o.step, rm, rs), nil
+	}
 	return fmt.Sprintf("epoch %d (update %d): normalised score %.1f ± %.1f, return %.1f ± %.1f",
 		o.step/o.Cfg.StepsPerEpoch, o.step, sm, ss, rm, rs), nil
 }
