@@ -102,6 +102,14 @@ func Builtin(name string) OpenEnv {
 	return func() (*envs.Env, error) { return envs.Make(name) }
 }
 
+// Options are how Dataset runs: its workers and its progress report.
+type Options struct {
+	Workers int // goroutines running episodes, each with its own env (0: GOMAXPROCS)
+	// Progress, when set, is called with the rows collected so far after
+	// each episode is added (from Dataset's goroutine, in episode order).
+	Progress func(rows int)
+}
+
 // collectedEpisode is one episode of Dataset in D4RL's layout.
 type collectedEpisode struct {
 	index                 int
@@ -133,14 +141,15 @@ func episodeSeed(seed int64, e int) int64 {
 // timeout so that no episode runs into data appended after it.
 //
 // Episode e resets the env and draws the policy's noise from seeds made of
-// seed and e alone, so the data depend on seed only, not on workers:
-// workers goroutines (0: GOMAXPROCS) each run whole episodes with their own
-// env and their own actor from newAct.
-func Dataset(open OpenEnv, n int, seed int64, workers int, newAct NewActor) (*datasets.Dataset, Stats, error) {
+// seed and e alone, so the data depend on seed only, not on the workers:
+// opt.Workers goroutines each run whole episodes with their own env and
+// their own actor from newAct.
+func Dataset(open OpenEnv, n int, seed int64, opt Options, newAct NewActor) (*datasets.Dataset, Stats, error) {
 	var st Stats
 	if n <= 0 {
 		return nil, st, fmt.Errorf("collect: size %d must be positive", n)
 	}
+	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -241,6 +250,9 @@ func Dataset(open OpenEnv, n int, seed int64, workers int, newAct NewActor) (*da
 				d.Timeout = append(d.Timeout, last && e.truncated && !e.terminated)
 			}
 			rows += k
+			if opt.Progress != nil {
+				opt.Progress(rows)
+			}
 			if k < len(e.rew) {
 				d.Timeout[rows-1] = true // the cut
 				for _, v := range e.rew[:k] {

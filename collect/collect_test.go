@@ -39,7 +39,7 @@ func TestCollectWritesD4RLEpisodes(t *testing.T) {
 			}
 			defer env.Close()
 			u := envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}
-			d, st, err := Dataset(Builtin(x.task), x.n, 11, 0, SharedActor(u))
+			d, st, err := Dataset(Builtin(x.task), x.n, 11, Options{}, SharedActor(u))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,11 +149,11 @@ func approxEq(a, b []float32, tol float64) bool {
 // part at an episode boundary.
 func TestConcatKeepsEpisodesApart(t *testing.T) {
 	u := envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
-	a, _, err := Dataset(Builtin("hopper"), 50, 1, 0, SharedActor(u))
+	a, _, err := Dataset(Builtin("hopper"), 50, 1, Options{}, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := Dataset(Builtin("hopper"), 30, 2, 0, SharedActor(u))
+	b, _, err := Dataset(Builtin("hopper"), 30, 2, Options{}, SharedActor(u))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,15 +307,15 @@ func TestCollectParallelDeterministic(t *testing.T) {
 	ortskip.IfMissing(t)
 	actor := tinyActor(t, "halfcheetah", 3)
 	const n = 2500
-	a, sa, err := Dataset(Builtin("halfcheetah"), n, 7, 1, ONNXActors(actor, false))
+	a, sa, err := Dataset(Builtin("halfcheetah"), n, 7, Options{Workers: 1}, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, sb, err := Dataset(Builtin("halfcheetah"), n, 7, 3, ONNXActors(actor, false))
+	b, sb, err := Dataset(Builtin("halfcheetah"), n, 7, Options{Workers: 3}, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := Dataset(Builtin("halfcheetah"), n, 8, 3, ONNXActors(actor, false))
+	c, _, err := Dataset(Builtin("halfcheetah"), n, 8, Options{Workers: 3}, ONNXActors(actor, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,5 +359,24 @@ func TestCollectParallelDeterministic(t *testing.T) {
 	if !a.Timeout[n-1] || sa.Episodes != 2 || sa.Timeouts != 2 {
 		t.Fatalf("halfcheetah %d rows: last row timeout %v, %d episodes (%d timeouts), want the cut flagged and 2 full episodes",
 			n, a.Timeout[n-1], sa.Episodes, sa.Timeouts)
+	}
+}
+
+// TestDatasetProgress: Progress sees the rows after each episode, in
+// episode order: the data's episode ends (datasets.Episodes, from the
+// terminal and timeout flags), the last one the requested size.
+func TestDatasetProgress(t *testing.T) {
+	u := envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
+	var seen []int
+	d, _, err := Dataset(Builtin("hopper"), 400, 5, Options{Workers: 3, Progress: func(rows int) { seen = append(seen, rows) }}, SharedActor(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for _, e := range d.Episodes() {
+		want = append(want, e.End)
+	}
+	if len(want) < 5 || !slices.Equal(seen, want) || seen[len(seen)-1] != 400 {
+		t.Fatalf("progress %v, want the episode ends %v", seen, want)
 	}
 }

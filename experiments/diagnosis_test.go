@@ -29,7 +29,7 @@ func TestStateFromObservationReproducesSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := collect.Dataset(collect.Builtin(task), 300, 4, 0, collect.SharedActor(envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}))
+		d, _, err := collect.Dataset(collect.Builtin(task), 300, 4, collect.Options{}, collect.SharedActor(envs.UniformActor{Low: env.ActionLow(), High: env.ActionHigh()}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -250,7 +250,7 @@ func runCollect(args []string) error {
 		}
 		u := envs.UniformActor{Low: tg.low, High: tg.high}
 		var st collect.Stats
-		if d, st, err = collect.Dataset(tg.open, *size, *seed, *workers, collect.SharedActor(u)); err != nil {
+		if d, st, err = collect.Dataset(tg.open, *size, *seed, collectOptions(*workers, *size), collect.SharedActor(u)); err != nil {
 			return err
 		}
 		meta["policy"] = "uniform random actions"
@@ -295,7 +295,7 @@ func runCollect(args []string) error {
 			}
 			fmt.Printf("%s policy: %s\n  deterministic return over %d episodes: %.1f ± %.1f\n", k, desc, *evalEps, ret, retStd)
 			t0 := time.Now()
-			pd, st, err := collect.Dataset(tg.open, n, *seed*1000+seedOff, *workers, collect.ONNXActors(b, *deterministic))
+			pd, st, err := collect.Dataset(tg.open, n, *seed*1000+seedOff, collectOptions(*workers, n), collect.ONNXActors(b, *deterministic))
 			if err != nil {
 				return nil, err
 			}
@@ -550,4 +550,25 @@ func minariID(d *datasets.Dataset, path string) string {
 		return fmt.Sprintf("admpo/%s/%s-v0", env, kind)
 	}
 	return filepath.Base(filepath.Clean(path))
+}
+
+// collectOptions are a collection's options for n rows: its workers, and a
+// progress line on stdout every 10 s (and at the end, when one was
+// printed): a remote robot may take hours.
+func collectOptions(workers, n int) collect.Options {
+	start, last := clock(), clock()
+	printed := false
+	return collect.Options{Workers: workers, Progress: func(rows int) {
+		now := clock()
+		if now.Sub(last) < 10*time.Second && (rows < n || !printed) {
+			return
+		}
+		last, printed = now, true
+		rate := float64(rows) / math.Max(now.Sub(start).Seconds(), 1e-9)
+		eta := "-"
+		if rate > 0 {
+			eta = (time.Duration(float64(n-rows)/rate) * time.Second).Round(time.Second).String()
+		}
+		fmt.Printf("  %d/%d transitions (%.0f/s, ETA %s)\n", rows, n, rate, eta)
+	}}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
@@ -277,4 +278,34 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCollectProgressLines: a progress line every 10 s of the clock (rate
+// and ETA from the start), and the last row's line only after an earlier
+// one (a short collection prints none).
+func TestCollectProgressLines(t *testing.T) {
+	defer func(c func() time.Time) { clock = c }(clock)
+	t0 := time.Unix(1000, 0)
+	now := t0
+	clock = func() time.Time { return now }
+	run := func(steps map[int]time.Duration, rows ...int) string {
+		now = t0
+		opt := collectOptions(2, 100)
+		out, _ := captureStdout(t, func() error {
+			for _, r := range rows {
+				now = t0.Add(steps[r])
+				opt.Progress(r)
+			}
+			return nil
+		})
+		return out
+	}
+	if out := run(map[int]time.Duration{50: 2 * time.Second, 100: 4 * time.Second}, 50, 100); out != "" {
+		t.Errorf("a 4 s collection printed %q", out)
+	}
+	got := run(map[int]time.Duration{10: 5 * time.Second, 20: 20 * time.Second, 60: 25 * time.Second, 100: 26 * time.Second}, 10, 20, 60, 100)
+	want := "  20/100 transitions (1/s, ETA 1m20s)\n  100/100 transitions (4/s, ETA 0s)\n"
+	if got != want {
+		t.Errorf("progress lines %q, want %q", got, want)
+	}
 }

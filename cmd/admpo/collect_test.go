@@ -186,7 +186,7 @@ func TestShippedPoliciesInD4RLBand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, st, err := collect.Dataset(collect.Builtin(p.Env), 20000, 0, 0, collect.ONNXActors(actor, false))
+			_, st, err := collect.Dataset(collect.Builtin(p.Env), 20000, 0, collect.Options{}, collect.ONNXActors(actor, false))
 			if err != nil {
 				t.Fatal(err)
 			}

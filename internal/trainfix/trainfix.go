@@ -15,7 +15,7 @@ import (
 // hopper from seed.
 func RandomHopper(t testing.TB, n int, seed int64) *datasets.Dataset {
 	t.Helper()
-	d, _, err := collect.Dataset(collect.Builtin("hopper"), n, seed, 0, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
+	d, _, err := collect.Dataset(collect.Builtin("hopper"), n, seed, collect.Options{}, collect.SharedActor(envs.UniformActor{Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}
