@@ -1,4 +1,5 @@
-// Package collect makes the offline data sets: it runs a task's episodes
+// Package collect makes the offline data sets: it runs episodes of an
+// environment (a built-in task, a task file's, or a remote one: OpenEnv)
 // with a policy (uniform random, or an exported ONNX actor on one worker
 // each) and returns them in D4RL's layout (Dataset, Concat), trains the SAC
 // behaviour runs whose snapshots become the medium and expert policies
