@@ -117,6 +117,10 @@ func TestCollectOwnEnvs(t *testing.T) {
 	if m := read(aliasData).Meta; m["env"] != "hopper" || m["data_score"] != "" {
 		t.Errorf("alias metadata: %v", m)
 	}
+	_, err = captureStdout(t, func() error {
+		return runExperiment([]string{"uncertainty", "--dataset", aliasData, "--out", filepath.Join(tmp, "u.png")})
+	})
+	wantUsage(t, "experiment on task-file data", err, "", "collected in the task file "+alias, "built-in tasks only")
 	cfg, _, note, err := offlineConfig(offlineChoice{dataset: aliasData, preset: "quick", algo: "admpo"})
 	if err != nil || cfg.Env != "" || cfg.Termination != "learned" && cfg.Termination != "none" || !strings.Contains(note, "--env-file "+alias) {
 		t.Errorf("train offline on the alias data: env %q termination %q, note %q, %v (want no built-in task)", cfg.Env, cfg.Termination, note, err)

@@ -87,6 +87,10 @@ func expData(path, env string) (*datasets.Dataset, *envs.Task, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
+	if env == "" && d.Meta["env_file"] != "" {
+		return nil, nil, "", fmt.Errorf("%w: %s was collected in the task file %s: the experiments replay built-in tasks only "+
+			"(--env TASK picks one on purpose)", errUsage, path, d.Meta["env_file"])
+	}
 	if env == "" {
 		env = d.Meta["env"]
 	}
