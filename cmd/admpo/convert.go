@@ -45,7 +45,7 @@ func runConvert(args []string) error {
 		return err
 	}
 	task := *env
-	if task == "" {
+	if task == "" && d.Meta["env_file"] == "" { // a task file's data: not the built-in task of that name
 		if t, err := envs.Lookup(d.Meta["env"]); err == nil && d.Meta["env"] != "" {
 			task = t.Name
 		}
