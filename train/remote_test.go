@@ -54,10 +54,11 @@ func TestRemoteHopperMatchesInProcess(t *testing.T) {
 // (counted over all its connections): the step's answer is never sent.
 type dying struct {
 	remote.Env
-	n   *int
-	die int
-	mu  *sync.Mutex
-	l   net.Listener
+	n    *int
+	die  int
+	mu   *sync.Mutex
+	l    net.Listener
+	hold chan struct{} // closed when the test ends
 }
 
 func (d dying) Step(a []float64) ([]float64, float64, bool, bool, error) {
@@ -66,7 +67,10 @@ func (d dying) Step(a []float64) ([]float64, float64, bool, bool, error) {
 	n := *d.n
 	d.mu.Unlock()
 	if n == d.die {
-		d.l.Close() // Serve closes the connections before this answer goes out
+		// Serve closes the connections once its listener is closed; the
+		// answer waits until the test ends, so it never goes out before.
+		d.l.Close()
+		<-d.hold
 	}
 	return d.Env.Step(a)
 }
@@ -90,10 +94,12 @@ func TestRemoteServerDiesThenResume(t *testing.T) {
 				l  net.Listener
 			)
 			base := remote.Builtin("hopper")
+			hold := make(chan struct{})
 			addr, l := goServer(t, sock, func() (remote.Env, error) {
 				e, err := base()
-				return dying{Env: e, n: &n, die: c.die, mu: &mu, l: l}, err
+				return dying{Env: e, n: &n, die: c.die, mu: &mu, l: l, hold: hold}, err
 			})
+			t.Cleanup(func() { close(hold) }) // before goServer's cleanup, which waits for the held step
 			cfg.Env = addr
 			dir := filepath.Join(t.TempDir(), "run")
 			o, err := NewOnline(cfg, dir)
