@@ -197,6 +197,9 @@ func runCollect(args []string) error {
 	if fs.Changed("env") && *envFile != "" {
 		return fmt.Errorf("%w: --env and --env-file cannot both be given", errUsage)
 	}
+	if fs.Changed("env-timeout") && (*envFile != "" || !remote.IsAddress(*env)) {
+		return fmt.Errorf("%w: --env-timeout is for a remote environment, and --env %s is not an address", errUsage, *env)
+	}
 	if !slices.Contains(train.DatasetKinds, *kind) {
 		return fmt.Errorf("%w: --kind %q is not one of %s", errUsage, *kind, strings.Join(train.DatasetKinds, ", "))
 	}
@@ -520,7 +523,7 @@ func collectEnv(name, file string, timeout time.Duration) (collectTarget, error)
 		}
 		tg = collectTarget{name: t.Name, label: t.Name, flag: "--env-file " + file,
 			open: func() (*envs.Env, error) { return envs.MakeTask(t) },
-			meta: map[string]string{"env_file": file, "env_digest": t.Digest}}
+			meta: map[string]string{"env_file": t.File, "env_file_sha256": t.Digest}}
 	case remote.IsAddress(name):
 		if _, _, err := remote.ParseAddress(name); err != nil {
 			return tg, usageErr(err)

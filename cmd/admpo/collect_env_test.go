@@ -50,7 +50,7 @@ func TestCollectOwnEnvs(t *testing.T) {
 		t.Fatal(err)
 	}
 	df := read(viaFile)
-	if m := df.Meta; m["env"] != "hopper-long" || m["env_file"] != file || m["env_digest"] != task.Digest ||
+	if m := df.Meta; m["env"] != "hopper-long" || m["env_file"] != file || m["env_file_sha256"] != task.Digest ||
 		m["name"] != "hopper-long-random" || m["data_score"] != "" || m["data_return"] == "" {
 		t.Errorf("metadata of the task file's data: %v", m)
 	}
@@ -86,6 +86,7 @@ func TestCollectOwnEnvs(t *testing.T) {
 		parts []string
 	}{
 		{"env and env-file", []string{"--env", "hopper", "--env-file", file}, true, []string{"--env and --env-file"}},
+		{"timeout for a task", []string{"--env", "hopper", "--env-timeout", "5s"}, true, []string{"--env-timeout", "not an address"}},
 		{"no shipped policy", []string{"--env-file", file, "--kind", "medium"}, true, []string{"built-in tasks only", "--policy RUN", "--env-file " + file}},
 		{"no behaviour run", []string{"--env", addr, "--kind", "expert", "--train-steps", "100"}, true, []string{"--train-*", "built-in tasks only", "--env " + addr}},
 		{"server down", []string{"--env", "unix://" + filepath.Join(tmp, "nobody.sock")}, false, []string{"nobody.sock"}},
