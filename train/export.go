@@ -55,7 +55,10 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 				return nil, nil, fmt.Errorf("train: %s/%s: an offline run without a task records no action bounds", dir, rundir.ConfigFile)
 			}
 		}
-		if c.EnvFile != "" {
+		switch {
+		case c.Remote != nil: // the bounds the server announced (it need not be running)
+			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
+		case c.EnvFile != "":
 			if low, high, err = taskFileBounds(c.Task()); err != nil {
 				return nil, nil, err
 			}

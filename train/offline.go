@@ -13,6 +13,7 @@ import (
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/internal/stats"
@@ -149,9 +150,13 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	var low, high []float64
 	done := func([]float32) bool { return false }
 	if c.Env != "" {
-		task, err := c.Task()
-		if err == nil {
-			o.eval, err = envs.MakeTask(task)
+		if remote.IsAddress(c.Env) {
+			o.eval, err = dialRemote(c.Env, &c.Remote)
+		} else {
+			var task *envs.Task
+			if task, err = c.Task(); err == nil {
+				o.eval, err = envs.MakeTask(task)
+			}
 		}
 		if err != nil {
 			o.Close()
@@ -178,7 +183,8 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	switch c.Termination {
 	case "task":
 		if done == nil {
-			return fail(fmt.Errorf("the task %s's termination rule reads values the observation leaves out: use termination learned or none", c.Env))
+			return fail(fmt.Errorf("the task %s has no termination rule on observations (a remote environment, or a task file whose rule "+
+				"reads values the observation leaves out): use termination learned or none", c.Env))
 		}
 	case "none":
 		done = func([]float32) bool { return false }
@@ -545,6 +551,10 @@ func (o *Offline) evaluate() (string, error) {
 		return fmt.Sprintf("epoch %d (update %d): no evaluation (the data name no task)", o.step/o.Cfg.StepsPerEpoch, o.step), nil
 	}
 	rets, err := o.evalReturns(o.Cfg.Seed, o.Cfg.EvalEpisodes)
+	if err != nil && o.Cfg.Remote != nil {
+		return "", fmt.Errorf("train: the environment server %s failed in the evaluation at update %d (%w); "+
+			"once it is back, --resume %s continues from the last checkpoint", o.Cfg.Env, o.step, err, o.Dir)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/sac"
 )
 
@@ -24,6 +25,10 @@ type OfflineConfig struct {
 	// that changed since. Empty for a built-in task.
 	EnvFile   string `json:"env_file,omitempty"`
 	EnvDigest string `json:"env_file_sha256,omitempty"`
+	// Remote is the remote environment evaluations play when Env is its
+	// address (--eval-env tcp://HOST:PORT): its spec as the server
+	// announced it, which a resume requires again, and the answer timeout.
+	Remote *RemoteEnv `json:"remote,omitempty"`
 	Algo      string `json:"algo"` // "admpo", "mopo" or "bc"
 	Preset    string `json:"preset"`
 	Dataset   string `json:"dataset"`      // path of the D4RL HDF5 file
@@ -330,6 +335,8 @@ func (c OfflineConfig) Validate() error {
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
 	c.RuntimeSettings.validate(&p)
 	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile) && c.Env != "", "env file %q must be an absolute path of the task %q", c.EnvFile, c.Env)
+	p.check((c.Remote != nil) == remote.IsAddress(c.Env) && (c.Remote == nil || c.EnvFile == ""),
+		"env %q: remote settings go with a remote environment's address (and no env file)", c.Env)
 	if c.Algo != "bc" {
 		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.Alpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
 			c.CriticLR, c.AlphaLR, c.Alpha)
@@ -352,6 +359,9 @@ func (c OfflineConfig) JSON() []byte { return configJSON(c) }
 func (c OfflineConfig) Task() (*envs.Task, error) {
 	if c.Env == "" {
 		return nil, fmt.Errorf("train: the run's data name no task")
+	}
+	if remote.IsAddress(c.Env) {
+		return nil, fmt.Errorf("train: the run evaluates in the remote environment %s: no task file or simulator here", c.Env)
 	}
 	return runTask(c.Env, c.EnvFile, c.EnvDigest)
 }

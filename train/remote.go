@@ -44,19 +44,26 @@ func openEnv(c *OnlineConfig, task *envs.Task) (*envs.Env, error) {
 	if !c.IsRemote() {
 		return envs.MakeTask(task)
 	}
-	e, err := remote.Make(c.Env, c.Remote.timeout())
+	return dialRemote(c.Env, &c.Remote)
+}
+
+// dialRemote connects to the remote environment at addr, whose spec must
+// be the one *rec records; a nil or empty record (a fresh run's) is set
+// to the server's spec.
+func dialRemote(addr string, rec **RemoteEnv) (*envs.Env, error) {
+	r := *rec
+	e, err := remote.Make(addr, r.timeout())
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	r := c.Remote
-	got, err := NewRemoteEnv(envs.BackendSpec{Name: c.Env, ObsDim: e.Task.ObsDim, ActDim: e.Task.ActDim, Low: e.ActionLow(),
+	got, err := NewRemoteEnv(envs.BackendSpec{Name: addr, ObsDim: e.Task.ObsDim, ActDim: e.Task.ActDim, Low: e.ActionLow(),
 		High: e.ActionHigh(), MaxEpisodeSteps: e.MaxSteps()}, r.timeout())
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
 	if r == nil || r.ObsDim == 0 {
-		c.Remote = got
+		*rec = got
 		return e, nil
 	}
 	if got.ObsDim != r.ObsDim || got.ActDim != r.ActDim || !slices.Equal(got.ActionLow, r.ActionLow) ||
@@ -64,7 +71,7 @@ func openEnv(c *OnlineConfig, task *envs.Task) (*envs.Env, error) {
 		e.Close()
 		return nil, fmt.Errorf("train: the environment at %s now has %d observation and %d action values in [%v, %v], episodes of up to %d steps; "+
 			"the run was started with %d and %d in [%v, %v], %d steps",
-			c.Env, got.ObsDim, got.ActDim, got.ActionLow, got.ActionHigh, got.MaxEpisodeSteps,
+			addr, got.ObsDim, got.ActDim, got.ActionLow, got.ActionHigh, got.MaxEpisodeSteps,
 			r.ObsDim, r.ActDim, r.ActionLow, r.ActionHigh, r.MaxEpisodeSteps)
 	}
 	return e, nil

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
+	"github.com/admpo/admpo/envs/remote"
+	"github.com/admpo/admpo/train"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,7 +241,7 @@ func TestOfflineEnvFile(t *testing.T) {
 	}{
 		{"with --env", []string{"--dataset", data, "--env-file", alias, "--env", "hopper"}, []string{"--env-file", "--env"}},
 		{"other sizes", []string{"--dataset", ipData, "--env-file", alias}, []string{"4 observation and 1 action values", "hopper has 11 and 3"}},
-		{"task rule hidden", []string{"--dataset", data, "--env-file", hidden, "--termination", "task"}, []string{"--termination task", "learned or none"}},
+		{"task rule hidden", []string{"--dataset", data, "--env-file", hidden, "--termination", "task"}, []string{"--termination task", "no termination rule on observations", "learned or none"}},
 	} {
 		_, err := captureStdout(t, func() error { return trainOffline(append(c.args, "--out", none)) })
 		wantUsage(t, c.name, err, none, c.parts...)
@@ -312,5 +315,107 @@ func TestCollectProgressLines(t *testing.T) {
 	want := "  20/100 transitions (1/s, ETA 1m20s)\n  100/100 transitions (4/s, ETA 0s)\n"
 	if got != want {
 		t.Errorf("progress lines %q, want %q", got, want)
+	}
+}
+
+// TestOfflineEvalRemote: train offline --eval-env ADDRESS evaluates in a
+// remote environment: BC on the same data evaluated in the built-in hopper
+// and in hopper served by the Go server gives the same returns epoch by
+// epoch (no D4RL score for the address); config.json records the server's
+// spec; the bundle plays the address; the run has no task to diagnose in
+// (no simulator); --termination task and --env-timeout without an address are
+// usage errors; with the server down a resume fails naming it, and once a
+// server is back the run finishes.
+func TestOfflineEvalRemote(t *testing.T) {
+	ortskip.IfMissing(t)
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "hopper-random.hdf5")
+	if _, err := captureStdout(t, func() error {
+		return runCollect([]string{"--env", "hopper", "--size", "1500", "--out", data})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hopper, err := envs.Lookup("hopper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(tmp, "env.sock")
+	addr := "unix://" + sock
+	l, err := remote.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.Serve(l, remote.Task(hopper)) }()
+	small := []string{"--dataset", data, "--algo", "bc", "--epochs", "2", "--steps-per-epoch", "20", "--batch", "8",
+		"--hidden", "8,8", "--eval-episodes", "2", "--checkpoint-every", "20"}
+	trainOff := func(args ...string) error {
+		_, err := captureStdout(t, func() error { return trainOffline(append(append([]string(nil), small...), args...)) })
+		return err
+	}
+	local, far := filepath.Join(tmp, "local"), filepath.Join(tmp, "far")
+	if err := trainOff("--eval-env", "hopper", "--out", local); err != nil {
+		t.Fatal(err)
+	}
+	if err := trainOff("--eval-env", addr, "--epochs", "1", "--out", far); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	<-done
+	cfg, _ := onlineConfig(t, far)
+	if cfg.Env != addr || cfg.Remote == nil || cfg.Remote.ObsDim != 11 || cfg.Remote.ActDim != 3 || cfg.Remote.MaxEpisodeSteps != 1000 {
+		t.Fatalf("config.json: env %q remote %+v", cfg.Env, cfg.Remote)
+	}
+	_, err = captureStdout(t, func() error { return trainOffline([]string{"--resume", far, "--epochs", "2"}) })
+	if err == nil || !strings.Contains(err.Error(), "no environment server at "+addr) {
+		t.Fatalf("resume with the server down: %v", err)
+	}
+	l2, err := remote.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- remote.Serve(l2, remote.Task(hopper)) }()
+	defer func() { l2.Close(); <-done }()
+	if _, err := captureStdout(t, func() error { return trainOffline([]string{"--resume", far, "--epochs", "2"}) }); err != nil {
+		t.Fatalf("resume with the server back: %v", err)
+	}
+	lr, fr := readCSV(t, filepath.Join(local, "offline.csv")), readCSV(t, filepath.Join(far, "offline.csv"))
+	if len(lr) != 2 || len(fr) != 2 {
+		t.Fatalf("offline.csv rows: %d local, %d remote", len(lr), len(fr))
+	}
+	for i := range lr {
+		if lr[i]["return_mean"] != fr[i]["return_mean"] || lr[i]["return_mean"] == "" || lr[i]["score_mean"] == "" ||
+			fr[i]["score_mean"] != "" && fr[i]["score_mean"] != "NaN" {
+			t.Errorf("epoch %d: local return %s score %s, remote return %s score %s", i+1,
+				lr[i]["return_mean"], lr[i]["score_mean"], fr[i]["return_mean"], fr[i]["score_mean"])
+		}
+	}
+	bundle := filepath.Join(tmp, "bundle")
+	if _, err := captureStdout(t, func() error {
+		return runExport([]string{"--run", far, "--out", bundle})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := captureStdout(t, func() error { return runEval([]string{"--bundle", bundle, "--episodes", "1"}) }); err != nil ||
+		!strings.HasPrefix(out, addr+", ") {
+		t.Fatalf("eval of the bundle: %q %v", out, err)
+	}
+	var offCfg train.OfflineConfig // what --diagnose asks for its simulator
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(far, "config.json"))), &offCfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := offCfg.Task(); err == nil || !strings.Contains(err.Error(), "remote environment "+addr) {
+		t.Errorf("the task of a remote run: %v", err)
+	}
+	none := filepath.Join(tmp, "none")
+	for _, c := range []struct {
+		name  string
+		args  []string
+		parts []string
+	}{
+		{"task rule", []string{"--eval-env", addr, "--termination", "task"}, []string{"--termination task", "no termination rule on observations"}},
+		{"timeout without an address", []string{"--eval-env", "hopper", "--env-timeout", "5s"}, []string{"--env-timeout", "--eval-env ADDRESS"}},
+	} {
+		wantUsage(t, c.name, trainOff(append(c.args, "--out", none)...), none, c.parts...)
 	}
 }

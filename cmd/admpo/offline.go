@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/admpo/admpo/datasets"
 	"github.com/admpo/admpo/envs"
+	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/experiments"
 	"github.com/admpo/admpo/rundir"
 	"github.com/admpo/admpo/train"
@@ -36,7 +38,8 @@ type offlineChoice struct {
 	env         string // the data's built-in task (default: metadata or file name)
 	envFile     string // the data's task is this task file's
 	kind        string
-	evalEnv     string // a built-in task to evaluate data that name none in
+	evalEnv     string        // a built-in task (or a remote environment's address) to evaluate data that name none in
+	envTimeout  time.Duration // a remote environment's answer timeout
 	termination string
 	preset      string
 	algo        string
@@ -71,7 +74,8 @@ func offlineConfig(ch offlineChoice) (cfg train.OfflineConfig, rows int, note st
 		dk = ch.kind
 	}
 	var task *envs.Task
-	generic := true // m, H, beta without a known data set
+	var rec *train.RemoteEnv // a remote environment's spec
+	generic := true          // m, H, beta without a known data set
 	switch {
 	case ch.envFile != "" && (ch.env != "" || ch.evalEnv != ""):
 		return cfg, rows, "", fmt.Errorf("%w: --env-file names the data's task: give it without --env and --eval-env", errUsage)
@@ -80,6 +84,10 @@ func offlineConfig(ch offlineChoice) (cfg train.OfflineConfig, rows int, note st
 	case ch.envFile != "":
 		if task, err = envs.LoadTaskFile(ch.envFile); err != nil {
 			return cfg, rows, "", usageErr(err)
+		}
+	case remote.IsAddress(ch.evalEnv):
+		if task, rec, err = onlineEnv(ch.evalEnv, "", new(string), ch.envTimeout, true); err != nil {
+			return cfg, rows, "", err
 		}
 	case ch.evalEnv != "":
 		if task, err = lookupTask(ch.evalEnv); err != nil {
@@ -112,7 +120,7 @@ func offlineConfig(ch offlineChoice) (cfg train.OfflineConfig, rows int, note st
 		return cfg, rows, "", usageErr(err)
 	}
 	if task != nil {
-		cfg.Env, cfg.EnvFile, cfg.EnvDigest = task.Name, task.File, task.Digest
+		cfg.Env, cfg.EnvFile, cfg.EnvDigest, cfg.Remote = task.Name, task.File, task.Digest, rec
 	}
 	termination := ch.termination
 	if termination == "" {
@@ -127,8 +135,8 @@ func offlineConfig(ch offlineChoice) (cfg train.OfflineConfig, rows int, note st
 		return cfg, rows, "", fmt.Errorf("%w: --termination %q: want %s (task only with a task)", errUsage, termination, strings.Join(train.Terminations, ", "))
 	}
 	if termination == "task" && task.Done == nil {
-		return cfg, rows, "", fmt.Errorf("%w: --termination task: the task file %s's termination rule reads values the observation leaves out, "+
-			"so model roll-outs cannot apply it: use learned or none", errUsage, task.File)
+		return cfg, rows, "", fmt.Errorf("%w: --termination task: %s has no termination rule on observations (a remote environment, or a task "+
+			"file whose rule reads values the observation leaves out), so model roll-outs cannot apply one: use learned or none", errUsage, task.Name)
 	}
 	cfg.Dataset, cfg.Termination, cfg.ObsDim, cfg.ActDim = path, termination, d.ObsDim, d.ActDim
 	if f := d.Meta["env_file"]; f != "" && task == nil {
@@ -140,6 +148,7 @@ func offlineConfig(ch offlineChoice) (cfg train.OfflineConfig, rows int, note st
 // offlineFlags are train offline's flags.
 type offlineFlags struct {
 	dataset, env, envFile, kind, evalEnv, termination, algo, preset *string
+	envTimeout                                                      *time.Duration
 	out, resume, diagnose, diagPolicy, configPath                   *string
 	epochs, diagStarts, diagEpisodes                                *int
 	seed                                                            *int64
@@ -157,7 +166,9 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	f.envFile = fs.String("env-file", "", "the data's task is this task file's (admpo collect --env-file): evaluations play it (no D4RL score),\n"+
 		"with generic m, H and beta and its termination rule when it reads the observation (else learned or none)")
 	f.kind = fs.String("kind", "", "data set kind for the preset (default: metadata or file name)")
-	f.evalEnv = fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta")
+	f.evalEnv = fs.String("eval-env", "", "evaluate in this task a data set that names no task (sizes must match); generic m, H, beta;\n"+
+		"or in a remote environment, tcp://HOST:PORT or unix:///PATH (returns; a failed server stops the run, --resume continues)")
+	f.envTimeout = fs.Duration("env-timeout", remote.DefaultTimeout, "with --eval-env ADDRESS: the longest wait for a connection or an answer")
 	f.termination = fs.String("termination", "", "termination rule of model roll-outs: task, none or learned\n"+
 		"(default: task with a task; otherwise learned when the data hold terminals, else none; none for bc)")
 	f.algo = fs.String("algo", "admpo", "admpo, mopo or bc")
@@ -181,6 +192,7 @@ func newOfflineFlags() (*pflag.FlagSet, *offlineFlags) {
 	bound(fs, atLeast1, "epochs", "diagnose-starts")
 	bound(fs, anyNum, "seed")
 	bound(fs, nonNeg, "diagnose-episodes")
+	bound(fs, span{Lo: 0, Hi: 86400, Open: true}, "env-timeout")
 	return fs, f
 }
 
@@ -237,8 +249,11 @@ func trainOffline(args []string) error {
 		if envFileName != "" && !fs.Changed("env-file") {
 			envName = "" // the config's task file names its task
 		}
+		if fs.Changed("env-timeout") && !remote.IsAddress(*evalEnv) {
+			return fmt.Errorf("%w: --env-timeout is for --eval-env ADDRESS (a remote environment)", errUsage)
+		}
 		cfg, rows, note, err := offlineConfig(offlineChoice{dataset: ds, env: envName, envFile: envFileName, kind: kindName,
-			evalEnv: *evalEnv, termination: term, preset: presetName, algo: algoName})
+			evalEnv: *evalEnv, envTimeout: *f.envTimeout, termination: term, preset: presetName, algo: algoName})
 		if err != nil {
 			return err
 		}
