@@ -28,13 +28,13 @@ type OfflineConfig struct {
 	// Remote is the remote environment evaluations play when Env is its
 	// address (--eval-env tcp://HOST:PORT): its spec as the server
 	// announced it, which a resume requires again, and the answer timeout.
-	Remote *RemoteEnv `json:"remote,omitempty"`
-	Algo      string `json:"algo"` // "admpo", "mopo" or "bc"
-	Preset    string `json:"preset"`
-	Dataset   string `json:"dataset"`      // path of the D4RL HDF5 file
-	Name      string `json:"dataset_name"` // e.g. "hopper-medium-replay": the preset's key
-	Kind      string `json:"dataset_kind"` // random, medium, expert, medium-replay, medium-expert
-	Seed      int64  `json:"seed"`
+	Remote  *RemoteEnv `json:"remote,omitempty"`
+	Algo    string     `json:"algo"` // "admpo", "mopo" or "bc"
+	Preset  string     `json:"preset"`
+	Dataset string     `json:"dataset"`      // path of the D4RL HDF5 file
+	Name    string     `json:"dataset_name"` // e.g. "hopper-medium-replay": the preset's key
+	Kind    string     `json:"dataset_kind"` // random, medium, expert, medium-replay, medium-expert
+	Seed    int64      `json:"seed"`
 	// Version is the config format (ConfigVersion; 1 when the key is
 	// absent): see ConfigVersion and docs/fidelity.md.
 	Version int `json:"config_version"`
