@@ -335,8 +335,9 @@ func (c OfflineConfig) Validate() error {
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
 	c.RuntimeSettings.validate(&p)
 	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile) && c.Env != "", "env file %q must be an absolute path of the task %q", c.EnvFile, c.Env)
-	p.check((c.Remote != nil) == remote.IsAddress(c.Env) && (c.Remote == nil || c.EnvFile == ""),
+	p.check(c.Remote == nil || remote.IsAddress(c.Env) && c.EnvFile == "",
 		"env %q: remote settings go with a remote environment's address (and no env file)", c.Env)
+	p.check(!remote.IsAddress(c.Env) || c.EnvFile == "", "env %s is a remote environment's address and env file %s a task file: give one", c.Env, c.EnvFile)
 	if c.Algo != "bc" {
 		p.check(c.CriticLR > 0 && c.AlphaLR > 0 && c.Alpha > 0, "critic lr %v, alpha lr %v and initial alpha %v must be positive",
 			c.CriticLR, c.AlphaLR, c.Alpha)

@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"fmt"
+	"github.com/admpo/admpo/rundir"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -328,5 +330,101 @@ func TestRemoteTerminationChoice(t *testing.T) {
 	}
 	if !o.task.Done(fallen) {
 		t.Error("learned from a buffer of falls: a fallen hopper does not terminate")
+	}
+}
+
+// resetDying is an env whose server goes away at the first step after its
+// server's resets-th reset (counted over all its connections): that step's
+// answer is never sent.
+type resetDying struct {
+	remote.Env
+	resets *int
+	after  int
+	mu     *sync.Mutex
+	l      net.Listener
+	hold   chan struct{} // closed when the test ends
+}
+
+func (d resetDying) Reset(seed *int64) ([]float64, error) {
+	d.mu.Lock()
+	*d.resets++
+	d.mu.Unlock()
+	return d.Env.Reset(seed)
+}
+
+func (d resetDying) Step(a []float64) ([]float64, float64, bool, bool, error) {
+	d.mu.Lock()
+	die := *d.resets == d.after
+	d.mu.Unlock()
+	if die {
+		d.l.Close()
+		<-d.hold
+	}
+	return d.Env.Step(a)
+}
+
+// TestOfflineEvalServerDies: an offline run evaluating in a remote
+// environment whose server goes away during the second evaluation (after
+// the checkpoint at update 100) fails with a message naming the server, the
+// update and --resume; resumed once a server is back, it ends with the
+// evaluation returns of the same run evaluated in the built-in task (the
+// same episodes, the redone updates the same).
+func TestOfflineEvalServerDies(t *testing.T) {
+	data := Fixtures.RandomHopperFile(t, 600)
+	cfg := Fixtures.TinyOfflineConfig(t, "bc", "medium-replay", data)
+	want, _ := offStraightRun(t, cfg)
+	wantLog, err := ReadOfflineLog(filepath.Join(want, rundir.OfflineLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sock := filepath.Join(t.TempDir(), "env.sock")
+	var (
+		mu     sync.Mutex
+		resets int
+		l      net.Listener
+	)
+	hold := make(chan struct{})
+	base := remote.Builtin("hopper")
+	addr, l := goServer(t, sock, func() (remote.Env, error) {
+		e, err := base()
+		return resetDying{Env: e, resets: &resets, after: 2 * cfg.EvalEpisodes, mu: &mu, l: l, hold: hold}, err
+	})
+	t.Cleanup(func() { close(hold) }) // before goServer's cleanup, which waits for the held step
+	cfg.Env, cfg.Termination = addr, "none"
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := NewOffline(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Cfg.Remote == nil || o.Cfg.Remote.ObsDim != 11 || o.Cfg.Remote.ActDim != 3 {
+		t.Fatalf("remote record %+v", o.Cfg.Remote)
+	}
+	err = o.Run(context.Background())
+	o.Close()
+	if err == nil || !strings.Contains(err.Error(), "environment server "+addr+" failed in the evaluation at update 200") ||
+		!strings.Contains(err.Error(), "--resume "+dir) {
+		t.Fatalf("got %v", err)
+	}
+	goServer(t, sock, remote.Builtin("hopper")) // back at the same address
+	r := resumed(t, ResumeOffline, dir)
+	if r.Step() != 100 {
+		t.Fatalf("resumed at update %d, want 100", r.Step())
+	}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	gotLog, err := ReadOfflineLog(filepath.Join(dir, rundir.OfflineLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gotLog) != len(wantLog) || len(gotLog) != 3 {
+		t.Fatalf("offline.csv: %d rows, the built-in run's %d", len(gotLog), len(wantLog))
+	}
+	for i := range gotLog {
+		if gotLog[i].Step != wantLog[i].Step || gotLog[i].ReturnMean != wantLog[i].ReturnMean || !math.IsNaN(gotLog[i].ScoreMean) {
+			t.Errorf("row %d: update %d return %v score %v; built-in: update %d return %v", i, gotLog[i].Step, gotLog[i].ReturnMean,
+				gotLog[i].ScoreMean, wantLog[i].Step, wantLog[i].ReturnMean)
+		}
 	}
 }
