@@ -402,6 +402,26 @@ func TableAt(w io.Writer, runs []Run, steps []int, window int) error {
 	return nil
 }
 
+// Smooth returns copies of runs whose every evaluation is the mean of the
+// run's evaluations in the window steps up to it ((step-window, step]; the
+// run's start clips the first ones): curves that swing from one evaluation
+// to the next become readable. window 0 returns runs as they are.
+func Smooth(runs []Run, window int) []Run {
+	if window <= 0 {
+		return runs
+	}
+	out := make([]Run, len(runs))
+	for i, r := range runs {
+		s := r
+		s.Returns = make([]float64, len(r.Returns))
+		for j, step := range r.Steps {
+			s.Returns[j], _ = r.windowMean(step, window)
+		}
+		out[i] = s
+	}
+	return out
+}
+
 // windowMean is the run's evaluation at step s (window 0), or the mean of
 // its evaluations at steps in (s-window, s]; false when the run did not
 // evaluate at s.

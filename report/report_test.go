@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,24 @@ func TestTableAtWindow(t *testing.T) {
 	}
 	if err := TableAt(&buf, runs, []int{1000}, -1); err == nil {
 		t.Fatal("a negative window was accepted")
+	}
+}
+
+// TestSmooth: each smoothed evaluation is the mean of the run's
+// evaluations in (step-window, step] (worked out by hand), the run's steps
+// and the input stay as they were, and window 0 changes nothing.
+func TestSmooth(t *testing.T) {
+	runs := []Run{{Steps: []int{1000, 2000, 3000, 4000}, Returns: []float64{10, 30, 50, 90}}}
+	got := Smooth(runs, 2000)
+	want := []float64{10, 20, 40, 70} // 10; (10+30)/2; (30+50)/2; (50+90)/2
+	if !slices.Equal(got[0].Returns, want) || !slices.Equal(got[0].Steps, runs[0].Steps) {
+		t.Errorf("smoothed %v at %v, want %v", got[0].Returns, got[0].Steps, want)
+	}
+	if !slices.Equal(runs[0].Returns, []float64{10, 30, 50, 90}) {
+		t.Errorf("the input changed: %v", runs[0].Returns)
+	}
+	if s := Smooth(runs, 0); !slices.Equal(s[0].Returns, runs[0].Returns) {
+		t.Errorf("window 0: %v", s[0].Returns)
 	}
 }
 

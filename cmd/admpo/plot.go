@@ -16,15 +16,12 @@ func runPlot(args []string) error {
 	title := fs.String("title", "", "plot title (default: the task name)")
 	at := fs.IntSlice("at", nil, "also print a Markdown table of mean ± standard error at these steps (env steps online,\n"+
 		"warm-up included; policy updates offline), e.g. 15000,25000,35000,45000,55000")
-	window := fs.Int("window", 0, "with --at: each run's cell is the mean of its evaluations in the last WINDOW steps up to\n"+
-		"each --at step (e.g. --window 50000 offline: 50 epochs), for curves that swing between evaluations; 0: the evaluation at the step")
+	window := fs.Int("window", 0, "each run's curve, and with --at its cells, the mean of its evaluations in the last WINDOW steps up\n"+
+		"to each step (e.g. --window 50000 offline: 50 epochs), for curves that swing between evaluations; 0: the evaluations")
 	bound(fs, atLeast1, "at")
 	bound(fs, nonNeg, "window")
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if *window > 0 && len(*at) == 0 {
-		return fmt.Errorf("%w: --window averages the cells of the --at table: give --at as well", errUsage)
 	}
 	if ext := strings.ToLower(filepath.Ext(*out)); ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("%w: --out must end in .png or .svg, got %q", errUsage, *out)
@@ -41,7 +38,7 @@ func runPlot(args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	curves := report.Curves(rs)
+	curves := report.Curves(report.Smooth(rs, *window))
 	if err := report.Plot(curves, t, xl, yl, *out); err != nil {
 		return err
 	}
