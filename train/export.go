@@ -55,14 +55,10 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 				return nil, nil, fmt.Errorf("train: %s/%s: an offline run without a task records no action bounds", dir, rundir.ConfigFile)
 			}
 		}
-		switch {
-		case c.Remote != nil: // the bounds the server announced (it need not be running)
-			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
-		case c.EnvFile != "":
-			if low, high, err = taskFileBounds(c.Task()); err != nil {
-				return nil, nil, err
-			}
-			prov["env_file"], prov["env_file_sha256"] = c.EnvFile, c.EnvDigest
+		if l, h, err := ownEnvBounds(c.Remote, c.EnvFile, c.EnvDigest, c.Task, prov); err != nil {
+			return nil, nil, err
+		} else if l != nil {
+			low, high = l, h
 		}
 		histories = func() (*buffer.Replay, error) {
 			d, err := datasets.ReadD4RL(c.Dataset)
@@ -84,14 +80,8 @@ func ExportBundle(dir string, samples int) (*policies.Bundle, *Run, error) {
 		task, preset, seed = c.Env, c.Preset, c.Seed
 		prov["env_steps"] = strconv.Itoa(run.Step)
 		histories = run.Real
-		switch {
-		case c.Remote != nil: // the bounds the server announced (it need not be running)
-			low, high = c.Remote.ActionLow, c.Remote.ActionHigh
-		case c.EnvFile != "":
-			if low, high, err = taskFileBounds(c.Task()); err != nil {
-				return nil, nil, err
-			}
-			prov["env_file"], prov["env_file_sha256"] = c.EnvFile, c.EnvDigest
+		if low, high, err = ownEnvBounds(c.Remote, c.EnvFile, c.EnvDigest, c.Task, prov); err != nil {
+			return nil, nil, err
 		}
 	}
 	if run.Algo == "" {
@@ -191,6 +181,20 @@ func obsRange(hist *buffer.Replay) *policies.InputRange {
 		}
 	}
 	return r
+}
+
+// ownEnvBounds are the action bounds of a run on a remote environment
+// (the spec its config records: the server need not be running) or on a
+// task file's task (which it records in prov); nil for a built-in task.
+func ownEnvBounds(r *RemoteEnv, file, digest string, task func() (*envs.Task, error), prov map[string]string) (low, high []float64, err error) {
+	switch {
+	case r != nil:
+		return r.ActionLow, r.ActionHigh, nil
+	case file != "":
+		prov["env_file"], prov["env_file_sha256"] = file, digest
+		return taskFileBounds(task())
+	}
+	return nil, nil, nil
 }
 
 // taskFileBounds are the action bounds of a run's task file's task (t,
