@@ -131,12 +131,12 @@ func episodeSeed(seed int64, e int) int64 {
 }
 
 // Dataset runs episodes of the environment open opens for n transitions
-// and returns
-// them in D4RL's layout: observations, actions, rewards, next_observations,
-// terminals (the task's termination rule fired), timeouts (the episode
-// limit: 1000 steps for the built-in tasks), and infos/qpos and infos/qvel (the full simulator state before
-// each step, the x position included; none for an environment without a
-// simulator, e.g. a remote one). Episodes follow one another in their
+// and returns them in D4RL's layout: observations, actions, rewards,
+// next_observations, terminals (the task's termination rule fired),
+// timeouts (the episode limit: 1000 steps for the built-in tasks), and
+// infos/qpos and infos/qvel (the full simulator state before each step,
+// the x position included; none for an environment without a simulator,
+// e.g. a remote one). Episodes follow one another in their
 // index order; the last one, cut by n, has its last row flagged as a
 // timeout so that no episode runs into data appended after it.
 //
