@@ -222,6 +222,58 @@ func TestHealthThresholds(t *testing.T) {
 	}
 }
 
+// TestDoneOnModelStates checks the termination rule that model roll-outs
+// apply to predicted observations on states written by hand either side of
+// Gymnasium's thresholds, clear of float32 rounding (TestHealthThresholds
+// checks Done at the simulator's own boundary values only where float32
+// represents them, which 0.7, 0.2 and 0.8 are not): hopper healthy while
+// z > 0.7, |angle| < 0.2 and every |obs[1:]| < 100; walker2d while
+// 0.8 < z < 2 and |angle| < 1.
+func TestDoneOnModelStates(t *testing.T) {
+	obs := func(n int, set map[int]float32) []float32 {
+		o := make([]float32, n)
+		o[0] = 1.25 // a healthy height for both robots
+		for i, v := range set {
+			o[i] = v
+		}
+		return o
+	}
+	cases := []struct {
+		task string
+		set  map[int]float32
+		done bool
+	}{
+		{"hopper", nil, false},
+		{"hopper", map[int]float32{0: 0.71}, false},
+		{"hopper", map[int]float32{0: 0.69}, true},
+		{"hopper", map[int]float32{0: 0.65}, true},
+		{"hopper", map[int]float32{0: 5}, false}, // no upper height bound
+		{"hopper", map[int]float32{1: 0.19}, false},
+		{"hopper", map[int]float32{1: 0.21}, true},
+		{"hopper", map[int]float32{1: -0.19}, false},
+		{"hopper", map[int]float32{1: -0.21}, true},
+		{"hopper", map[int]float32{4: 99}, false},
+		{"hopper", map[int]float32{4: 101}, true},
+		{"hopper", map[int]float32{10: -101}, true},
+		{"walker2d", nil, false},
+		{"walker2d", map[int]float32{0: 0.81}, false},
+		{"walker2d", map[int]float32{0: 0.79}, true},
+		{"walker2d", map[int]float32{0: 1.99}, false},
+		{"walker2d", map[int]float32{0: 2.01}, true},
+		{"walker2d", map[int]float32{1: 0.99}, false},
+		{"walker2d", map[int]float32{1: 1.01}, true},
+		{"walker2d", map[int]float32{1: -0.99}, false},
+		{"walker2d", map[int]float32{1: -1.01}, true},
+	}
+	for _, c := range cases {
+		task := tasks[c.task]
+		o := obs(task.ObsDim, c.set)
+		if got := task.Done(o); got != c.done {
+			t.Errorf("%s: Done(%v) = %v, want %v", c.task, o, got, c.done)
+		}
+	}
+}
+
 // TestTerminationAgreesWithEnv checks the batch termination functions used
 // in model roll-outs against the env's own termination on real transitions.
 func TestTerminationAgreesWithEnv(t *testing.T) {
