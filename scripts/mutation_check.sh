@@ -56,6 +56,9 @@ mut drawk-never-longest infer/rollout.go infer 'TestDrawKUniform|TestADMDirectMa
   'k = append(k, 1+rng.Intn(w.Len[r]))' 'k = append(k, 1+rng.Intn(max(1, w.Len[r]-1)))'
 mut drawk-from-m-clipped infer/rollout.go infer 'TestDrawKUniform|TestADMDirectMatchesReference' \
   'k = append(k, 1+rng.Intn(w.Len[r]))' 'k = append(k, min(w.Len[r], 1+rng.Intn(w.M)))'
+# Roll-out samples: next = mean + exp(logvar/2)·eps.
+mut rollout-sample-var-not-std infer/rollout.go infer 'TestADMDirectMatchesReference|TestEnsembleMatchesReference' \
+  'math.Exp(0.5*float64(lv[d]))*e[d]' 'math.Exp(float64(lv[d]))*e[d]'
 # The offline reward r - beta·U.
 mut penalty-beta-one infer/rollout.go infer 'TestADMDirectMatchesReference|TestEnsembleMatchesReference' \
   'rew -= cfg.Penalty * u' 'rew -= u'
@@ -63,7 +66,10 @@ mut penalty-sign infer/rollout.go infer 'TestADMDirectMatchesReference|TestEnsem
   'rew -= cfg.Penalty * u' 'rew += cfg.Penalty * u'
 mut penalty-sign-train infer/rollout.go train 'TestADMPenaltyWhereKStepPredictionsDisagree' \
   'rew -= cfg.Penalty * u' 'rew += cfg.Penalty * u'
-# MOPO: max over all members of ||exp(logvar/2)|| over [obs, reward].
+# MBPO/MOPO ensemble: a uniformly drawn elite predicts; MOPO's U is the max
+# over all members of ||exp(logvar/2)|| over [obs, reward].
+mut ensemble-draw-any-member infer/ensemble.go infer 'TestEnsembleMatchesReference' \
+  'mem := e.elites[rng.Intn(len(e.elites))]' 'mem := rng.Intn(e.members)'
 mut mopo-sum-members infer/ensemble.go infer 'TestEnsembleMatchesReference' \
   'worst = math.Max(worst, math.Sqrt(s))' 'worst = worst + math.Sqrt(s)'
 mut mopo-std-not-var infer/ensemble.go infer 'TestEnsembleMatchesReference' \
@@ -120,10 +126,15 @@ mut dropout-train-no-scale internal/cpukern/elementwise.go models 'TestDropoutMa
   'keep := float32(1 / (1 - p))' 'keep := float32(1)'
 mut dropout-onnx-no-scale onnx/adm.go infer 'TestADMDropoutDirectMatchesReference|TestADMDropoutPredictMatchesReference' \
   'g.Scalar("dropout_scale", float32(1/(1-p)))' 'g.Scalar("dropout_scale", float32(1))'
-# The ADM's input: the start state of the k-step plan beside the k actions
-# taken since (training batches and both roll-out engines).
+# The ADM: the start state of the k-step plan beside the k actions taken
+# since (training batches and both roll-out engines), targets and
+# predictions as the change from the start state.
 mut adm-fit-input-current-state dynamics/fit_adm.go dynamics 'TestADMBatchLayout' \
   'if !bootstrap || k == 0 {' 'if k == 0 {'
+mut adm-fit-target-not-delta dynamics/fit_adm.go dynamics 'TestADMBatchLayout' \
+  'tg[j] = next[j] - s0[j]' 'tg[j] = next[j]'
+mut adm-next-not-start-plus-delta onnx/adm.go infer 'TestADMDirectMatchesReference' \
+  'next := g.Op("Add", []string{obs, parts[0]})' 'next := g.Op("Identity", []string{parts[0]})'
 mut adm-roll-input-current-state infer/adm.go infer 'TestADMDirectMatchesReference' \
   'copy(e.obs[i*od:(i+1)*od], w.State(pl.r, l-pl.k))' 'copy(e.obs[i*od:(i+1)*od], w.State(pl.r, l-1))'
 mut adm-roll-actions-last-only infer/adm.go infer 'TestADMDirectMatchesReference' \
@@ -138,11 +149,14 @@ mut schedule-no-lower-clamp train/schedule.go train 'TestScheduleMatchesPaper' \
   'dx = max(0, min(1, dx))' 'dx = min(1, dx)'
 mut schedule-rounded train/schedule.go train 'TestScheduleMatchesPaper' \
   'return int(float64(s.From) + dx*float64(s.To-s.From))' 'return int(float64(s.From) + dx*float64(s.To-s.From) + 0.5)'
-# Hopper's termination rule on model states: healthy while z > 0.7 and |angle| < 0.2.
-mut hopper-done-height envs/tasks.go envs 'TestHealthThresholds|TestTerminationAgreesWithEnv' \
+# The termination rules applied to model states: hopper healthy while
+# z > 0.7 and |angle| < 0.2, walker2d while 0.8 < z < 2 and |angle| < 1.
+mut hopper-done-height envs/tasks.go envs 'TestDoneOnModelStates|TestHealthThresholds|TestTerminationAgreesWithEnv|TestBuiltinTaskFilesMatchGo' \
   'o[0] > 0.7 && o[1] > -0.2 && o[1] < 0.2' 'o[0] > 0.6 && o[1] > -0.2 && o[1] < 0.2'
-mut hopper-done-angle envs/tasks.go envs 'TestHealthThresholds|TestTerminationAgreesWithEnv' \
+mut hopper-done-angle envs/tasks.go envs 'TestDoneOnModelStates|TestHealthThresholds|TestTerminationAgreesWithEnv|TestBuiltinTaskFilesMatchGo' \
   'o[0] > 0.7 && o[1] > -0.2 && o[1] < 0.2' 'o[0] > 0.7 && o[1] < 0.2'
+mut walker2d-done-no-height-cap envs/tasks.go envs 'TestDoneOnModelStates|TestHealthThresholds|TestTerminationAgreesWithEnv|TestBuiltinTaskFilesMatchGo' \
+  'o[0] > 0.8 && o[0] < 2.0 && o[1] > -1 && o[1] < 1' 'o[0] > 0.8 && o[1] > -1 && o[1] < 1'
 
 # --------------------------------------------------------------- arguments --
 only="" list=0 logs=""
