@@ -64,6 +64,8 @@ mut penalty-beta-one infer/rollout.go infer 'TestADMDirectMatchesReference|TestE
   'rew -= cfg.Penalty * u' 'rew -= u'
 mut penalty-sign infer/rollout.go infer 'TestADMDirectMatchesReference|TestEnsembleMatchesReference' \
   'rew -= cfg.Penalty * u' 'rew += cfg.Penalty * u'
+mut penalty-beta-one-train infer/rollout.go train 'TestADMPenaltyWhereKStepPredictionsDisagree' \
+  'rew -= cfg.Penalty * u' 'rew -= u'
 mut penalty-sign-train infer/rollout.go train 'TestADMPenaltyWhereKStepPredictionsDisagree' \
   'rew -= cfg.Penalty * u' 'rew += cfg.Penalty * u'
 # MBPO/MOPO ensemble: a uniformly drawn elite predicts; MOPO's U is the max
@@ -203,6 +205,8 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/admpo-mutation.XXXXXX")
 cleanup() { chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 mkdir "$tmp/repo" "$tmp/orig" "$tmp/log"
 git -C "$root" archive HEAD | tar -x -C "$tmp/repo"
 echo "mutation_check: $(git -C "$root" rev-parse --short HEAD) in $tmp/repo, ${#selected[@]} mutations"
