@@ -11,9 +11,10 @@
 #   ENVS, KINDS (quick) select the matrix (defaults: hopper walker2d; medium
 #           medium-replay random medium-expert); ALGOS and SEEDS for both
 #           (defaults: admpo mopo bc; quick 0 1 2, cpu/paper 0 1).
-#   EVIDENCE=1 copies each finished run's config.json, progress.csv, offline.csv
-#           and model_fit.csv to docs/results/offline/NAME-ALGO-SEED/ (on by default
-#           for cpu and paper).
+#   EVIDENCE=1 copies each finished run's config.json, progress.csv, offline.csv,
+#           model_fit.csv and diagnosis, and writes time.json (its last progress
+#           record's env_step, wall_s and phase times; needs python3), to
+#           docs/results/offline/NAME-ALGO-SEED/ (on by default for cpu and paper).
 #   ADMPO_BIN another admpo binary (e.g. a copy, so rebuilding bin/ cannot
 #           touch running jobs); NO_PLOT=1 leaves docs/ plots alone.
 #   REPO    the checkout whose datasets/behaviour policies collect the data and
@@ -85,6 +86,12 @@ for ds in $datasets; do
         [ ! -f "$dir/model_fit.csv" ] || cp "$dir/model_fit.csv" "$ev/"
         [ ! -f "$dir/builds.txt" ] || cp "$dir/builds.txt" "$ev/"  # the builds that ran it
         [ ! -f "$dir.diagnosis.txt" ] || cp "$dir.diagnosis.txt" "$ev/diagnosis.txt"
+        # where the run's time went: its last progress record's env_step, wall_s and phase times
+        if [ -s "$dir/progress.jsonl" ]; then
+          if tail -n 1 "$dir/progress.jsonl" | python3 -c 'import json, sys
+r = json.loads(sys.stdin.read()); print(json.dumps({k: r[k] for k in ("env_step", "wall_s", "time") if k in r}))' \
+            > "$ev/time.json.tmp"; then mv "$ev/time.json.tmp" "$ev/time.json"; else rm -f "$ev/time.json.tmp"; fi
+        fi
       fi
     done
   done
