@@ -221,6 +221,7 @@ func init() {
 		return need(1)(n/w*scols, a)
 	}, fb("dst"), fb("src"), in("w"), in("scols"), in("off"), in("acc"))
 	defADM()
+	defRoll()
 	// BC (bc.cu): n = rows·ad elements.
 	def("bc_head", func(n int, a args) error {
 		ad := a.int(7)
@@ -409,6 +410,67 @@ func defADM() {
 		}
 		return need(0)(n, a)
 	}, fb("mask"), ib("state"), in("at"), in("thr"), fl("keep"))
+}
+
+// defRoll defines the roll-out's GRU kernels (roll.cu): launches over n =
+// rows·h elements of feature-major [rows, w] activations, (row r, unit c)
+// at c·ld + r.
+func defRoll() {
+	// fm checks the feature-major operands of a launch (h at argument hArg,
+	// ld at hArg+1, has_prev at prevArg): gates [rows, 3h] at gates, states
+	// [rows, h] at states, the recurrent ones (read only with has_prev)
+	// at prevGates and prevStates, vectors [3h] at vecs.
+	fm := func(hArg, prevArg int, gates, states, prevGates, prevStates, vecs []int) func(n int, a args) error {
+		return func(n int, a args) error {
+			h, ld, prev := a.int(hArg), a.int(hArg+1), a.int(prevArg)
+			if h < 1 || n%h != 0 || prev < 0 || prev > 1 {
+				return fmt.Errorf("n=%d, h=%d, has_prev=%d: %w", n, h, prev, ErrArgs)
+			}
+			rows := n / h
+			if ld < max(rows, 1) {
+				return fmt.Errorf("ld=%d < rows=%d: %w", ld, rows, ErrArgs)
+			}
+			if ld > MaxLen/(3*h) {
+				return fmt.Errorf("[%d, %d] with ld=%d: %w", rows, 3*h, ld, ErrRange)
+			}
+			// A [rows, w] operand's last element is at (w-1)·ld + rows-1.
+			if err := need(gates...)((3*h-1)*ld+rows, a); err != nil {
+				return err
+			}
+			if err := need(states...)((h-1)*ld+rows, a); err != nil {
+				return err
+			}
+			if prev != 0 {
+				if err := need(prevGates...)((3*h-1)*ld+rows, a); err != nil {
+					return err
+				}
+				if err := need(prevStates...)((h-1)*ld+rows, a); err != nil {
+					return err
+				}
+			}
+			return need(vecs...)(3*h, a)
+		}
+	}
+	gru0 := fm(8, 12, []int{0}, []int{7}, []int{4}, []int{6}, []int{3, 5})
+	def("roll_gru0", func(n int, a args) error {
+		if err := gru0(n, a); err != nil {
+			return err
+		}
+		h, ad, off := a.int(8), a.int(10), a.int(11)
+		if ad < 1 || off < 0 || ad > MaxLen/(3*h) {
+			return fmt.Errorf("ad=%d, act_off=%d: %w", ad, off, ErrArgs)
+		}
+		if rows := n / h; rows > (MaxLen-off)/ad {
+			return fmt.Errorf("act_off=%d + %d rows of %d: %w", off, rows, ad, ErrRange)
+		}
+		if err := need(1)(off+n/h*ad, a); err != nil {
+			return err
+		}
+		return need(2)(ad*3*h, a)
+	}, fb("p0"), fb("act"), fb("wa"), fb("bi"), fb("gh"), fb("bh"), fb("hp"), fb("hout"),
+		in("h"), in("ld"), in("ad"), in("act_off"), in("has_prev"))
+	def("roll_gru", fm(6, 8, []int{0}, []int{5}, []int{2}, []int{4}, []int{1, 3}),
+		fb("gi"), fb("bi"), fb("gh"), fb("bh"), fb("hp"), fb("hout"), in("h"), in("ld"), in("has_prev"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -19,6 +19,7 @@ func testErrors(t *testing.T, d device.Device) {
 	y := h.alloc(device.Float32, 10)
 	idx := h.alloc(device.Int32, 4)
 	freed := h.alloc(device.Float32, 10)
+	big := h.alloc(device.Float32, 64)
 	h.free(freed)
 	cases := []struct {
 		name string
@@ -47,6 +48,15 @@ func testErrors(t *testing.T, d device.Device) {
 		{"adm_loss n > 1", d.Launch("adm_loss", 2, x, x, x, x, x, 1, 1, float32(0.01)), device.ErrArgs},
 		{"dropout_mask thr", d.Launch("dropout_mask", 4, x, idx, 0, 1<<17, float32(1)), device.ErrArgs},
 		{"dropout_mask state short", d.Launch("dropout_mask", 4, x, idx, 2, 100, float32(1)), device.ErrRange},
+		{"roll_gru0 actions short", d.Launch("roll_gru0", 2, big, x, big, big, big, big, big, big, 1, 2, 3, 5, 0), device.ErrRange},
+		{"roll_gru0 wa short", d.Launch("roll_gru0", 2, big, big, x, big, big, big, big, big, 1, 2, 4, 0, 0), device.ErrRange},
+		{"roll_gru0 no actions", d.Launch("roll_gru0", 2, big, big, big, big, big, big, big, big, 1, 2, 0, 0, 0), device.ErrArgs},
+		{"roll_gru n not rows of h", d.Launch("roll_gru", 10, big, big, big, big, big, big, 3, 4, 0), device.ErrArgs},
+		{"roll_gru ld < rows", d.Launch("roll_gru", 4, big, big, big, big, big, big, 1, 3, 0), device.ErrArgs},
+		{"roll_gru has_prev 2", d.Launch("roll_gru", 4, big, big, big, big, big, big, 1, 4, 2), device.ErrArgs},
+		{"roll_gru gh short", d.Launch("roll_gru", 4, big, big, x, big, big, big, 1, 4, 1), device.ErrRange},
+		{"roll_gru h' short", d.Launch("roll_gru", 20, big, big, big, big, big, x, 2, 10, 0), device.ErrRange},
+		{"roll_gru ld past MaxLen", d.Launch("roll_gru", 4, big, big, big, big, big, big, 1, device.MaxLen/2, 0), device.ErrRange},
 		{"negative n", d.Launch("fill", -1, x, float32(1)), device.ErrRange},
 		{"freed buffer launch", d.Launch("fill", 10, freed, float32(1)), device.ErrFreed},
 		{"freed buffer upload", d.Upload(freed, make([]float32, 1)), device.ErrFreed},

@@ -101,4 +101,11 @@ var table = map[string]func(n C.int, a []any){
 	"ens_loss": func(n C.int, a []any) {
 		C.ens_loss(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), in(a[5]), in(a[6]), fl(a[7]))
 	},
+	"roll_gru0": func(n C.int, a []any) {
+		C.roll_gru0(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), fb(a[6]), fb(a[7]),
+			in(a[8]), in(a[9]), in(a[10]), in(a[11]), in(a[12]))
+	},
+	"roll_gru": func(n C.int, a []any) {
+		C.roll_gru(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), in(a[6]), in(a[7]), in(a[8]))
+	},
 }

@@ -7,3 +7,4 @@
 #include "adm.cu"
 #include "bc.cu"
 #include "ensemble.cu"
+#include "roll.cu"
