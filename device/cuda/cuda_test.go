@@ -251,3 +251,11 @@ func BenchmarkEnsembleGraphStep(b *testing.B) {
 	defer d.Close()
 	ensdevtest.BenchStep(b, d, true)
 }
+
+// BenchmarkRollKernels times the roll-out's GRU kernels at 131072 rows of
+// hidden 200 and reports GB/s (docs/device-rollout-plan.md, S3).
+func BenchmarkRollKernels(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	devicetest.BenchRollKernels(b, d, 131072)
+}

@@ -54,3 +54,11 @@ func BenchmarkMLPStep(b *testing.B) {
 	defer d.Close()
 	devicetest.BenchMLP(b, d)
 }
+
+// BenchmarkRollKernels runs the roll-out's GRU kernel benchmark at a size
+// the CPU takes in a moment (cuda's is 131072 rows).
+func BenchmarkRollKernels(b *testing.B) {
+	d := New()
+	defer d.Close()
+	devicetest.BenchRollKernels(b, d, 8192)
+}
