@@ -471,6 +471,39 @@ func defRoll() {
 		in("h"), in("ld"), in("ad"), in("act_off"), in("has_prev"))
 	def("roll_gru", fm(6, 8, []int{0}, []int{5}, []int{2}, []int{4}, []int{1, 3}),
 		fb("gi"), fb("bi"), fb("gh"), fb("bh"), fb("hp"), fb("hout"), in("h"), in("ld"), in("has_prev"))
+	// roll_plan_in: n plans from a window of rows rows of m states.
+	def("roll_plan_in", func(n int, a args) error {
+		od, ad, m, rows := a.int(9), a.int(10), a.int(11), a.int(12)
+		if od < 1 || ad < 1 || m < 1 || rows < 0 {
+			return fmt.Errorf("od=%d, ad=%d, m=%d, rows=%d: %w", od, ad, m, rows, ErrArgs)
+		}
+		if od > MaxLen/m || ad > MaxLen/m || od+ad > MaxLen {
+			return fmt.Errorf("od=%d, ad=%d, m=%d: %w", od, ad, m, ErrRange)
+		}
+		if n > MaxLen/od || n > MaxLen/(m*ad) || rows > MaxLen/(m*od) || rows > MaxLen/(m*ad) {
+			return fmt.Errorf("%d plans, %d rows of %d states: %w", n, rows, m, ErrRange)
+		}
+		if err := need(0)(n*od, a); err != nil {
+			return err
+		}
+		if err := need(1)(m*n*ad, a); err != nil {
+			return err
+		}
+		if err := need(2)(rows*m*od, a); err != nil {
+			return err
+		}
+		if err := need(3)(rows*m*ad, a); err != nil {
+			return err
+		}
+		if err := need(4)(rows, a); err != nil {
+			return err
+		}
+		if err := need(5, 6)(n, a); err != nil {
+			return err
+		}
+		return need(7, 8)(od+ad, a)
+	}, fb("obs_n"), fb("act_n"), fb("s"), fb("a"), ib("lens"), ib("slot"), ib("k"), fb("mean"), fb("std"),
+		in("od"), in("ad"), in("m"), in("rows"))
 }
 
 // Kernels returns every kernel, sorted by name.

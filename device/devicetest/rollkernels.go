@@ -26,6 +26,7 @@ import (
 func init() {
 	kernelTests["roll_gru0"] = func(h h, r *rand.Rand, n int, tol float64) { testRollGRU(h, r, n, tol, true) }
 	kernelTests["roll_gru"] = func(h h, r *rand.Rand, n int, tol float64) { testRollGRU(h, r, n, tol, false) }
+	kernelTests["roll_plan_in"] = testRollPlanIn
 }
 
 // rollSentinel fills the unused rows of feature-major outputs.
@@ -189,4 +190,71 @@ func testRollGRU(h h, r *rand.Rand, n int, tol float64, layer0 bool) {
 			compare(h.t, name+" second step", h.down(h2), want, tol, tol)
 		}
 	}
+}
+
+// testRollPlanIn gathers n plans from a window of m = 5 states a row with
+// lengths 0..m, as infer's ADMDirect builds its inputs: plan (slot, k)
+// starts from the row's state l-k and takes its actions l-k..l-1, z-scored
+// with models' normalisation; steps past k are zeros. Bad plans (slot out
+// of range, k 0 or past the row's length, an empty row) get NaN inputs.
+func testRollPlanIn(h h, r *rand.Rand, n int, tol float64) {
+	const od, ad, m = 11, 3, 5
+	rows := n/3 + 2
+	lens := make([]int32, rows)
+	for i := range lens {
+		lens[i] = int32(1 + r.IntN(m))
+	}
+	lens[rows-1] = 0
+	S, A := randn(r, rows*m*od, 1), randn(r, rows*m*ad, 1)
+	mean := randn(r, od+ad, 1)
+	std := make([]float32, od+ad)
+	for i := range std {
+		std[i] = float32(0.5 + 1.5*r.Float64())
+	}
+	slot, kk := make([]int32, n), make([]int32, n)
+	for q := range n {
+		slot[q] = int32(r.IntN(rows - 1))
+		kk[q] = int32(1 + r.IntN(int(lens[slot[q]])))
+	}
+	if n >= 6 {
+		slot[1] = int32(rows)           // past the window
+		slot[2] = -1                    // negative
+		slot[3] = int32(rows - 1)       // an empty row
+		kk[4] = 0                       // k = 0
+		kk[5] = lens[slot[5]] + 1       // k past the row's length
+		slot[n-1], kk[n-1] = 0, lens[0] // the longest plan of row 0
+	}
+	obsN, actN := h.alloc(device.Float32, n*od), h.alloc(device.Float32, m*n*ad)
+	h.launch("roll_plan_in", n, obsN, actN, h.up(S), h.up(A), h.upInt(lens), h.upInt(slot), h.upInt(kk), h.up(mean),
+		h.up(std), od, ad, m, rows)
+	wantObs, wantAct := make([]float64, n*od), make([]float64, m*n*ad)
+	z := func(x float32, c int) float64 { return (float64(x) - float64(mean[c])) / float64(std[c]) }
+	for q := range n {
+		s, k := int(slot[q]), int(kk[q])
+		l := 0
+		if s >= 0 && s < rows {
+			l = int(lens[s])
+		}
+		if l < 1 || k < 1 || k > l {
+			for c := range od {
+				wantObs[q*od+c] = math.NaN()
+			}
+			for j := range m {
+				for c := range ad {
+					wantAct[(j*n+q)*ad+c] = math.NaN()
+				}
+			}
+			continue
+		}
+		for c := range od {
+			wantObs[q*od+c] = z(S[(s*m+l-k)*od+c], c)
+		}
+		for j := range k {
+			for c := range ad {
+				wantAct[(j*n+q)*ad+c] = z(A[(s*m+l-k+j)*ad+c], od+c)
+			}
+		}
+	}
+	compare(h.t, "roll_plan_in obs", h.down(obsN), wantObs, tol, tol)
+	compare(h.t, "roll_plan_in act", h.down(actN), wantAct, tol, tol)
 }

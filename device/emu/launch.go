@@ -108,4 +108,8 @@ var table = map[string]func(n C.int, a []any){
 	"roll_gru": func(n C.int, a []any) {
 		C.roll_gru(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), fb(a[5]), in(a[6]), in(a[7]), in(a[8]))
 	},
+	"roll_plan_in": func(n C.int, a []any) {
+		C.roll_plan_in(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), ib(a[4]), ib(a[5]), ib(a[6]), fb(a[7]), fb(a[8]),
+			in(a[9]), in(a[10]), in(a[11]), in(a[12]))
+	},
 }

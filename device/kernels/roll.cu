@@ -83,3 +83,37 @@ KERNEL roll_gru(int n, const float *__restrict__ gi, const float *__restrict__ b
 		                             ghz, ghn, prev, h, c, has_prev);
 	}
 }
+
+// roll_plan_in: the inputs of n plans (one per thread). Plan q starts from
+// state l-k of window row r = slot[q] (l = lens[r] states of the row's m,
+// k = kk[q] in 1..l) and takes that row's actions l-k..l-1. The window is
+// s [rows, m, od] and a [rows, m, ad] (row-major, oldest first); the
+// inputs are z-scored with mean and std [od+ad] (states', then actions'
+// columns, models' ADM normalisation): obs_n [n, od] and act_n [m][n][ad]
+// (row-major; steps k.. are zeros). A plan whose slot, length or k is out
+// of range gets NaN inputs.
+KERNEL roll_plan_in(int n, float *__restrict__ obs_n, float *__restrict__ act_n, const float *__restrict__ s,
+                    const float *__restrict__ a, const int *__restrict__ lens, const int *__restrict__ slot,
+                    const int *__restrict__ kk, const float *__restrict__ mean, const float *__restrict__ std, int od,
+                    int ad, int m, int rows) {
+	GRID_STRIDE(q, n) {
+		int r = slot[q], k = kk[q];
+		int l = r >= 0 && r < rows ? lens[r] : 0;
+		int ok = l >= 1 && l <= m && k >= 1 && k <= l;
+		int j0 = l - k;
+		for (int c = 0; c < od; c++) {
+			obs_n[q * od + c] = ok ? (s[(r * m + j0) * od + c] - mean[c]) / std[c] : nanf("");
+		}
+		for (int j = 0; j < m; j++) {
+			for (int c = 0; c < ad; c++) {
+				float v = 0.0f;
+				if (!ok) {
+					v = nanf("");
+				} else if (j < k) {
+					v = (a[(r * m + j0 + j) * ad + c] - mean[od + c]) / std[od + c];
+				}
+				act_n[(j * n + q) * ad + c] = v;
+			}
+		}
+	}
+}
