@@ -132,20 +132,34 @@ func (n *MLP) Download(bufs []device.Buffer) ([][]float32, error) {
 // Forward queues the network's output for x ([batch, in]) into the last
 // activation buffer and returns it.
 func (n *MLP) Forward(x device.Buffer) (device.Buffer, error) {
-	d, L := n.d, len(n.sizes)-1
+	return Forward(n.d, n.sizes, n.params, n.acts, x, n.batch)
+}
+
+// Forward queues a ReLU MLP's forward pass over the first rows rows of x
+// ([rows, sizes[0]], row-major): layer l (weights params[2l] [sizes[l],
+// sizes[l+1]] and bias params[2l+1]) writes its output, ReLU'd but for the
+// last layer's, into acts[l+1] ([rows, sizes[l+1]]); acts[0] is not used.
+// It returns the last output. Buffers may hold more rows than rows (a
+// batch's prefix); the products check that they hold enough.
+func Forward(d device.Device, sizes []int, params, acts []device.Buffer, x device.Buffer, rows int) (device.Buffer, error) {
+	L := len(sizes) - 1
+	if L < 1 || len(params) < 2*L || len(acts) < L+1 || rows < 0 {
+		return nil, fmt.Errorf("nn: forward: sizes %v, %d params, %d activations, %d rows: %w", sizes, len(params),
+			len(acts), rows, device.ErrArgs)
+	}
 	in := x
 	for l := 0; l < L; l++ {
-		k, out := n.sizes[l], n.sizes[l+1]
-		w, b, y := n.params[2*l], n.params[2*l+1], n.acts[l+1]
-		// Y [batch, out] = X [batch, k] · W [k, out], column-major.
-		if err := d.Gemm(false, false, out, n.batch, k, 1, w, out, in, k, 0, y, out); err != nil {
+		k, out := sizes[l], sizes[l+1]
+		w, b, y := params[2*l], params[2*l+1], acts[l+1]
+		// Y [rows, out] = X [rows, k] · W [k, out], column-major.
+		if err := d.Gemm(false, false, out, rows, k, 1, w, out, in, k, 0, y, out); err != nil {
 			return nil, fmt.Errorf("nn: layer %d forward: %w", l, err)
 		}
 		kernel := "bias_relu"
 		if l == L-1 {
 			kernel = "bias_add"
 		}
-		if err := d.Launch(kernel, n.batch*out, y, b, out); err != nil {
+		if err := d.Launch(kernel, rows*out, y, b, out); err != nil {
 			return nil, fmt.Errorf("nn: layer %d forward: %w", l, err)
 		}
 		in = y

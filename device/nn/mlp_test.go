@@ -49,3 +49,69 @@ func TestStepShapeErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestForwardRows checks that nn.Forward over a prefix of rows gives the
+// full batch's first rows bit for bit (the same products, fewer columns),
+// leaves the rows past the prefix alone, and rejects what does not fit.
+func TestForwardRows(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	sizes, batch := []int{3, 5, 2}, 6
+	net, err := nn.NewMLP(d, sizes, batch, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	vals := [][]float32{make([]float32, 15), make([]float32, 5), make([]float32, 10), make([]float32, 2)}
+	for i, v := range vals {
+		for j := range v {
+			v[j] = float32((i+1)*(j%7)-9) / 8
+		}
+	}
+	if err := net.Upload(net.Params(), vals); err != nil {
+		t.Fatal(err)
+	}
+	xs := make([]float32, batch*3)
+	for i := range xs {
+		xs[i] = float32(i%5) - 1.75
+	}
+	x, _ := d.Alloc(device.Float32, batch*3)
+	if err := d.Upload(x, xs); err != nil {
+		t.Fatal(err)
+	}
+	full, err := net.Forward(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, batch*2)
+	if err := d.Download(want, full); err != nil {
+		t.Fatal(err)
+	}
+	acts := make([]device.Buffer, len(sizes))
+	for l := 1; l < len(sizes); l++ {
+		acts[l], _ = d.Alloc(device.Float32, batch*sizes[l])
+	}
+	out, err := nn.Forward(d, sizes, net.Params(), acts, x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, batch*2)
+	if err := d.Download(got, out); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		w := want[i]
+		if i >= 4*2 {
+			w = 0 // never written
+		}
+		if got[i] != w {
+			t.Errorf("out[%d] = %v, want %v", i, got[i], w)
+		}
+	}
+	if _, err := nn.Forward(d, sizes, net.Params(), acts, x, batch+1); !errors.Is(err, device.ErrRange) {
+		t.Errorf("Forward over batch+1 rows: %v, want ErrRange", err)
+	}
+	if _, err := nn.Forward(d, sizes, net.Params(), acts[:2], x, 1); !errors.Is(err, device.ErrArgs) {
+		t.Errorf("Forward with one activation buffer short: %v, want ErrArgs", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/nn"
 )
 
 // net is a ReLU MLP on the device with its activations for one batch and,
@@ -56,25 +57,8 @@ func (n *net) outGrad() device.Buffer { return n.dacts[len(n.sizes)-1] }
 
 // forward queues the output for x [batch, sizes[0]] (ReLU on hidden layers).
 func (n *net) forward(d device.Device, x device.Buffer) error {
-	L := len(n.sizes) - 1
-	in := x
-	for l := range L {
-		k, out := n.sizes[l], n.sizes[l+1]
-		w, b, y := n.params[2*l], n.params[2*l+1], n.acts[l+1]
-		// Y [batch, out] = X [batch, k] · W [k, out], column-major.
-		if err := d.Gemm(false, false, out, n.batch, k, 1, w, out, in, k, 0, y, out); err != nil {
-			return fmt.Errorf("layer %d forward: %w", l, err)
-		}
-		kernel := "bias_relu"
-		if l == L-1 {
-			kernel = "bias_add"
-		}
-		if err := d.Launch(kernel, n.batch*out, y, b, out); err != nil {
-			return fmt.Errorf("layer %d forward: %w", l, err)
-		}
-		in = y
-	}
-	return nil
+	_, err := nn.Forward(d, n.sizes, n.params, n.acts, x, n.batch)
+	return err
 }
 
 // backward queues the backward pass of the last forward on x from the
