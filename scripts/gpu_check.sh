@@ -218,9 +218,11 @@ step doctor 30 "$RUN '$G/admpo' version; $RUN '$G/admpo' doctor"
 # --- issue 32: the device layer's kernels and GEMM on CUDA against the CPU
 # (device/cuda's test binary, where the payload has one), with its timings:
 # the SAC update, the ADM step, BC's step and the ensemble's step (TestBC,
-# TestEnsemble and their benchmarks, each against the CPU path).
+# TestEnsemble and their benchmarks, each against the CPU path), and the
+# roll-out's GRU kernels' GB/s at 131072 rows x 200 (BenchmarkRollKernels,
+# issue 33's S3).
 if [ -x "$G/device.test" ]; then
-  TAIL=40 step device-test 150 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
+  TAIL=40 step device-test 150 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble|RollKernels' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
 else
   note "[skip] device-test: no device.test in the payload"
 fi
