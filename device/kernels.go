@@ -412,9 +412,9 @@ func defADM() {
 	}, fb("mask"), ib("state"), in("at"), in("thr"), fl("keep"))
 }
 
-// defRoll defines the roll-out's GRU kernels (roll.cu): launches over n =
-// rows·h elements of feature-major [rows, w] activations, (row r, unit c)
-// at c·ld + r.
+// defRoll defines the roll-out's kernels (roll.cu): the GRU's launches
+// over n = rows·h elements of feature-major [rows, w] activations, (row r,
+// unit c) at c·ld + r; the head's over plans or rows.
 func defRoll() {
 	// fm checks the feature-major operands of a launch (h at argument hArg,
 	// ld at hArg+1, has_prev at prevArg): gates [rows, 3h] at gates, states
@@ -504,6 +504,41 @@ func defRoll() {
 		return need(7, 8)(od+ad, a)
 	}, fb("obs_n"), fb("act_n"), fb("s"), fb("a"), ib("lens"), ib("slot"), ib("k"), fb("mean"), fb("std"),
 		in("od"), in("ad"), in("m"), in("rows"))
+	// roll_drop_base: n plans' generator states, two int32 each.
+	def("roll_drop_base", func(n int, a args) error {
+		if n > MaxLen/2 {
+			return fmt.Errorf("%d plans: %w", n, ErrRange)
+		}
+		if err := need(0)(2*n, a); err != nil {
+			return err
+		}
+		return need(1, 2)(n, a)
+	}, ib("base"), ib("row"), ib("k"), in("seed_lo"), in("seed_hi"), in("step"), in("row0"))
+	// roll_resblock: n rows of feature-major [rows, h] (ld); base [2·rows]
+	// is read only with drop.
+	def("roll_resblock", func(n int, a args) error {
+		h, ld, blk, drop := a.int(6), a.int(7), a.int(8), a.int(12)
+		if h < 1 || ld < max(n, 1) || drop < 0 || drop > 1 || blk < 0 {
+			return fmt.Errorf("n=%d, h=%d, ld=%d, blk=%d, drop=%d: %w", n, h, ld, blk, drop, ErrArgs)
+		}
+		if ld > MaxLen/h || blk > MaxLen/h-1 {
+			return fmt.Errorf("[%d, %d] with ld=%d, block %d: %w", n, h, ld, blk, ErrRange)
+		}
+		if err := need(0, 1)((h-1)*ld+n, a); err != nil {
+			return err
+		}
+		if err := need(2, 3, 4)(h, a); err != nil {
+			return err
+		}
+		if drop != 0 {
+			if n > MaxLen/2 {
+				return fmt.Errorf("%d rows: %w", n, ErrRange)
+			}
+			return need(5)(2*n, a)
+		}
+		return nil
+	}, fb("x"), fb("u"), fb("b"), fb("gamma"), fb("beta"), ib("base"), in("h"), in("ld"), in("blk"), in("thr"),
+		fl("scale"), fl("eps"), in("drop"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -112,4 +112,11 @@ var table = map[string]func(n C.int, a []any){
 		C.roll_plan_in(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), ib(a[4]), ib(a[5]), ib(a[6]), fb(a[7]), fb(a[8]),
 			in(a[9]), in(a[10]), in(a[11]), in(a[12]))
 	},
+	"roll_drop_base": func(n C.int, a []any) {
+		C.roll_drop_base(n, ib(a[0]), ib(a[1]), ib(a[2]), in(a[3]), in(a[4]), in(a[5]), in(a[6]))
+	},
+	"roll_resblock": func(n C.int, a []any) {
+		C.roll_resblock(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), ib(a[5]), in(a[6]), in(a[7]), in(a[8]),
+			in(a[9]), fl(a[10]), fl(a[11]), in(a[12]))
+	},
 }

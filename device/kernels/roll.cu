@@ -117,3 +117,88 @@ KERNEL roll_plan_in(int n, float *__restrict__ obs_n, float *__restrict__ act_n,
 		}
 	}
 }
+
+// roll_splitmix is SplitMix64's output function of state z (infer's
+// splitmix64, cpukern's generator).
+__device__ unsigned long long roll_splitmix(unsigned long long z) {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+// roll_drop_base: the MC-dropout generator state of n plans (one per
+// thread), infer's dropoutBase(seed, step, row0+row[q], k[q]) with seed =
+// seed_hi<<32 | seed_lo (as uint32 halves):
+//
+//	z = splitmix(seed + golden), then z = splitmix(z ^ (v + golden))
+//	for v = step, start row, k (each as Go's uint64(int))
+//
+// written to base [2n] as the low and high 32 bits.
+KERNEL roll_drop_base(int n, int *__restrict__ base, const int *__restrict__ row, const int *__restrict__ kk,
+                      int seed_lo, int seed_hi, int step, int row0) {
+	const unsigned long long golden = 0x9e3779b97f4a7c15ULL;
+	unsigned long long seed = ((unsigned long long)(unsigned)seed_hi << 32) | (unsigned long long)(unsigned)seed_lo;
+	GRID_STRIDE(q, n) {
+		long long v[3] = {(long long)step, (long long)row0 + (long long)row[q], (long long)kk[q]};
+		unsigned long long z = roll_splitmix(seed + golden);
+		for (int j = 0; j < 3; j++) {
+			z = roll_splitmix(z ^ ((unsigned long long)v[j] + golden));
+		}
+		base[2 * q] = (int)(unsigned)(z & 0xffffffffULL);
+		base[2 * q + 1] = (int)(unsigned)(z >> 32);
+	}
+}
+
+// roll_keep: the keep flag of unit e of a plan's mask from its state base,
+// as cpukern.DropoutFill decides it: half e%2 (the low 32 bits for even e)
+// of splitmix(base + (e/2+1)·golden), dropped when below thr.
+__device__ int roll_keep(unsigned long long base, int e, unsigned thr) {
+	unsigned long long z = roll_splitmix(base + (unsigned long long)(e / 2 + 1) * 0x9e3779b97f4a7c15ULL);
+	unsigned bits = (unsigned)((e % 2 ? z >> 32 : z) & 0xffffffffULL);
+	return bits >= thr;
+}
+
+// roll_resblock: ResBlock blk's tail over n rows (one per thread) of
+// feature-major [rows, h] activations (ld): x gets
+//
+//	w = x + keep·swish(u + b)·scale, y = (w - μ)/sqrt(σ² + eps)·γ + β
+//
+// (models' ResBlock; μ and the population σ² over the row's h units, summed
+// in double from the row's first w). u = x·W is the block's product. With
+// drop 1 the keep flag of unit c is roll_keep(base of the row, blk·h + c,
+// thr) (base [2·rows] from roll_drop_base, thr the uint32 threshold's bits)
+// and scale is 1/(1-p); with drop 0 every unit is kept and base is not read.
+KERNEL roll_resblock(int n, float *x, const float *__restrict__ u, const float *__restrict__ b,
+                     const float *__restrict__ gamma, const float *__restrict__ beta, const int *__restrict__ base,
+                     int h, int ld, int blk, int thr, float scale, float eps, int drop) {
+	GRID_STRIDE(r, n) {
+		unsigned long long bs = 0;
+		if (drop) {
+			bs = ((unsigned long long)(unsigned)base[2 * r + 1] << 32) | (unsigned long long)(unsigned)base[2 * r];
+		}
+		double w0 = 0.0, s1 = 0.0, s2 = 0.0;
+		for (int c = 0; c < h; c++) {
+			float v = u[c * ld + r] + b[c];
+			float s = v * adm_sigmoid(v);
+			if (drop) {
+				s = roll_keep(bs, blk * h + c, (unsigned)thr) ? s * scale : 0.0f;
+			}
+			float w = x[c * ld + r] + s;
+			x[c * ld + r] = w;
+			if (c == 0) {
+				w0 = (double)w;
+			}
+			double d = (double)w - w0;
+			s1 += d;
+			s2 += d * d;
+		}
+		double m1 = s1 / (double)h;
+		double var = s2 / (double)h - m1 * m1;
+		double mu = w0 + m1;
+		double inv = 1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps);
+		for (int c = 0; c < h; c++) {
+			double w = (double)x[c * ld + r];
+			x[c * ld + r] = (float)((w - mu) * inv) * gamma[c] + beta[c];
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package devicetest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/internal/cpukern"
+)
+
+// Float64 references of the roll-out's head kernels (device/kernels/roll.cu):
+// the MC-dropout key base of a plan, written from infer's dropoutBase (package
+// infer is out of the device packages' reach; device/emu's roll tests check
+// this copy against infer.DropoutKeep), the keep flags from
+// cpukern.DropoutFill, and models' ResBlock y = LayerNorm(x + keep·Swish(x·W +
+// b)/(1-p)) in float64.
+
+func init() {
+	kernelTests["roll_drop_base"] = testRollDropBase
+	kernelTests["roll_resblock"] = testRollResBlock
+}
+
+const rollGolden = 0x9e3779b97f4a7c15
+
+func rollSplitMix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// DropBase is infer's dropoutBase(seed, step, row, k): the generator state
+// of the MC-dropout keep flags of row row's k-step plan at roll-out step
+// step.
+func DropBase(seed int64, step, row, k int) uint64 {
+	z := rollSplitMix(uint64(seed) + rollGolden)
+	for _, v := range []int{step, row, k} {
+		z = rollSplitMix(z ^ (uint64(v) + rollGolden))
+	}
+	return z
+}
+
+// DropThreshold is infer's dropThreshold: p as a 32-bit threshold.
+func DropThreshold(p float64) uint32 {
+	return uint32(math.Min(math.Round(p*(1<<32)), math.MaxUint32))
+}
+
+// downInt downloads an int32 buffer.
+func (h h) downInt(b device.Buffer) []int32 {
+	h.t.Helper()
+	x := make([]int32, b.Len())
+	if err := h.d.DownloadInt32(x, b); err != nil {
+		h.t.Fatalf("download int32: %v", err)
+	}
+	return x
+}
+
+// rollDropBases launches roll_drop_base for plans (row, k) and returns the
+// device buffer.
+func rollDropBases(h h, seed int64, step, row0 int, row, k []int32) device.Buffer {
+	base := h.alloc(device.Int32, 2*len(row))
+	h.launch("roll_drop_base", len(row), base, h.upInt(row), h.upInt(k), int32(uint32(seed)), int32(uint32(uint64(seed)>>32)),
+		step, row0)
+	return base
+}
+
+// testRollDropBase checks roll_drop_base bit for bit against DropBase over
+// n plans, for several seeds (negative, past 32 bits) and steps.
+func testRollDropBase(h h, r *rand.Rand, n int, _ float64) {
+	for _, c := range []struct {
+		seed      int64
+		step, row int
+	}{{0, 0, 0}, {1, 3, 8192}, {-7, 14, 0}, {r.Int64(), 9, 131072 * 5}, {math.MaxInt64, 1 << 20, 1<<31 - 1 - n}} {
+		row, k := make([]int32, n), make([]int32, n)
+		for q := range n {
+			row[q], k[q] = int32(r.IntN(n+1)), int32(1+r.IntN(5))
+		}
+		got := h.downInt(rollDropBases(h, c.seed, c.step, c.row, row, k))
+		bad := 0
+		for q := range n {
+			want := DropBase(c.seed, c.step, c.row+int(row[q]), int(k[q]))
+			g := uint64(uint32(got[2*q])) | uint64(uint32(got[2*q+1]))<<32
+			if g != want {
+				if bad++; bad <= 5 {
+					h.t.Errorf("roll_drop_base seed %d step %d row %d k %d: %#x, want %#x", c.seed, c.step,
+						c.row+int(row[q]), k[q], g, want)
+				}
+			}
+		}
+		if bad > 5 {
+			h.t.Errorf("roll_drop_base seed %d step %d: %d of %d differ", c.seed, c.step, bad, n)
+		}
+	}
+}
+
+// resBlockRef is ResBlock blk's tail in float64 on row-major x, u [rows,
+// hd]: w = x + mult·swish(u+b), y = (w-μ)/sqrt(σ²+eps)·γ+β with the
+// population σ²; mult [rows, hd] (nil: 1) holds the row's dropout
+// multipliers.
+func resBlockRef(x, u, b, gamma, beta, mult []float32, rows, hd int, eps float64) []float64 {
+	y := make([]float64, rows*hd)
+	w := make([]float64, hd)
+	for i := range rows {
+		mu := 0.0
+		for c := range hd {
+			v := float64(u[i*hd+c]) + float64(b[c])
+			s := v / (1 + math.Exp(-v))
+			if mult != nil {
+				s *= float64(mult[i*hd+c])
+			}
+			w[c] = float64(x[i*hd+c]) + s
+			mu += w[c]
+		}
+		mu /= float64(hd)
+		v := 0.0
+		for c := range hd {
+			v += (w[c] - mu) * (w[c] - mu)
+		}
+		inv := 1 / math.Sqrt(v/float64(hd)+eps)
+		for c := range hd {
+			y[i*hd+c] = (w[c]-mu)*inv*float64(gamma[c]) + float64(beta[c])
+		}
+	}
+	return y
+}
+
+// testRollResBlock checks roll_resblock against resBlockRef over about n
+// elements per case: hidden 1, 7 and 200, ld = rows and > rows, p 0 (no
+// masks) and 0.1 (keep flags from cpukern.DropoutFill at the plan's base,
+// unit blk·h+c, multiplier 1/(1-p)), blocks 0 and 3. Rows past rows keep
+// their sentinel. For p 0.1 and h 200 it also reads the flags back exactly:
+// with x 0, swish ≈ 10 and γ 1, β 0, a kept unit normalises above 0 and a
+// dropped one below.
+func testRollResBlock(h h, r *rand.Rand, n int, tol float64) {
+	const eps = 1e-5
+	const blocks = 4
+	seed, step, row0 := r.Int64(), 1+r.IntN(20), r.IntN(1<<20)
+	for _, hd := range []int{1, 7, 200} {
+		rows := max(1, n/hd)
+		for _, p := range []float64{0, 0.1} {
+			for _, blk := range []int{0, 3} {
+				ld := rows + 2
+				if hd == 7 {
+					ld = rows
+				}
+				x, u := randn(r, rows*hd, 1), randn(r, rows*hd, 1.5)
+				b, gamma, beta := randn(r, hd, 0.3), randn(r, hd, 0.5), randn(r, hd, 0.2)
+				for c := range gamma {
+					gamma[c]++
+				}
+				row, k := make([]int32, rows), make([]int32, rows)
+				for q := range rows {
+					row[q], k[q] = int32(r.IntN(rows)), int32(1+r.IntN(5))
+				}
+				name := fmt.Sprintf("roll_resblock h=%d p=%g blk=%d", hd, p, blk)
+				run := func(x, u, b, gamma, beta []float32) ([]float32, []float32) {
+					var mult []float32
+					base := h.alloc(device.Int32, 1)
+					drop, thr, scale := 0, DropThreshold(p), float32(1)
+					if p > 0 {
+						drop, scale = 1, float32(1/(1-p))
+						base = rollDropBases(h, seed, step, row0, row, k)
+						mult = make([]float32, rows*hd)
+						keep := make([]float32, blocks*hd)
+						for q := range rows {
+							cpukern.DropoutFill(DropBase(seed, step, row0+int(row[q]), int(k[q])), thr, keep, len(keep), len(keep), 1)
+							for c := range hd {
+								mult[q*hd+c] = keep[blk*hd+c] * scale
+							}
+						}
+					}
+					xb := h.up(featureMajor(x, rows, hd, ld))
+					h.launch("roll_resblock", rows, xb, h.up(featureMajor(u, rows, hd, ld)), h.up(b), h.up(gamma), h.up(beta), base,
+						hd, ld, blk, int32(thr), scale, float32(eps), drop)
+					return h.down(xb), mult
+				}
+				got, mult := run(x, u, b, gamma, beta)
+				compare(h.t, name, got, wantFM(resBlockRef(x, u, b, gamma, beta, mult, rows, hd, eps), rows, hd, ld), tol, tol)
+				if p == 0 || hd != 200 {
+					continue
+				}
+				// The flags themselves.
+				ten, one, zero := make([]float32, rows*hd), make([]float32, hd), make([]float32, hd)
+				for i := range ten {
+					ten[i] = 10
+				}
+				for i := range one {
+					one[i] = 1
+				}
+				got, mult = run(make([]float32, rows*hd), ten, zero, one, zero)
+				bad := 0
+				for q := range rows {
+					for c := range hd {
+						if g, w := got[c*ld+q] > 0, mult[q*hd+c] != 0; g != w {
+							if bad++; bad <= 5 {
+								h.t.Errorf("%s: row %d unit %d kept %v, cpukern.DropoutFill %v", name, q, c, g, w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
