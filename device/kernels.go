@@ -539,6 +539,49 @@ func defRoll() {
 		return nil
 	}, fb("x"), fb("u"), fb("b"), fb("gamma"), fb("beta"), ib("base"), in("h"), in("ld"), in("blk"), in("thr"),
 		fl("scale"), fl("eps"), in("drop"))
+	// roll_finish: n output rows from plans plans' outputs [plans, 2(od+1)],
+	// a window of rows rows of m states, outputs at rows out_off.. .
+	def("roll_finish", func(n int, a args) error {
+		od, m, rows, plans, wantU, off := a.int(15), a.int(16), a.int(17), a.int(18), a.int(19), a.int(20)
+		if od < 1 || m < 1 || rows < 0 || plans < 0 || wantU < 0 || wantU > 1 || off < 0 {
+			return fmt.Errorf("od=%d, m=%d, rows=%d, plans=%d, want_u=%d, out_off=%d: %w", od, m, rows, plans, wantU, off, ErrArgs)
+		}
+		d := od + 1
+		if od > MaxLen/m || plans > MaxLen/(2*d) || rows > MaxLen/(m*od) || n > MaxLen/m || n > MaxLen/d ||
+			off > MaxLen-n || off+n > MaxLen/od {
+			return fmt.Errorf("%d rows at %d, %d plans, a window of %d rows of %d states of %d: %w", n, off, plans, rows, m, od, ErrRange)
+		}
+		if err := need(0)(plans*2*d, a); err != nil {
+			return err
+		}
+		if err := need(1)(2*d, a); err != nil {
+			return err
+		}
+		if err := need(2, 3)(d, a); err != nil {
+			return err
+		}
+		if err := need(4)(rows*m*od, a); err != nil {
+			return err
+		}
+		if err := need(5)(rows, a); err != nil {
+			return err
+		}
+		if err := need(6, 7)(n, a); err != nil {
+			return err
+		}
+		if err := need(8)(n*m, a); err != nil {
+			return err
+		}
+		if err := need(9)(n*d, a); err != nil {
+			return err
+		}
+		if err := need(10, 13)((off+n)*od, a); err != nil {
+			return err
+		}
+		return need(11, 12, 14)(off+n, a)
+	}, fb("o"), fb("ob"), fb("mx"), fb("mn"), fb("s"), ib("lens"), ib("slot"), ib("kd"), ib("pidx"), fb("eps"),
+		fb("next"), fb("rew"), fb("u"), fb("mean"), ib("fin"), in("od"), in("m"), in("rows"), in("plans"),
+		in("want_u"), in("out_off"), fl("beta"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -14,11 +14,13 @@ import (
 // infer is out of the device packages' reach; device/emu's roll tests check
 // this copy against infer.DropoutKeep), the keep flags from
 // cpukern.DropoutFill, and models' ResBlock y = LayerNorm(x + keep·Swish(x·W +
-// b)/(1-p)) in float64.
+// b)/(1-p)) in float64; the tail's U^ADM as infer's UADM (population
+// variance over k in double) and its sample as infer's Rollout draws it.
 
 func init() {
 	kernelTests["roll_drop_base"] = testRollDropBase
 	kernelTests["roll_resblock"] = testRollResBlock
+	kernelTests["roll_finish"] = testRollFinish
 }
 
 const rollGolden = 0x9e3779b97f4a7c15
@@ -201,4 +203,197 @@ func testRollResBlock(h h, r *rand.Rand, n int, tol float64) {
 			}
 		}
 	}
+}
+
+// UADM is infer's UADM: sqrt(mean over the od dims of the population
+// variance over k of the kn predictions [kn, od]); 0 when kn <= 1.
+func UADM(preds []float32, kn, od int) float64 {
+	if kn <= 1 {
+		return 0
+	}
+	var total float64
+	for d := range od {
+		var s float64
+		for j := range kn {
+			s += float64(preds[j*od+d])
+		}
+		mean := s / float64(kn)
+		var v float64
+		for j := range kn {
+			e := float64(preds[j*od+d]) - mean
+			v += e * e
+		}
+		total += v / float64(kn)
+	}
+	return math.Sqrt(total / float64(od))
+}
+
+// testRollFinish checks roll_finish over about n/od output rows against
+// the closed form: row q continues window row slot[q] (m = 5 states of od
+// = 11, lengths 1..m) with the drawn k; its plans (k' = 1..l with U^ADM,
+// else the drawn one) sit at shuffled rows of o, the other plan indices
+// -1 (never read). Plan means are the start state l-k' plus o + ob in
+// float32; U is UADM over them; the drawn plan's log-variance is
+// soft-clamped in double and the sample is mean + float32(exp(lv/2)·eps),
+// the reward's likewise minus beta·U. Outputs start at row 3, the rows
+// before keep their sentinel. Bad rows (slot past the window, k 0, a plan
+// index past plans) get NaN and fin 0; an eps of 3.4e38 overflows a row's
+// sample to +Inf, so fin 0.
+func testRollFinish(h h, r *rand.Rand, n int, tol float64) {
+	const od, m, off = 11, 5, 3
+	const d = od + 1
+	nq := max(1, n/od)
+	rows := nq + 1
+	lens := make([]int32, rows)
+	for i := range lens {
+		lens[i] = int32(1 + r.IntN(m))
+	}
+	S := randn(r, rows*m*od, 1)
+	slot, kd := make([]int32, nq), make([]int32, nq)
+	for q, p := range r.Perm(nq) {
+		slot[q] = int32(p)
+		kd[q] = int32(1 + r.IntN(int(lens[p])))
+	}
+	ob := randn(r, 2*d, 0.3)
+	mx, mn := make([]float32, d), make([]float32, d)
+	for c := range d {
+		mx[c] = float32(0.5 + 0.5*r.Float64())
+		mn[c] = float32(-10 + 2*r.Float64())
+	}
+	eps := randn(r, nq*d, 1)
+	const beta = 0.7
+	for _, wantU := range []int{0, 1} {
+		// The plans and their rows of o, shuffled.
+		pidx := make([]int32, nq*m)
+		for i := range pidx {
+			pidx[i] = -1
+		}
+		var plans int
+		for q := range nq {
+			lo, hi := int(kd[q]), int(kd[q])
+			if wantU == 1 {
+				lo, hi = 1, int(lens[slot[q]])
+			}
+			for k := lo; k <= hi; k++ {
+				pidx[q*m+k-1] = int32(plans)
+				plans++
+			}
+		}
+		perm := r.Perm(plans)
+		for i, v := range pidx {
+			if v >= 0 {
+				pidx[i] = int32(perm[v])
+			}
+		}
+		o := randn(r, plans*2*d, 1)
+		for i := range plans {
+			for c := range d {
+				o[i*2*d+d+c] = float32(r.NormFloat64() * 4)
+			}
+		}
+		e := append([]float32(nil), eps...)
+		sl, kk := append([]int32(nil), slot...), append([]int32(nil), kd...)
+		if nq >= 5 {
+			sl[1] = int32(rows + 2)
+			kk[2] = 0
+			pidx[3*m+int(kk[3])-1] = int32(plans)
+			e[4*d] = 3.4e38
+			o[int(pidx[4*m+int(kk[4])-1])*2*d+d] = 100 // lv at mx: exp(lv/2) > 1
+		}
+		const sent = rollSentinel
+		next, mean := h.up(filled(off*od+nq*od, sent)), h.up(filled(off*od+nq*od, sent))
+		rew, u := h.up(filled(off+nq, sent)), h.up(filled(off+nq, sent))
+		fin := h.upInt(make([]int32, off+nq))
+		h.launch("roll_finish", nq, h.up(o), h.up(ob), h.up(mx), h.up(mn), h.up(S), h.upInt(lens), h.upInt(sl), h.upInt(kk),
+			h.upInt(pidx), h.up(e), next, rew, u, mean, fin, od, m, rows, plans, wantU, off, float32(beta))
+		wNext, wMean := make([]float64, (off+nq)*od), make([]float64, (off+nq)*od)
+		wRew, wU := make([]float64, off+nq), make([]float64, off+nq)
+		wFin := make([]int32, off+nq)
+		for i := range off * od {
+			wNext[i], wMean[i] = sent, sent
+		}
+		for i := range off {
+			wRew[i], wU[i] = sent, sent
+		}
+		plan := func(i, r, j0, c int) float32 { return S[(r*m+j0)*od+c] + (o[i*2*d+c] + ob[c]) }
+		preds := make([]float32, m*od)
+		for q := range nq {
+			t := off + q
+			row, k := int(sl[q]), int(kk[q])
+			l := 0
+			if row < rows {
+				l = int(lens[row])
+			}
+			ok := k >= 1 && k <= l
+			lo, hi := k, k
+			if wantU == 1 {
+				lo, hi = 1, l
+			}
+			for j := lo; ok && j <= hi; j++ {
+				ok = pidx[q*m+j-1] >= 0 && int(pidx[q*m+j-1]) < plans
+			}
+			if !ok {
+				for c := range od {
+					wNext[t*od+c], wMean[t*od+c] = math.NaN(), math.NaN()
+				}
+				wRew[t], wU[t] = math.NaN(), math.NaN()
+				continue
+			}
+			var uf float32
+			if wantU == 1 {
+				for j := 1; j <= l; j++ {
+					for c := range od {
+						preds[(j-1)*od+c] = plan(int(pidx[q*m+j-1]), row, l-j, c)
+					}
+				}
+				uf = float32(UADM(preds[:l*od], l, od))
+			}
+			i := int(pidx[q*m+k-1])
+			f := int32(1)
+			for c := range d {
+				mxc, mnc := float64(mx[c]), float64(mn[c])
+				a := mxc - softplus64(mxc-float64(o[i*2*d+d+c]+ob[d+c]))
+				lv := float32(mnc + softplus64(a-mnc))
+				sd := float32(math.Exp(0.5*float64(lv)) * float64(e[q*d+c]))
+				if c < od {
+					mc := plan(i, row, l-k, c)
+					x := mc + sd
+					wMean[t*od+c], wNext[t*od+c] = float64(mc), float64(x)
+					if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+						f = 0
+					}
+					continue
+				}
+				rw := (o[i*2*d+od] + ob[od]) + sd
+				if wantU == 1 {
+					rw -= beta * uf
+				}
+				wRew[t] = float64(rw)
+			}
+			wU[t], wFin[t] = float64(uf), f
+		}
+		name := fmt.Sprintf("roll_finish want_u=%d", wantU)
+		compare(h.t, name+" next", h.down(next), wNext, tol, tol)
+		compare(h.t, name+" mean", h.down(mean), wMean, tol, tol)
+		compare(h.t, name+" rew", h.down(rew), wRew, tol, tol)
+		compare(h.t, name+" u", h.down(u), wU, tol, tol)
+		gotFin := h.downInt(fin)
+		for q := range wFin {
+			if gotFin[q] != wFin[q] {
+				h.t.Errorf("%s fin[%d] = %d, want %d", name, q, gotFin[q], wFin[q])
+			}
+		}
+		if nq >= 5 && wFin[off+4] != 0 {
+			h.t.Errorf("%s: the overflowing row's reference is finite", name)
+		}
+	}
+}
+
+// filled returns n copies of v.
+func filled(n int, v float32) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = v
+	}
+	return x
 }

@@ -119,4 +119,9 @@ var table = map[string]func(n C.int, a []any){
 		C.roll_resblock(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), ib(a[5]), in(a[6]), in(a[7]), in(a[8]),
 			in(a[9]), fl(a[10]), fl(a[11]), in(a[12]))
 	},
+	"roll_finish": func(n C.int, a []any) {
+		C.roll_finish(n, fb(a[0]), fb(a[1]), fb(a[2]), fb(a[3]), fb(a[4]), ib(a[5]), ib(a[6]), ib(a[7]), ib(a[8]),
+			fb(a[9]), fb(a[10]), fb(a[11]), fb(a[12]), fb(a[13]), ib(a[14]), in(a[15]), in(a[16]), in(a[17]), in(a[18]),
+			in(a[19]), in(a[20]), fl(a[21]))
+	},
 }

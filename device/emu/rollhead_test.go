@@ -2,6 +2,7 @@ package emu
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/admpo/admpo/device"
@@ -98,6 +99,22 @@ func TestRollDropoutKeepMatchesInfer(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestUADMCopyMatchesInfer: devicetest.UADM, roll_finish's reference in the
+// Suite, is infer.UADM bit for bit.
+func TestUADMCopyMatchesInfer(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for range 200 {
+		kn, od := 1+rng.Intn(5), 1+rng.Intn(17)
+		preds := make([]float32, kn*od)
+		for i := range preds {
+			preds[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(7)-3)))
+		}
+		if got, want := devicetest.UADM(preds, kn, od), infer.UADM(preds, kn, od); got != want {
+			t.Fatalf("kn %d od %d: devicetest.UADM %v, infer.UADM %v", kn, od, got, want)
 		}
 	}
 }

@@ -202,3 +202,102 @@ KERNEL roll_resblock(int n, float *x, const float *__restrict__ u, const float *
 		}
 	}
 }
+
+// roll_finish_next is plan i's mean next state in dimension c: the plan's
+// start state (state l-k of window row r) plus the output layer's mean
+// column, o + ob, in float as the ADM graph adds them.
+__device__ float roll_finish_next(const float *__restrict__ o, const float *__restrict__ ob,
+                                  const float *__restrict__ s, int i, int r, int j0, int c, int od, int m) {
+	return s[(r * m + j0) * od + c] + (o[i * 2 * (od + 1) + c] + ob[c]);
+}
+
+// roll_finish: the head's tail after the output layer's product, one
+// thread per output row q (n rows). Row q continues window row r = slot[q]
+// (l = lens[r] states) with the drawn k = kd[q]; its plan for k' sits at
+// row pidx[q·m + k'-1] of o [plans, 2d] (d = od+1, row-major: the mean's d
+// columns, then the raw log-variance's; no bias, ob [2d] is added here).
+// A plan's mean next state is its start state plus the mean's first od
+// columns; the reward's mean is column od. With want_u the row's
+// uncertainty is infer's UADM over its plans k' = 1..l (the population
+// variance over k' of each dimension in double, averaged over od, square
+// root; 0 for l = 1); without it only the drawn plan is read and u is 0.
+// For the drawn plan the log-variance is soft-clamped in double (models'
+// splitGaussian: a = mx - softplus(mx - raw), lv = mn + softplus(a - mn),
+// rounded to float), and with eps [n, d] (row-major) the sample is
+//
+//	next = mean + float(exp(lv/2)·eps), rew = rmean + float(exp(lv_od/2)·eps_od) - beta·u
+//
+// Row q's outputs go to row out_off+q of next and mean [.., od] (the
+// sample and the mean), rew, u and fin (1 when the sampled next state is
+// finite). A bad slot, length, k or plan index gives NaN and fin 0.
+KERNEL roll_finish(int n, const float *__restrict__ o, const float *__restrict__ ob, const float *__restrict__ mx,
+                   const float *__restrict__ mn, const float *__restrict__ s, const int *__restrict__ lens,
+                   const int *__restrict__ slot, const int *__restrict__ kd, const int *__restrict__ pidx,
+                   const float *__restrict__ eps, float *__restrict__ next, float *__restrict__ rew,
+                   float *__restrict__ u, float *__restrict__ mean, int *__restrict__ fin, int od, int m, int rows,
+                   int plans, int want_u, int out_off, float beta) {
+	int d = od + 1;
+	GRID_STRIDE(q, n) {
+		int r = slot[q], k = kd[q];
+		int l = r >= 0 && r < rows ? lens[r] : 0;
+		int ok = l >= 1 && l <= m && k >= 1 && k <= l;
+		int lo = want_u ? 1 : k, hi = want_u ? l : k;
+		for (int j = lo; ok && j <= hi; j++) {
+			int i = pidx[q * m + j - 1];
+			ok = i >= 0 && i < plans;
+		}
+		int t = out_off + q;
+		if (!ok) {
+			for (int c = 0; c < od; c++) {
+				next[t * od + c] = nanf("");
+				mean[t * od + c] = nanf("");
+			}
+			rew[t] = nanf("");
+			u[t] = nanf("");
+			fin[t] = 0;
+			continue;
+		}
+		float uf = 0.0f;
+		if (want_u && l > 1) {
+			double total = 0.0;
+			for (int c = 0; c < od; c++) {
+				double sum = 0.0;
+				for (int j = 1; j <= l; j++) {
+					sum += (double)roll_finish_next(o, ob, s, pidx[q * m + j - 1], r, l - j, c, od, m);
+				}
+				double mu = sum / (double)l, v = 0.0;
+				for (int j = 1; j <= l; j++) {
+					double e = (double)roll_finish_next(o, ob, s, pidx[q * m + j - 1], r, l - j, c, od, m) - mu;
+					v += e * e;
+				}
+				total += v / (double)l;
+			}
+			uf = (float)sqrt(total / (double)od);
+		}
+		int i = pidx[q * m + k - 1];
+		int f = 1;
+		for (int c = 0; c <= od; c++) {
+			double s1, s2;
+			double raw = (double)(o[i * 2 * d + d + c] + ob[d + c]);
+			double a = (double)mx[c] - adm_softplus((double)mx[c] - raw, &s1);
+			float lv = (float)((double)mn[c] + adm_softplus(a - (double)mn[c], &s2));
+			float sd = (float)(exp(0.5 * (double)lv) * (double)eps[q * d + c]);
+			if (c < od) {
+				float mc = roll_finish_next(o, ob, s, i, r, l - k, c, od, m);
+				float x = mc + sd;
+				mean[t * od + c] = mc;
+				next[t * od + c] = x;
+				f = f && isfinite(x);
+			} else {
+				float rw = (o[i * 2 * d + od] + ob[od]) + sd;
+				if (want_u) {
+					float pen = beta * uf;
+					rw = rw - pen;
+				}
+				rew[t] = rw;
+			}
+		}
+		u[t] = uf;
+		fin[t] = f;
+	}
+}
