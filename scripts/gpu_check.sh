@@ -219,8 +219,8 @@ step doctor 30 "$RUN '$G/admpo' version; $RUN '$G/admpo' doctor"
 # (device/cuda's test binary, where the payload has one), with its timings:
 # the SAC update, the ADM step, BC's step and the ensemble's step (TestBC,
 # TestEnsemble and their benchmarks, each against the CPU path), and the
-# roll-out's GRU kernels' GB/s at 131072 rows x 200 (BenchmarkRollKernels,
-# issue 33's S3).
+# roll-out's GRU and head kernels' GB/s at 131072 rows x 200
+# (BenchmarkRollKernels, issue 33's S3 and S4).
 if [ -x "$G/device.test" ]; then
   TAIL=40 step device-test 150 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble|RollKernels' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
 else

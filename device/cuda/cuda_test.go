@@ -252,8 +252,9 @@ func BenchmarkEnsembleGraphStep(b *testing.B) {
 	ensdevtest.BenchStep(b, d, true)
 }
 
-// BenchmarkRollKernels times the roll-out's GRU kernels at 131072 rows of
-// hidden 200 and reports GB/s (docs/device-rollout-plan.md, S3).
+// BenchmarkRollKernels times the roll-out's GRU and head kernels at 131072
+// rows of hidden 200 and reports GB/s (docs/device-rollout-plan.md, S3 and
+// S4).
 func BenchmarkRollKernels(b *testing.B) {
 	d := open(b)
 	defer d.Close()

@@ -55,7 +55,7 @@ func BenchmarkMLPStep(b *testing.B) {
 	devicetest.BenchMLP(b, d)
 }
 
-// BenchmarkRollKernels runs the roll-out's GRU kernel benchmark at a size
+// BenchmarkRollKernels runs the roll-out's kernel benchmark at a size
 // the CPU takes in a moment (cuda's is 131072 rows).
 func BenchmarkRollKernels(b *testing.B) {
 	d := New()
