@@ -8,6 +8,7 @@ import (
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/models"
 )
 
 // TestRollDropoutKeepMatchesInfer: the keep flags roll_resblock applies,
@@ -116,5 +117,154 @@ func TestUADMCopyMatchesInfer(t *testing.T) {
 		if got, want := devicetest.UADM(preds, kn, od), infer.UADM(preds, kn, od); got != want {
 			t.Fatalf("kn %d od %d: devicetest.UADM %v, infer.UADM %v", kn, od, got, want)
 		}
+	}
+}
+
+// TestRollHeadMatchesModels runs a roll-out's head launches from the GRU's
+// top states: per ResBlock a cuBLAS-style product into feature-major u and
+// roll_resblock in place (keep flags from roll_drop_base's states), the
+// output product into row-major o [n, 2d], then roll_finish (one plan a
+// row, its start state from a one-state window). It must match package
+// models' ADM.HeadDropout on the same weights (perturbed LayerNorms and
+// bounds) with infer.DropoutKeep's flags times 1/(1-p), and infer's sample
+// next = start + mean + exp(lv/2)·eps (the reward without the start),
+// within 1e-5; for p 0 and 0.1.
+func TestRollHeadMatchesModels(t *testing.T) {
+	const od, ad, hd, blocks, n = 11, 3, 24, 3, 29
+	const dd = od + 1
+	for _, p := range []float64{0, 0.1} {
+		rng := rand.New(rand.NewSource(11))
+		adm, err := models.NewADM(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: hd, Layers: 2, ResBlocks: blocks, M: 4}, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randn := func(c int, s float64) []float32 {
+			x := make([]float32, c)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64() * s)
+			}
+			return x
+		}
+		for i := range adm.Blocks {
+			nb := &adm.Blocks[i].Norm
+			for c := range nb.Gamma {
+				nb.Gamma[c] += float32(0.3 * rng.NormFloat64())
+				nb.Beta[c] = float32(0.2 * rng.NormFloat64())
+			}
+		}
+		for c := range adm.Bounds.Max {
+			adm.Bounds.Max[c] += float32(0.3 * rng.Float64())
+			adm.Bounds.Min[c] -= float32(0.3 * rng.Float64())
+		}
+		for i := range adm.Out.W {
+			adm.Out.W[i] *= 3 // log-variances reach the soft bounds
+		}
+		st := adm.NewState(n)
+		start := randn(n*od, 1)
+		if err := adm.GRUStep(st, start, randn(n*ad, 1)); err != nil {
+			t.Fatal(err)
+		}
+		top := append([]float32(nil), st.H[len(st.H)-1]...)
+		// Plan q is row row0+q's k-step plan.
+		seed, step, row0 := rng.Int63(), 4, 1000
+		row, kk := make([]int32, n), make([]int32, n)
+		for q := range n {
+			row[q], kk[q] = int32(q), int32(1+rng.Intn(5))
+		}
+		var mult []float32
+		if p > 0 {
+			mult = make([]float32, blocks*n*hd)
+			keep := make([]float32, blocks*hd)
+			for q := range n {
+				infer.DropoutKeep(seed, step, row0+q, int(kk[q]), p, keep)
+				for b := range blocks {
+					for c := range hd {
+						mult[(b*n+q)*hd+c] = keep[b*hd+c] * float32(1/(1-p))
+					}
+				}
+			}
+		}
+		mean, lv := make([]float32, n*dd), make([]float32, n*dd)
+		if err := adm.HeadDropout(st, mult, mean, lv); err != nil {
+			t.Fatal(err)
+		}
+		eps := randn(n*dd, 1)
+
+		d := New()
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		up := func(x []float32) device.Buffer {
+			b, err := d.Alloc(device.Float32, len(x))
+			must(err)
+			must(d.Upload(b, x))
+			return b
+		}
+		upInt := func(x []int32) device.Buffer {
+			b, err := d.Alloc(device.Int32, len(x))
+			must(err)
+			must(d.UploadInt32(b, x))
+			return b
+		}
+		alloc := func(ty device.Type, c int) device.Buffer {
+			b, err := d.Alloc(ty, c)
+			must(err)
+			return b
+		}
+		fm := make([]float32, n*hd)
+		for i := range n {
+			for c := range hd {
+				fm[c*n+i] = top[i*hd+c]
+			}
+		}
+		x, u := up(fm), alloc(device.Float32, n*hd)
+		base := alloc(device.Int32, 2*n)
+		must(d.Launch("roll_drop_base", n, base, upInt(row), upInt(kk), int32(uint32(seed)), int32(uint32(uint64(seed)>>32)), step, row0))
+		drop := 0
+		if p > 0 {
+			drop = 1
+		}
+		for b := range blocks {
+			blk := &adm.Blocks[b]
+			must(d.Gemm(false, true, n, hd, hd, 1, x, n, up(blk.Lin.W), hd, 0, u, n))
+			must(d.Launch("roll_resblock", n, x, u, up(blk.Lin.B), up(blk.Norm.Gamma), up(blk.Norm.Beta), base, hd, n, b,
+				int32(devicetest.DropThreshold(p)), float32(1/(1-p)), blk.Norm.Eps, drop))
+		}
+		o := alloc(device.Float32, n*2*dd)
+		must(d.Gemm(false, true, 2*dd, n, hd, 1, up(adm.Out.W), 2*dd, x, n, 0, o, 2*dd))
+		ones, pidx := make([]int32, n), make([]int32, n)
+		for q := range n {
+			ones[q], pidx[q] = 1, int32(q)
+		}
+		next, mn, rew, uu := alloc(device.Float32, n*od), alloc(device.Float32, n*od), alloc(device.Float32, n), alloc(device.Float32, n)
+		fin := alloc(device.Int32, n)
+		must(d.Launch("roll_finish", n, o, up(adm.Out.B), up(adm.Bounds.Max), up(adm.Bounds.Min), up(start), upInt(ones),
+			upInt(pidx), upInt(ones), upInt(pidx), up(eps), next, rew, uu, mn, fin, od, 1, n, n, 0, 0, float32(0)))
+		down := func(b device.Buffer) []float32 {
+			y := make([]float32, b.Len())
+			must(d.Download(y, b))
+			return y
+		}
+		gotNext, gotMean, gotRew := down(next), down(mn), down(rew)
+		bad := 0
+		check := func(what string, q, c int, g float32, w float64) {
+			if math.Abs(float64(g)-w) > 1e-5*(1+math.Abs(w)) {
+				if bad++; bad <= 5 {
+					t.Errorf("p %g: %s row %d dim %d: %.9g, want %.9g", p, what, q, c, g, w)
+				}
+			}
+		}
+		for q := range n {
+			for c := range od {
+				m := float64(start[q*od+c]) + float64(mean[q*dd+c])
+				check("mean next", q, c, gotMean[q*od+c], m)
+				check("next", q, c, gotNext[q*od+c], m+math.Exp(0.5*float64(lv[q*dd+c]))*float64(eps[q*dd+c]))
+			}
+			check("reward", q, od, gotRew[q], float64(mean[q*dd+od])+math.Exp(0.5*float64(lv[q*dd+od]))*float64(eps[q*dd+od]))
+		}
+		must(d.Close())
 	}
 }
