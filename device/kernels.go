@@ -582,6 +582,28 @@ func defRoll() {
 	}, fb("o"), fb("ob"), fb("mx"), fb("mn"), fb("s"), ib("lens"), ib("slot"), ib("kd"), ib("pidx"), fb("eps"),
 		fb("next"), fb("rew"), fb("u"), fb("mean"), ib("fin"), in("od"), in("m"), in("rows"), in("plans"),
 		in("want_u"), in("out_off"), fl("beta"))
+	// roll_gather_cols: n = rows·w elements of feature-major [rows, w]
+	// (ldd) gathered from [rows_src, w] (lds).
+	def("roll_gather_cols", func(n int, a args) error {
+		w, ldd, lds, rs := a.int(3), a.int(4), a.int(5), a.int(6)
+		if w < 1 || n%w != 0 || rs < 0 {
+			return fmt.Errorf("n=%d, w=%d, rows_src=%d: %w", n, w, rs, ErrArgs)
+		}
+		rows := n / w
+		if ldd < max(rows, 1) || lds < max(rs, 1) {
+			return fmt.Errorf("ldd=%d < rows=%d or lds=%d < rows_src=%d: %w", ldd, rows, lds, rs, ErrArgs)
+		}
+		if ldd > MaxLen/w || lds > MaxLen/w {
+			return fmt.Errorf("ldd=%d, lds=%d with w=%d: %w", ldd, lds, w, ErrRange)
+		}
+		if err := need(0)((w-1)*ldd+rows, a); err != nil {
+			return err
+		}
+		if err := need(1)((w-1)*lds+rs, a); err != nil {
+			return err
+		}
+		return need(2)(rows, a)
+	}, fb("dst"), fb("src"), ib("idx"), in("w"), in("ldd"), in("lds"), in("rows_src"))
 }
 
 // Kernels returns every kernel, sorted by name.

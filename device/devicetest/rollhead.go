@@ -21,6 +21,7 @@ func init() {
 	kernelTests["roll_drop_base"] = testRollDropBase
 	kernelTests["roll_resblock"] = testRollResBlock
 	kernelTests["roll_finish"] = testRollFinish
+	kernelTests["roll_gather_cols"] = testRollGatherCols
 }
 
 const rollGolden = 0x9e3779b97f4a7c15
@@ -396,4 +397,44 @@ func filled(n int, v float32) []float32 {
 		x[i] = v
 	}
 	return x
+}
+
+// testRollGatherCols checks roll_gather_cols over about n elements per
+// width (1, 7, 200): rows gathered from a larger feature-major source (lds
+// > rows_src) by indices with repeats, into ldd = rows and > rows; a bad
+// index (negative, past rows_src) gives NaN, the rows past rows keep their
+// sentinel. It is a copy: exact.
+func testRollGatherCols(h h, r *rand.Rand, n int, _ float64) {
+	for _, w := range []int{1, 7, 200} {
+		rows := max(1, n/w)
+		rs := rows + 5
+		lds, ldd := rs+1, rows+2
+		if w == 7 {
+			ldd = rows
+		}
+		src := randn(r, lds*w, 1)
+		idx := make([]int32, rows)
+		for i := range idx {
+			idx[i] = int32(r.IntN(rs))
+		}
+		if rows >= 3 {
+			idx[1], idx[2] = -1, int32(rs)
+		}
+		dst := h.up(filled(ldd*w, rollSentinel))
+		h.launch("roll_gather_cols", rows*w, dst, h.up(src), h.upInt(idx), w, ldd, lds, rs)
+		want := make([]float64, ldd*w)
+		for i := range want {
+			want[i] = rollSentinel
+		}
+		for c := range w {
+			for i, j := range idx {
+				if j < 0 || int(j) >= rs {
+					want[c*ldd+i] = math.NaN()
+					continue
+				}
+				want[c*ldd+i] = float64(src[c*lds+int(j)])
+			}
+		}
+		compare(h.t, fmt.Sprintf("roll_gather_cols w=%d", w), h.down(dst), want, 0, 0)
+	}
 }

@@ -124,4 +124,7 @@ var table = map[string]func(n C.int, a []any){
 			fb(a[9]), fb(a[10]), fb(a[11]), fb(a[12]), fb(a[13]), ib(a[14]), in(a[15]), in(a[16]), in(a[17]), in(a[18]),
 			in(a[19]), in(a[20]), fl(a[21]))
 	},
+	"roll_gather_cols": func(n C.int, a []any) {
+		C.roll_gather_cols(n, fb(a[0]), fb(a[1]), ib(a[2]), in(a[3]), in(a[4]), in(a[5]), in(a[6]))
+	},
 }

@@ -301,3 +301,17 @@ KERNEL roll_finish(int n, const float *__restrict__ o, const float *__restrict__
 		fin[t] = f;
 	}
 }
+
+// roll_gather_cols: compacts feature-major rows, over n = rows·w elements:
+// dst (row r, column c) at c·ldd + r gets src's row idx[r] at c·lds +
+// idx[r] (src has rows_src rows); an index outside [0, rows_src) gives
+// NaN. dst must not overlap src.
+KERNEL roll_gather_cols(int n, float *__restrict__ dst, const float *__restrict__ src, const int *__restrict__ idx,
+                        int w, int ldd, int lds, int rows_src) {
+	int rows = n / w;
+	GRID_STRIDE(i, n) {
+		int c = i / rows, r = i - c * rows;
+		int j = idx[r];
+		dst[c * ldd + r] = j >= 0 && j < rows_src ? src[c * lds + j] : nanf("");
+	}
+}
