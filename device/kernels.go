@@ -604,6 +604,31 @@ func defRoll() {
 		}
 		return need(2)(rows, a)
 	}, fb("dst"), fb("src"), ib("idx"), in("w"), in("ldd"), in("lds"), in("rows_src"))
+	// roll_push: n rows pushed into a window of rows rows of m states.
+	def("roll_push", func(n int, a args) error {
+		od, ad, m, rows, off := a.int(6), a.int(7), a.int(8), a.int(9), a.int(10)
+		if od < 1 || ad < 1 || m < 1 || rows < 0 || off < 0 {
+			return fmt.Errorf("od=%d, ad=%d, m=%d, rows=%d, next_off=%d: %w", od, ad, m, rows, off, ErrArgs)
+		}
+		if od > MaxLen/m || ad > MaxLen/m || rows > MaxLen/(m*od) || rows > MaxLen/(m*ad) || off > MaxLen-n ||
+			off+n > MaxLen/od {
+			return fmt.Errorf("%d rows at %d, a window of %d rows of %d states: %w", n, off, rows, m, ErrRange)
+		}
+		if err := need(0)(rows*m*od, a); err != nil {
+			return err
+		}
+		if err := need(1)(rows*m*ad, a); err != nil {
+			return err
+		}
+		if err := need(2)(rows, a); err != nil {
+			return err
+		}
+		if err := need(3, 5)(n, a); err != nil {
+			return err
+		}
+		return need(4)((off+n)*od, a)
+	}, fb("s"), fb("a"), ib("lens"), ib("slot"), fb("next"), ib("cont"), in("od"), in("ad"), in("m"), in("rows"),
+		in("next_off"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/internal/cpukern"
+	"github.com/admpo/admpo/internal/window"
 )
 
 // Float64 references of the roll-out's head kernels (device/kernels/roll.cu):
@@ -22,6 +23,7 @@ func init() {
 	kernelTests["roll_resblock"] = testRollResBlock
 	kernelTests["roll_finish"] = testRollFinish
 	kernelTests["roll_gather_cols"] = testRollGatherCols
+	kernelTests["roll_push"] = testRollPush
 }
 
 const rollGolden = 0x9e3779b97f4a7c15
@@ -436,5 +438,66 @@ func testRollGatherCols(h h, r *rand.Rand, n int, _ float64) {
 			}
 		}
 		compare(h.t, fmt.Sprintf("roll_gather_cols w=%d", w), h.down(dst), want, 0, 0)
+	}
+}
+
+// testRollPush checks roll_push exactly against internal/window's Push:
+// a window of about n/3 rows (m 5, od 11, ad 3) with lengths 1..m (full
+// rows shift), rows pushed in shuffled order, some with cont 0; bad slots
+// (negative, past the window) and a row of length 0 change nothing.
+func testRollPush(h h, r *rand.Rand, n int, _ float64) {
+	const od, ad, m, off = 11, 3, 5, 2
+	rows := n/3 + 2
+	w := window.New(rows, m, od, ad)
+	copy(w.S, randn(r, len(w.S), 1))
+	copy(w.A, randn(r, len(w.A), 1))
+	lens := make([]int32, rows)
+	for i := range lens {
+		w.Len[i] = 1 + r.IntN(m)
+		if i%4 == 0 {
+			w.Len[i] = m
+		}
+	}
+	w.Len[rows-1] = 0
+	for i := range lens {
+		lens[i] = int32(w.Len[i])
+	}
+	S, A := h.up(w.S), h.up(w.A)
+	L := h.upInt(lens)
+	nq := rows
+	slot, cont := make([]int32, nq), make([]int32, nq)
+	for q, p := range r.Perm(rows) {
+		slot[q] = int32(p)
+		if r.IntN(5) > 0 {
+			cont[q] = 1
+		}
+	}
+	if nq >= 3 {
+		slot[0], cont[0] = -1, 1
+		slot[1], cont[1] = int32(rows+1), 1
+	}
+	next := randn(r, (off+nq)*od, 1)
+	h.launch("roll_push", nq, S, A, L, h.upInt(slot), h.up(next), h.upInt(cont), od, ad, m, rows, off)
+	for q := range nq {
+		p := int(slot[q])
+		if cont[q] == 0 || p < 0 || p >= rows || w.Len[p] < 1 {
+			continue
+		}
+		w.Push(p, next[(off+q)*od:(off+q+1)*od])
+	}
+	f64 := func(x []float32) []float64 {
+		y := make([]float64, len(x))
+		for i, v := range x {
+			y[i] = float64(v)
+		}
+		return y
+	}
+	compare(h.t, "roll_push s", h.down(S), f64(w.S), 0, 0)
+	compare(h.t, "roll_push a", h.down(A), f64(w.A), 0, 0)
+	got := h.downInt(L)
+	for i := range rows {
+		if int(got[i]) != w.Len[i] {
+			h.t.Errorf("roll_push lens[%d] = %d, window %d", i, got[i], w.Len[i])
+		}
 	}
 }

@@ -127,4 +127,8 @@ var table = map[string]func(n C.int, a []any){
 	"roll_gather_cols": func(n C.int, a []any) {
 		C.roll_gather_cols(n, fb(a[0]), fb(a[1]), ib(a[2]), in(a[3]), in(a[4]), in(a[5]), in(a[6]))
 	},
+	"roll_push": func(n C.int, a []any) {
+		C.roll_push(n, fb(a[0]), fb(a[1]), ib(a[2]), ib(a[3]), fb(a[4]), ib(a[5]), in(a[6]), in(a[7]), in(a[8]),
+			in(a[9]), in(a[10]))
+	},
 }

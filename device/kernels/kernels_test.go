@@ -24,7 +24,8 @@ func TestPTXEntries(t *testing.T) {
 		"relu_grad", "col_sum", "mse_grad", "sq_err", "adam", "adm_gru_fwd", "adm_gru_bwd", "adm_swish_res", "adm_center",
 		"adm_norm", "adm_norm_terms", "adm_res_grad", "adm_head", "adm_loss", "dropout_mask", "ens_swish_grad", "ens_swish",
 		"ens_bias_add", "ens_head", "ens_loss", "roll_gru0", "roll_gru", "roll_plan_in",
-		"roll_drop_base", "roll_resblock", "roll_finish", "roll_gather_cols"} {
+		"roll_drop_base", "roll_resblock", "roll_finish", "roll_gather_cols",
+		"roll_push"} {
 		if !strings.Contains(PTX, ".entry "+name+"(") {
 			t.Errorf("kernels.ptx has no entry %s", name)
 		}

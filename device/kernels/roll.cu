@@ -315,3 +315,40 @@ KERNEL roll_gather_cols(int n, float *__restrict__ dst, const float *__restrict_
 		dst[c * ldd + r] = j >= 0 && j < rows_src ? src[c * lds + j] : nanf("");
 	}
 }
+
+// roll_push: the window update of n rows (one per thread), package
+// internal/window's Push on the device. Row q with cont[q] != 0 appends
+// next row next_off+q ([.., od]) as window row r = slot[q]'s new current
+// state: a full row (lens[r] = m) first drops its oldest state and action
+// (states and actions 1.. move down one, the last action slot keeps its
+// value). s [rows, m, od], a [rows, m, ad] and lens [rows] are the window;
+// rows of slot must be distinct. A slot outside [0, rows) or a length
+// outside [1, m] leaves the window as it is.
+KERNEL roll_push(int n, float *s, float *a, int *lens, const int *__restrict__ slot, const float *__restrict__ next,
+                 const int *__restrict__ cont, int od, int ad, int m, int rows, int next_off) {
+	GRID_STRIDE(q, n) {
+		int r = slot[q];
+		if (!cont[q] || r < 0 || r >= rows) {
+			continue;
+		}
+		int l = lens[r];
+		if (l < 1 || l > m) {
+			continue;
+		}
+		if (l == m) {
+			for (int j = 0; j + 1 < m; j++) {
+				for (int c = 0; c < od; c++) {
+					s[(r * m + j) * od + c] = s[(r * m + j + 1) * od + c];
+				}
+				for (int c = 0; c < ad; c++) {
+					a[(r * m + j) * ad + c] = a[(r * m + j + 1) * ad + c];
+				}
+			}
+			l--;
+		}
+		for (int c = 0; c < od; c++) {
+			s[(r * m + l) * od + c] = next[(next_off + q) * od + c];
+		}
+		lens[r] = l + 1;
+	}
+}
