@@ -88,24 +88,8 @@ func TestRollGRUMatchesModels(t *testing.T) {
 
 	d := New()
 	defer d.Close()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	up := func(x []float32) device.Buffer {
-		b, err := d.Alloc(device.Float32, len(x))
-		must(err)
-		must(d.Upload(b, x))
-		return b
-	}
-	upInt := func(x []int32) device.Buffer {
-		b, err := d.Alloc(device.Int32, len(x))
-		must(err)
-		must(d.UploadInt32(b, x))
-		return b
-	}
+	tb := testBufs{t, d}
+	must, up, upInt := tb.must, tb.up, tb.upInt
 	alloc := func(c int) device.Buffer {
 		b, err := d.Alloc(device.Float32, c)
 		must(err)

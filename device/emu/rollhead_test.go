@@ -23,24 +23,8 @@ func TestRollDropoutKeepMatchesInfer(t *testing.T) {
 	const hd, blocks, rows = 200, 4, 9
 	d := New()
 	defer d.Close()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	up := func(x []float32) device.Buffer {
-		b, err := d.Alloc(device.Float32, len(x))
-		must(err)
-		must(d.Upload(b, x))
-		return b
-	}
-	upInt := func(x []int32) device.Buffer {
-		b, err := d.Alloc(device.Int32, len(x))
-		must(err)
-		must(d.UploadInt32(b, x))
-		return b
-	}
+	tb := testBufs{t, d}
+	must, up, upInt := tb.must, tb.up, tb.upInt
 	fill := func(n int, v float32) []float32 {
 		x := make([]float32, n)
 		for i := range x {
@@ -191,24 +175,8 @@ func TestRollHeadMatchesModels(t *testing.T) {
 		eps := randn(n*dd, 1)
 
 		d := New()
-		must := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		up := func(x []float32) device.Buffer {
-			b, err := d.Alloc(device.Float32, len(x))
-			must(err)
-			must(d.Upload(b, x))
-			return b
-		}
-		upInt := func(x []int32) device.Buffer {
-			b, err := d.Alloc(device.Int32, len(x))
-			must(err)
-			must(d.UploadInt32(b, x))
-			return b
-		}
+		tb := testBufs{t, d}
+		must, up, upInt := tb.must, tb.up, tb.upInt
 		alloc := func(ty device.Type, c int) device.Buffer {
 			b, err := d.Alloc(ty, c)
 			must(err)

@@ -14,22 +14,24 @@
 // gh = 0, and reads neither.
 #include "kernel.h"
 
-// roll_gate: one unit's new state from its pre-activations without the
-// input bias (gir, giz, gin), the recurrent products (ghr, ghz, ghn; read
-// only with has_prev) and the previous state hp (0 without has_prev).
+// roll_gate: the new state of unit c of row r from its pre-activations
+// without the input bias (gir, giz, gin); with has_prev it reads the
+// recurrent products gh and the previous state hp ([rows, 3h] and [rows,
+// h], feature-major, ld), else h = 0 and gh = 0.
 __device__ float roll_gate(float gir, float giz, float gin, const float *__restrict__ bi,
-                           const float *__restrict__ bh, float ghr, float ghz, float ghn, float hp, int h, int c,
-                           int has_prev) {
-	float br = bh[c], bz = bh[h + c], bn = bh[2 * h + c];
+                           const float *__restrict__ gh, const float *__restrict__ bh, const float *hp, int h,
+                           int ld, int c, int r, int has_prev) {
+	float br = bh[c], bz = bh[h + c], bn = bh[2 * h + c], prev = 0.0f;
 	if (has_prev) {
-		br = ghr + br;
-		bz = ghz + bz;
-		bn = ghn + bn;
+		br = gh[c * ld + r] + br;
+		bz = gh[(h + c) * ld + r] + bz;
+		bn = gh[(2 * h + c) * ld + r] + bn;
+		prev = hp[c * ld + r];
 	}
 	float rg = adm_sigmoid(gir + bi[c] + br);
 	float z = adm_sigmoid(giz + bi[h + c] + bz);
 	float nn = tanhf(gin + bi[2 * h + c] + rg * bn);
-	return nn + z * (hp - nn);
+	return nn + z * (prev - nn);
 }
 
 // roll_gru0: layer 0's step over n = rows·h elements. p0 [rows, 3h]
@@ -53,14 +55,7 @@ KERNEL roll_gru0(int n, const float *__restrict__ p0, const float *__restrict__ 
 			}
 			g[q] = s;
 		}
-		float ghr = 0.0f, ghz = 0.0f, ghn = 0.0f, prev = 0.0f;
-		if (has_prev) {
-			ghr = gh[c * ld + r];
-			ghz = gh[(h + c) * ld + r];
-			ghn = gh[(2 * h + c) * ld + r];
-			prev = hp[c * ld + r];
-		}
-		hout[c * ld + r] = roll_gate(g[0], g[1], g[2], bi, bh, ghr, ghz, ghn, prev, h, c, has_prev);
+		hout[c * ld + r] = roll_gate(g[0], g[1], g[2], bi, gh, bh, hp, h, ld, c, r, has_prev);
 	}
 }
 
@@ -72,15 +67,8 @@ KERNEL roll_gru(int n, const float *__restrict__ gi, const float *__restrict__ b
 	int rows = n / h;
 	GRID_STRIDE(i, n) {
 		int c = i / rows, r = i - c * rows;
-		float ghr = 0.0f, ghz = 0.0f, ghn = 0.0f, prev = 0.0f;
-		if (has_prev) {
-			ghr = gh[c * ld + r];
-			ghz = gh[(h + c) * ld + r];
-			ghn = gh[(2 * h + c) * ld + r];
-			prev = hp[c * ld + r];
-		}
-		hout[c * ld + r] = roll_gate(gi[c * ld + r], gi[(h + c) * ld + r], gi[(2 * h + c) * ld + r], bi, bh, ghr,
-		                             ghz, ghn, prev, h, c, has_prev);
+		hout[c * ld + r] =
+		    roll_gate(gi[c * ld + r], gi[(h + c) * ld + r], gi[(2 * h + c) * ld + r], bi, gh, bh, hp, h, ld, c, r, has_prev);
 	}
 }
 
