@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/stats"
 )
 
@@ -300,6 +301,7 @@ func (t *Task) setTermination(ts termSpec, s *sim) error {
 	if ts.None || !ts.Finite && len(ts.Healthy) == 0 {
 		t.isHealthy = func(qpos, qvel []float64) bool { return true }
 		t.Done = func([]float32) bool { return false }
+		t.DoneSpec = &rollout.DoneSpec{} // never
 		return nil
 	}
 	nq, nv, skip, clip := s.nq, s.nv, t.obsSkip, t.velClip
@@ -429,6 +431,20 @@ func (t *Task) setTermination(ts termSpec, s *sim) error {
 		}
 		oc = append(oc, c)
 	}
+	// The same rule as data: one range per condition, its float64 bounds
+	// converted to float32 ones that decide every float32 value alike.
+	spec := &rollout.DoneSpec{Finite: fin}
+	for _, c := range oc {
+		r := rollout.Range{Dim: c.i, HasLo: c.hasLo, HasHi: c.hasHi}
+		if c.hasLo {
+			r.Lo, r.LoIncl = bound32(c.lo, true, !c.loOpen)
+		}
+		if c.hasHi {
+			r.Hi, r.HiIncl = bound32(c.hi, false, !c.hiOpen)
+		}
+		spec.Ranges = append(spec.Ranges, r)
+	}
+	t.DoneSpec = spec
 	t.Done = func(o []float32) bool {
 		if fin && !stats.Finite(o) {
 			return true

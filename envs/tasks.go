@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/stats"
 )
 
@@ -31,6 +32,10 @@ type Task struct {
 	// a task file whose termination reads values the observation leaves
 	// out (model roll-outs then need a learned rule).
 	Done func(obs []float32) bool
+	// DoneSpec is Done as data, for a device roll-out to evaluate: its Eval
+	// equals Done on every observation. It is nil where Done is nil, and
+	// Never for a task that never terminates. Roll-outs use Done.
+	DoneSpec *rollout.DoneSpec
 
 	// MaxSteps truncates episodes after this many steps (0: MaxEpisodeSteps).
 	MaxSteps int
@@ -153,6 +158,32 @@ func uniformPosNormalVel(scale float64) func(s *sim, rng *rand.Rand) {
 	}
 }
 
+// atMost32 is the greatest float32 not above b: for a float32 x,
+// float64(x) <= b exactly when x <= atMost32(b).
+func atMost32(b float64) float32 {
+	f, _ := bound32(b, false, true)
+	return f
+}
+
+// bound32 converts a float64 bound b on a float32 value x into a float32
+// bound and inclusive flag that decide the same: for a lower bound
+// (lower), b < x (b <= x if incl) in float64; for an upper one, x < b
+// (x <= b). A bound float32 represents (±Inf included) keeps its flag;
+// another becomes the nearest float32 inside the range, inclusive
+// (±MaxFloat32 or ±Inf for bounds beyond float32's range).
+func bound32(b float64, lower, incl bool) (float32, bool) {
+	f := float32(b)
+	if float64(f) == b {
+		return f, incl
+	}
+	if lower && float64(f) < b {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	} else if !lower && float64(f) > b {
+		f = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	return f, true
+}
+
 func allFinite64(v []float64) bool {
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -195,6 +226,11 @@ func init() {
 			}
 			return !(o[0] > 0.7 && o[1] > -0.2 && o[1] < 0.2)
 		},
+		DoneSpec: &rollout.DoneSpec{Finite: true, Ranges: []rollout.Range{
+			{Dim: 1, ToEnd: true, Lo: -100, Hi: 100, HasLo: true, HasHi: true},
+			{Dim: 0, Lo: 0.7, HasLo: true},
+			{Dim: 1, Lo: -0.2, Hi: 0.2, HasLo: true, HasHi: true},
+		}},
 	})
 	register(&Task{
 		Name: "walker2d", Model: "walker2d.xml", FrameSkip: 4, ObsDim: 17, ActDim: 6,
@@ -207,6 +243,10 @@ func init() {
 		Done: func(o []float32) bool {
 			return !(o[0] > 0.8 && o[0] < 2.0 && o[1] > -1 && o[1] < 1)
 		},
+		DoneSpec: &rollout.DoneSpec{Ranges: []rollout.Range{
+			{Dim: 0, Lo: 0.8, Hi: 2.0, HasLo: true, HasHi: true},
+			{Dim: 1, Lo: -1, Hi: 1, HasLo: true, HasHi: true},
+		}},
 	})
 	register(&Task{
 		Name: "halfcheetah", Model: "half_cheetah.xml", FrameSkip: 5, ObsDim: 17, ActDim: 6,
@@ -215,6 +255,7 @@ func init() {
 		resetNoise: uniformPosNormalVel(0.1), obsSkip: 1, velClip: 0, xPosition: rootX,
 		isHealthy: func(qpos, qvel []float64) bool { return true },
 		Done:      func(o []float32) bool { return false },
+		DoneSpec:  &rollout.DoneSpec{}, // never
 	})
 	register(&Task{
 		Name: "ant", Model: "ant.xml", FrameSkip: 5, ObsDim: 27, ActDim: 8,
@@ -228,6 +269,9 @@ func init() {
 			return allFinite64(qpos) && allFinite64(qvel) && qpos[2] >= 0.2 && qpos[2] <= 1.0
 		},
 		Done: func(o []float32) bool { return !(stats.Finite(o) && o[0] >= 0.2 && o[0] <= 1.0) },
+		DoneSpec: &rollout.DoneSpec{Finite: true, Ranges: []rollout.Range{
+			{Dim: 0, Lo: 0.2, Hi: 1.0, HasLo: true, HasHi: true, LoIncl: true, HiIncl: true},
+		}},
 	})
 	register(&Task{
 		Name: "humanoid", Model: "humanoid.xml", FrameSkip: 5, ObsDim: 45, ActDim: 17,
@@ -236,6 +280,9 @@ func init() {
 		resetNoise: uniformNoise(1e-2), obsSkip: 2, velClip: 0, xPosition: massCentreX,
 		isHealthy: func(qpos, qvel []float64) bool { return qpos[2] > 1.0 && qpos[2] < 2.0 },
 		Done:      func(o []float32) bool { return !(o[0] > 1.0 && o[0] < 2.0) },
+		DoneSpec: &rollout.DoneSpec{Ranges: []rollout.Range{
+			{Dim: 0, Lo: 1.0, Hi: 2.0, HasLo: true, HasHi: true},
+		}},
 	})
 	register(&Task{
 		Name: "inverted-pendulum", Model: "inverted_pendulum.xml", FrameSkip: 2, ObsDim: 4, ActDim: 1,
@@ -246,5 +293,9 @@ func init() {
 			return allFinite64(qpos) && allFinite64(qvel) && math.Abs(qpos[1]) <= 0.2
 		},
 		Done: func(o []float32) bool { return !(stats.Finite(o) && math.Abs(float64(o[1])) <= 0.2) },
+		// Done compares in float64: |o| <= 0.2 is |o| <= the float32 just below 0.2.
+		DoneSpec: &rollout.DoneSpec{Finite: true, Ranges: []rollout.Range{
+			{Dim: 1, Abs: true, Hi: atMost32(0.2), HasHi: true, HiIncl: true},
+		}},
 	})
 }
