@@ -33,8 +33,10 @@ type Task struct {
 	// out (model roll-outs then need a learned rule).
 	Done func(obs []float32) bool
 	// DoneSpec is Done as data, for a device roll-out to evaluate: its Eval
-	// equals Done on every observation. It is nil where Done is nil, and
-	// Never for a task that never terminates. Roll-outs use Done.
+	// equals Done on every observation. The built-in tasks and task files
+	// set it wherever they set Done (Never for a task that never
+	// terminates); it is nil where Done is nil and on a Task built elsewhere
+	// (train's offline task may carry a learned Done). Roll-outs use Done.
 	DoneSpec *rollout.DoneSpec
 
 	// MaxSteps truncates episodes after this many steps (0: MaxEpisodeSteps).
