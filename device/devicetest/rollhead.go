@@ -180,7 +180,7 @@ func testRollResBlock(h h, r *rand.Rand, n int, tol float64) {
 					return h.down(xb), mult
 				}
 				got, mult := run(x, u, b, gamma, beta)
-				compare(h.t, name, got, wantFM(resBlockRef(x, u, b, gamma, beta, mult, rows, hd, eps), rows, hd, ld), tol, tol)
+				compare(h.t, name, got, featureMajor(resBlockRef(x, u, b, gamma, beta, mult, rows, hd, eps), rows, hd, ld), tol, tol)
 				if p == 0 || hd != 200 {
 					continue
 				}

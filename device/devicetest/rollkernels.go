@@ -68,9 +68,10 @@ func gruRef(x []float32, rows, in int, wi, bi []float32, prev, wh, bh []float32,
 }
 
 // featureMajor returns row-major x [rows, w] at c·ld + r of an ld·w
-// buffer, the other rows set to the sentinel.
-func featureMajor(x []float32, rows, w, ld int) []float32 {
-	y := make([]float32, ld*w)
+// buffer, the other rows set to the sentinel: a kernel's input, or the
+// expected feature-major output of a float64 reference.
+func featureMajor[T float32 | float64](x []T, rows, w, ld int) []T {
+	y := make([]T, ld*w)
 	for i := range y {
 		y[i] = rollSentinel
 	}
@@ -91,21 +92,6 @@ func rowMajor(y []float32, rows, w, ld int) []float32 {
 		}
 	}
 	return x
-}
-
-// wantFM is the expected feature-major output: ref [rows, w] row-major,
-// the sentinel past rows.
-func wantFM(ref []float64, rows, w, ld int) []float64 {
-	y := make([]float64, ld*w)
-	for i := range y {
-		y[i] = rollSentinel
-	}
-	for i := range rows {
-		for c := range w {
-			y[c*ld+i] = ref[i*w+c]
-		}
-	}
-	return y
 }
 
 // testRollGRU checks roll_gru0 (layer 0: obs through a product, the
@@ -169,23 +155,23 @@ func testRollGRU(h h, r *rand.Rand, n int, tol float64, layer0 bool) {
 		name += fmt.Sprintf(" h=%d", hd)
 		// A first step: zero state, the recurrent operands never read.
 		one := h.up([]float32{float32(math.NaN())})
-		h1 := h.up(featureMajor(nil, 0, hd, ld))
+		h1 := h.up(featureMajor[float32](nil, 0, hd, ld))
 		step(one, one, h1, 0, 0)
 		got1 := h.down(h1)
-		compare(h.t, name+" first step", got1, wantFM(gruRef(x(0), rows, in, wi, bi, nil, wh, bh, hd), rows, hd, ld), tol, tol)
+		compare(h.t, name+" first step", got1, featureMajor(gruRef(x(0), rows, in, wi, bi, nil, wh, bh, hd), rows, hd, ld), tol, tol)
 		// A second step from the first's state: gh = h·Wh, h feature-major.
 		gh := h.alloc(device.Float32, ld*3*hd)
 		if err := h.d.Gemm(false, true, rows, 3*hd, hd, 1, h1, ld, whB, 3*hd, 0, gh, ld); err != nil {
 			h.t.Fatal(err)
 		}
 		prev := rowMajor(got1, rows, hd, ld)
-		want := wantFM(gruRef(x(1), rows, in, wi, bi, prev, wh, bh, hd), rows, hd, ld)
+		want := featureMajor(gruRef(x(1), rows, in, wi, bi, prev, wh, bh, hd), rows, hd, ld)
 		if layer0 {
 			// In place, from the next step's actions.
 			step(h1, gh, h1, 1, 1)
 			compare(h.t, name+" second step in place", h.down(h1), want, tol, tol)
 		} else {
-			h2 := h.up(featureMajor(nil, 0, hd, ld))
+			h2 := h.up(featureMajor[float32](nil, 0, hd, ld))
 			step(h1, gh, h2, 0, 1)
 			compare(h.t, name+" second step", h.down(h2), want, tol, tol)
 		}
