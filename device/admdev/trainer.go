@@ -42,21 +42,28 @@ func (c Config) d() int    { return c.ObsDim + 1 }
 func (c Config) rows() int { return c.M * c.Batch }
 
 // Sizes returns the number of values of every weight tensor, in the order
-// of models' ADM training graph's Params (models.ADM.TrainedTensors): per
-// GRU layer Wi [in,3H], Bi [3H], Wh [H,3H], Bh [3H]; per ResBlock W [H,H],
+// of models' ADM training graph's Params (models.ADM.TrainedTensors): see
+// the package function Sizes.
+func (c Config) Sizes() []int { return Sizes(c.ObsDim, c.ActDim, c.Hidden, c.Layers, c.ResBlocks) }
+
+// Sizes returns the number of values of every weight tensor of an ADM with
+// od observation and ad action dimensions, hidden units, layers GRU layers
+// and blocks ResBlocks, in the order of models' ADM training graph's Params
+// (models.ADM.TrainedTensors): per GRU layer Wi [in,3H], Bi [3H], Wh
+// [H,3H], Bh [3H] (in = od+ad for layer 0, else H); per ResBlock W [H,H],
 // B [H], Gamma [H], Beta [H]; the output layer's W [H,2d], B [2d]; the
-// bounds' Max [d], Min [d], with d = ObsDim+1.
-func (c Config) Sizes() []int {
-	h, h3, d := c.Hidden, 3*c.Hidden, c.d()
+// bounds' Max [d], Min [d], with d = od+1.
+func Sizes(od, ad, hidden, layers, blocks int) []int {
+	h, h3, d := hidden, 3*hidden, od+1
 	var s []int
-	for l := range c.Layers {
+	for l := range layers {
 		in := h
 		if l == 0 {
-			in = c.in()
+			in = od + ad
 		}
 		s = append(s, in*h3, h3, h*h3, h3)
 	}
-	for range c.ResBlocks {
+	for range blocks {
 		s = append(s, h*h, h, h, h)
 	}
 	return append(s, h*2*d, 2*d, d, d)
