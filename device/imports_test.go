@@ -25,7 +25,7 @@ func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg,
 func TestDeviceSitsAtTheBottom(t *testing.T) {
 	pkgs := []string{mod + "device", mod + "device/emu", mod + "device/nn", mod + "device/kernels",
 		mod + "device/devicetest", mod + "device/cuda", mod + "device/cuda/cublas", mod + "device/sacdev",
-		mod + "device/admdev", mod + "device/ensdev"}
+		mod + "device/admdev", mod + "device/ensdev", mod + "device/rolldev"}
 	for _, tags := range []string{"", "admpo_cuda"} {
 		for _, dep := range deps(t, append([]string{"-tags=" + tags}, pkgs...)...) {
 			if strings.HasPrefix(dep, mod) && !under(dep, mod+"device") && !under(dep, mod+"internal") {

@@ -1,0 +1,20 @@
+// Package rolldev runs the Any-step Dynamics Model's inference for ADM-Roll
+// on a device.Device (issue 33, docs/device-rollout-plan.md): the roll-out
+// kernels of device/kernels/roll.cu between cuBLAS-style products.
+//
+// Direct evaluates k-step plans as infer.ADMDirect does with the packed ONNX
+// graph (onnx.ADMPacked): each plan runs its own k GRU steps from its start
+// state, then the head of ResBlocks and the output layer once. The host
+// sorts the plans by k, longest first (a stable counting sort), so the
+// plans still running at GRU step j are a prefix whose length the host
+// knows: every product and launch is sized without a device sync.
+// Activations are feature-major ((plan r, unit c) at c·n + r), so a prefix
+// of plans is the same buffer with fewer rows. MC dropout's keep flags are
+// generated in the ResBlock kernel from infer's keys (seed, roll-out step,
+// start row, k), as infer.DropoutKeep defines them.
+//
+// Weights load from the host as plain slices in the order of models'
+// ADM training graph (models.ADM.TrainedTensors, admdev.Sizes); like the
+// other device packages this one links neither models nor infer, onnx or
+// ONNX Runtime. Package rolldevtest holds its tests against both.
+package rolldev
