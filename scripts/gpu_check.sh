@@ -220,9 +220,11 @@ step doctor 30 "$RUN '$G/admpo' version; $RUN '$G/admpo' doctor"
 # the SAC update, the ADM step, BC's step and the ensemble's step (TestBC,
 # TestEnsemble and their benchmarks, each against the CPU path), and the
 # roll-out's GRU and head kernels' GB/s at 131072 rows x 200
-# (BenchmarkRollKernels, issue 33's S3 and S4).
+# (BenchmarkRollKernels, issue 33's S3 and S4); TestRolloutPredict (issue
+# 33's S5a, with the other tests) and BenchmarkRolloutPredict, rolldev's
+# direct ADM forward at 131072 plans, run apart with 10 iterations.
 if [ -x "$G/device.test" ]; then
-  TAIL=40 step device-test 150 "cd '$G' && set -o pipefail && ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble|RollKernels' -test.benchtime 2000x 2>&1 | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
+  TAIL=40 step device-test 175 "cd '$G' && set -o pipefail && { ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble|RollKernels' -test.benchtime 2000x 2>&1; r=\$?; ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 25s -test.run '^\$' -test.bench 'RolloutPredict' -test.benchtime 10x 2>&1 || r=1; exit \$r; } | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
 else
   note "[skip] device-test: no device.test in the payload"
 fi

@@ -12,6 +12,7 @@ import (
 	"github.com/admpo/admpo/device/cuda/internal/cheap"
 	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/ensdev/ensdevtest"
+	"github.com/admpo/admpo/device/rolldev/rolldevtest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
 
@@ -259,4 +260,37 @@ func BenchmarkRollKernels(b *testing.B) {
 	d := open(b)
 	defer d.Close()
 	devicetest.BenchRollKernels(b, d, 131072)
+}
+
+// TestRolloutPredict runs rolldev's direct ADM forward on the GPU against
+// models' Go forward and the packed ONNX graph on ONNX Runtime's CPU
+// provider (a subtest skips where ONNX Runtime is not installed): 300 and
+// 151 plans with lengths 1..m shuffled, a small model and hopper's size,
+// each without and with MC dropout 0.1 (masks from infer.DropoutKeep),
+// within 1e-4 (issue 33's S5a).
+func TestRolloutPredict(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	for _, c := range []struct {
+		name string
+		o    rolldevtest.Options
+	}{
+		{"small", rolldevtest.Options{Seed: 1}},
+		{"small_dropout", rolldevtest.Options{Dropout: 0.1, Seed: 2}},
+		{"hopper", rolldevtest.Options{Cfg: rolldevtest.Hopper, Seed: 3}},
+		{"hopper_dropout", rolldevtest.Options{Cfg: rolldevtest.Hopper, Dropout: 0.1, Seed: 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) { rolldevtest.Compare(t, d, c.o) })
+	}
+}
+
+// BenchmarkRolloutPredict times rolldev's Direct.Predict (and
+// PredictDropout, p 0.1) at 131072 plans of hopper's size (lengths 1..5),
+// uploads, the host's sort and the downloads included, and reports plans/s
+// (issue 33's S5a). gpu_check.sh runs it apart from the other benchmarks,
+// with few iterations.
+func BenchmarkRolloutPredict(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	rolldevtest.Bench(b, d, 131072)
 }
