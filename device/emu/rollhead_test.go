@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/devicetest"
+	"github.com/admpo/admpo/device/rolldev/rolldevtest"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/models"
 )
@@ -117,31 +118,18 @@ func TestRollHeadMatchesModels(t *testing.T) {
 	const od, ad, hd, blocks, n = 11, 3, 24, 3, 29
 	const dd = od + 1
 	for _, p := range []float64{0, 0.1} {
-		rng := rand.New(rand.NewSource(11))
-		adm, err := models.NewADM(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: hd, Layers: 2, ResBlocks: blocks, M: 4}, rng)
+		// Perturbed LayerNorms and bounds, log-variances at the soft bounds.
+		adm, err := rolldevtest.NewModel(models.ADMConfig{ObsDim: od, ActDim: ad, Hidden: hd, Layers: 2, ResBlocks: blocks, M: 4}, 11)
 		if err != nil {
 			t.Fatal(err)
 		}
+		rng := rand.New(rand.NewSource(12))
 		randn := func(c int, s float64) []float32 {
 			x := make([]float32, c)
 			for i := range x {
 				x[i] = float32(rng.NormFloat64() * s)
 			}
 			return x
-		}
-		for i := range adm.Blocks {
-			nb := &adm.Blocks[i].Norm
-			for c := range nb.Gamma {
-				nb.Gamma[c] += float32(0.3 * rng.NormFloat64())
-				nb.Beta[c] = float32(0.2 * rng.NormFloat64())
-			}
-		}
-		for c := range adm.Bounds.Max {
-			adm.Bounds.Max[c] += float32(0.3 * rng.Float64())
-			adm.Bounds.Min[c] -= float32(0.3 * rng.Float64())
-		}
-		for i := range adm.Out.W {
-			adm.Out.W[i] *= 3 // log-variances reach the soft bounds
 		}
 		st := adm.NewState(n)
 		start := randn(n*od, 1)
