@@ -106,8 +106,8 @@ func allocWeights(c ADMConfig, alloc func(device.Type, int) (device.Buffer, erro
 	return w, errors.Join(errs...)
 }
 
-// set checks aw against c and uploads it.
-func (w *weights) set(d device.Device, c ADMConfig, aw ADMWeights) error {
+// check reports whether aw fits c.
+func check(c ADMConfig, aw ADMWeights) error {
 	sizes := c.Sizes()
 	if len(aw.Tensors) != len(sizes) {
 		return fmt.Errorf("rolldev: set ADM: %d tensors, want %d (admdev.Sizes)", len(aw.Tensors), len(sizes))
@@ -124,6 +124,11 @@ func (w *weights) set(d device.Device, c ADMConfig, aw ADMWeights) error {
 	if !(aw.Eps > 0) || math.IsInf(float64(aw.Eps), 0) {
 		return fmt.Errorf("rolldev: set ADM: LayerNorm eps %v is not positive and finite", aw.Eps)
 	}
+	return nil
+}
+
+// upload copies aw (checked) to the device.
+func (w *weights) upload(d device.Device, c ADMConfig, aw ADMWeights) error {
 	// Tensors in Sizes' order, with layer 0's Wi in two parts.
 	t := aw.Tensors
 	split := c.ObsDim * 3 * c.Hidden
