@@ -20,10 +20,9 @@ import (
 // sum order, as cuBLAS's).
 func TestPredictMatchesReferences(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		o        rolldevtest.Options
-		reorder  bool
-		hopperSz bool
+		name    string
+		o       rolldevtest.Options
+		reorder bool
 	}{
 		{name: "small", o: rolldevtest.Options{Seed: 1}},
 		{name: "small_dropout", o: rolldevtest.Options{Dropout: 0.1, Seed: 2}},
