@@ -83,7 +83,7 @@ func (e *ADMDirect) M() int { return e.m }
 
 // Rollout runs ADM-Roll from the start sequences.
 func (e *ADMDirect) Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
-	return rollout(e, p, start, cfg, rng)
+	return runRollout(e, p, start, cfg, rng)
 }
 
 // Close frees the session.

@@ -97,7 +97,7 @@ func (e *ADMIncremental) dropState() *dropout { return &e.drop }
 
 // Rollout runs ADM-Roll from the start sequences.
 func (e *ADMIncremental) Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
-	return rollout(e, p, start, cfg, rng)
+	return runRollout(e, p, start, cfg, rng)
 }
 
 // Bound reports whether the engine runs on bound buffers (Options.Binding).

@@ -1,7 +1,6 @@
 package infer
 
 import (
-	"math"
 	"math/rand"
 	"testing"
 
@@ -65,27 +64,6 @@ func TestDrawKUniform(t *testing.T) {
 			if want := 1 + b.Intn(w.Len[r]); k[q] != want {
 				t.Fatalf("draw %d row %d: k=%d, the contract gives %d", it, r, k[q], want)
 			}
-		}
-	}
-}
-
-// TestUADMClosedForm checks uADM on hand-computed cases.
-func TestUADMClosedForm(t *testing.T) {
-	cases := []struct {
-		preds  []float32
-		kn, od int
-		want   float64
-	}{
-		{[]float32{1, 2, 3}, 1, 3, 0},
-		// dims: var{0,2} = 1, var{0,4} = 4 -> sqrt(2.5)
-		{[]float32{0, 0, 2, 4}, 2, 2, math.Sqrt(2.5)},
-		// one dim, values 1, 2, 6: mean 3, var (4+1+9)/3
-		{[]float32{1, 2, 6}, 3, 1, math.Sqrt(14.0 / 3)},
-		{[]float32{5, -1, 5, -1, 5, -1}, 3, 2, 0},
-	}
-	for i, c := range cases {
-		if got := uADM(c.preds, c.kn, c.od); math.Abs(float64(got)-c.want) > 1e-6 {
-			t.Errorf("case %d: uADM = %g, want %g", i, got, c.want)
 		}
 	}
 }

@@ -2,11 +2,11 @@ package infer
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 
 	"github.com/admpo/admpo/internal/cpukern"
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/onnx/schema"
 )
 
@@ -23,36 +23,12 @@ import (
 
 // DropoutKeep fills keep with the keep flags (1 keep, 0 drop, each dropped
 // with probability p to a 2⁻³² resolution) of the k-step plan of start row
-// row at roll-out step step, for the roll-out seed seed. Entry b·hidden+u is
-// unit u of ResBlock b; the engines use len(keep) = res_blocks·hidden.
-// Exported as the definition the engines follow (tests and measurements
-// rebuild the masks with it).
+// row at roll-out step step, for the roll-out seed seed (rollout.DropoutKeep).
+// Entry b·hidden+u is unit u of ResBlock b; the engines use len(keep) =
+// res_blocks·hidden. Exported as the definition the engines follow (tests
+// and measurements rebuild the masks with it).
 func DropoutKeep(seed int64, step, row, k int, p float64, keep []float32) {
-	dropoutFill(dropoutBase(seed, step, row, k), dropThreshold(p), keep, len(keep), len(keep), 1)
-}
-
-// splitmix64 is SplitMix64's output function of state z.
-func splitmix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-const golden = 0x9e3779b97f4a7c15
-
-// dropoutBase hashes the key (seed, step, row, k) into a generator state.
-func dropoutBase(seed int64, step, row, k int) uint64 {
-	z := splitmix64(uint64(seed) + golden)
-	for _, v := range []int{step, row, k} {
-		z = splitmix64(z ^ (uint64(v) + golden))
-	}
-	return z
-}
-
-// dropThreshold is p as a 32-bit threshold: a unit is dropped when its 32
-// random bits fall below it.
-func dropThreshold(p float64) uint32 {
-	return uint32(math.Min(math.Round(p*(1<<32)), math.MaxUint32))
+	rollout.DropoutKeep(seed, step, row, k, p, keep)
 }
 
 // dropoutFill writes n flags from the generator state base into dst, flag
@@ -82,7 +58,7 @@ type dropper interface{ dropState() *dropout }
 // fill writes the keep flags of chunk row r's k-step plan into row q of a
 // [blocks, n, hidden] mask.
 func (d *dropout) fill(mask []float32, n, q, r, k int) {
-	dropoutFill(dropoutBase(d.seed, d.step, d.row0+r, k), d.thr, mask[q*d.hidden:], d.blocks*d.hidden, d.hidden, n*d.hidden)
+	dropoutFill(rollout.DropoutBase(d.seed, d.step, d.row0+r, k), d.thr, mask[q*d.hidden:], d.blocks*d.hidden, d.hidden, n*d.hidden)
 }
 
 // ones sets row q of a [blocks, n, hidden] mask to keep every unit.
@@ -113,7 +89,7 @@ func engineDropout(s *Session) (dropout, error) {
 	if !has {
 		return dropout{}, fmt.Errorf("infer: the ADM's metadata has dropout=%s but the graph has no %s input", v, schema.DropoutMask)
 	}
-	d := dropout{p: p, thr: dropThreshold(p)}
+	d := dropout{p: p, thr: rollout.DropThreshold(p)}
 	if d.blocks, err = MetaInt(s.meta, schema.MetaResBlocks); err == nil {
 		d.hidden, err = MetaInt(s.meta, schema.MetaHidden)
 	}

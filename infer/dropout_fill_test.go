@@ -3,7 +3,19 @@ package infer
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/admpo/admpo/internal/rollout"
 )
+
+// splitmix64 is SplitMix64's output function of state z, and golden its
+// increment: the generator's closed form, written here for the tests.
+func splitmix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+const golden = 0x9e3779b97f4a7c15
 
 // TestDropoutFillLayout checks dropoutFill against the generator's closed
 // form (flag e is half e%2 of splitmix64(base + (e/2+1)·golden), dropped when
@@ -99,7 +111,7 @@ func BenchmarkDropoutFillGo(b *testing.B) { benchmarkDropoutFill(b, dropoutFillG
 func benchmarkDropoutFill(b *testing.B, fill func(base uint64, thr uint32, dst []float32, n, width, stride int)) {
 	const blocks, rows, hidden = 4, 256, 200
 	mask := make([]float32, blocks*rows*hidden)
-	thr := dropThreshold(0.1)
+	thr := rollout.DropThreshold(0.1)
 	b.SetBytes(int64(len(mask) * 4))
 	for i := 0; i < b.N; i++ {
 		for q := 0; q < rows; q++ {

@@ -59,7 +59,7 @@ func (e *Ensemble) Rollout(p *Policy, start *Start, cfg RollConfig, rng *rand.Ra
 	if err != nil {
 		return nil, err
 	}
-	return rollout(e, p, one, cfg, rng)
+	return runRollout(e, p, one, cfg, rng)
 }
 
 // lastStates checks a start batch of window M > 1 and reduces it to M = 1:

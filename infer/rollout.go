@@ -1,70 +1,27 @@
 package infer
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand"
-	"slices"
 
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/internal/window"
 )
 
-// Start holds the start sequences of a roll-out batch, taken from real data:
-// row i has Len[i] states (1..M; the last is the current state) and
-// Len[i]-1 actions between them, none crossing an episode end.
-type Start struct {
-	N, M int
-	Len  []int
-	Obs  []float32 // [N, M, ObsDim]; row i's states in slots 0..Len[i]-1
-	Act  []float32 // [N, M-1, ActDim]; row i's actions in slots 0..Len[i]-2 (nil when M = 1)
-}
+// Start holds the start sequences of a roll-out batch (rollout.Start): row
+// i has Len[i] states (1..M; the last is the current state) and Len[i]-1
+// actions between them.
+type Start = rollout.Start
 
-// Transitions are the roll-out's output, one row per model step taken.
-type Transitions struct {
-	N                      int
-	Obs, Act, Rew, NextObs []float32
-	Done                   []bool
-	// Uncertainty is U^ADM (or the ensemble's max-std) of each transition,
-	// before it is multiplied by the penalty coefficient; zeros when the
-	// roll-out computes no uncertainty.
-	Uncertainty []float32
-	// Step is the roll-out step (0..H-1) that produced the transition.
-	Step []int32
-	// Back is the backtracking length k the next state was predicted with:
-	// from the state k-1 steps before the current one through the last k
-	// actions (ADM-Roll's draw); always 1 for the ensemble.
-	Back []int32
-	// MeanNextObs is each transition's predicted mean next observation
-	// [N, ObsDim], before the Gaussian sample that gives NextObs (with MC
-	// dropout, the mean under the transition's dropout masks); filled by
-	// Rollout only when RollConfig.WantMean, else nil. Consumers that
-	// store transitions (buffer.Replay.AddTransitions) ignore it.
-	MeanNextObs []float32
-}
+// Transitions are the roll-out's output, one row per model step taken
+// (rollout.Transitions).
+type Transitions = rollout.Transitions
 
-// RollConfig controls a roll-out.
-type RollConfig struct {
-	Horizon int     // H: model steps per start sequence
-	Penalty float32 // beta: reward -= beta·U; 0 computes no uncertainty unless WantU
-	WantU   bool    // compute U even when Penalty is 0
-	// Done tells whether a predicted next observation ends the episode
-	// (e.g. envs.Task.Done); nil means never.
-	Done func(obs []float32) bool
-	// ChunkRows bounds the rows rolled out together (memory); 0: 8192, or
-	// 32768 for the ADM-Roll engines on the CUDA provider.
-	ChunkRows int
-	// DeterministicPolicy uses the policy's mean action instead of sampling.
-	DeterministicPolicy bool
-	// Context, when set, is checked before every chunk of rows: once it is
-	// cancelled the roll-out stops and returns its error (so a long
-	// roll-out gives way to an interrupt within about a chunk's time).
-	Context context.Context
-	// WantMean fills Transitions.MeanNextObs with the model's mean next
-	// observations; it draws nothing, so the roll-out is otherwise the same.
-	WantMean bool
-}
+// RollConfig controls a roll-out (rollout.RollConfig): horizon, penalty,
+// Done, chunk rows, deterministic policy, context and WantMean.
+type RollConfig = rollout.RollConfig
 
 // Roller rolls a policy out in a learned dynamics model. An ADM engine
 // whose graph has MC dropout draws its masks' seed with one rng.Int63()
@@ -105,9 +62,9 @@ func chunkRowsOf(st stepper) int {
 	return defaultChunkRows
 }
 
-// rollout is the loop shared by every engine: policy action, model
+// runRollout is the loop shared by every engine: policy action, model
 // prediction, Gaussian sample, penalty, termination, history update.
-func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
+func runRollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand) (*Transitions, error) {
 	m, od, ad := st.dims()
 	if err := checkStart(start, m, od, ad); err != nil {
 		return nil, err
@@ -128,7 +85,7 @@ func rollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.Rand
 		drop = d.dropState()
 		drop.seed = rng.Int63()
 	}
-	out := newTransitions(start.N*cfg.Horizon, od, ad)
+	out := rollout.NewTransitions(start.N*cfg.Horizon, od, ad)
 	if cfg.WantMean {
 		out.MeanNextObs = make([]float32, 0, start.N*cfg.Horizon*od)
 	}
@@ -209,7 +166,7 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 			eps[i] = rng.NormFloat64()
 		}
 		base := out.N
-		out.grow(n, od, ad)
+		out.Grow(n, od, ad)
 		if cfg.WantMean {
 			out.MeanNextObs = append(out.MeanNextObs, pr.next[:n*od]...)
 		}
@@ -277,30 +234,6 @@ func rollChunk(st stepper, p *Policy, start *Start, lo, hi int, cfg RollConfig, 
 	return nil
 }
 
-// grow lengthens t by n rows (for obs of od and actions of ad values),
-// counted in t.N, for the caller to fill.
-func (t *Transitions) grow(n, od, ad int) {
-	t.N += n
-	t.Obs = growBy(t.Obs, n*od)
-	t.Act = growBy(t.Act, n*ad)
-	t.Rew = growBy(t.Rew, n)
-	t.NextObs = growBy(t.NextObs, n*od)
-	t.Done = growBy(t.Done, n)
-	t.Uncertainty = growBy(t.Uncertainty, n)
-	t.Step = growBy(t.Step, n)
-	t.Back = growBy(t.Back, n)
-}
-
-// growBy lengthens s by n elements: zeros, or what its spare capacity held.
-func growBy[T any](s []T, n int) []T { return slices.Grow(s, n)[:len(s)+n] }
-
-// newTransitions returns an empty Transitions with room for n rows.
-func newTransitions(n, od, ad int) *Transitions {
-	return &Transitions{Obs: make([]float32, 0, n*od), Act: make([]float32, 0, n*ad), Rew: make([]float32, 0, n),
-		NextObs: make([]float32, 0, n*od), Done: make([]bool, 0, n), Uncertainty: make([]float32, 0, n),
-		Step: make([]int32, 0, n), Back: make([]int32, 0, n)}
-}
-
 func checkStart(s *Start, m, od, ad int) error {
 	if s == nil || s.N <= 0 {
 		return fmt.Errorf("infer: empty start batch")
@@ -342,27 +275,9 @@ func uADM(preds []float32, kn, od int) float32 {
 	return float32(UADM(preds, kn, od))
 }
 
-// UADM is U^ADM for one row: sqrt(mean over the od state dims of the
-// population variance over k of the kn mean next-state predictions in preds
-// (kn rows of od values, one per backtracking length k)); 0 when kn <= 1.
-// The roll-out engines and the deployed policy's monitor share it.
-func UADM(preds []float32, kn, od int) float64 {
-	if kn <= 1 {
-		return 0
-	}
-	var total float64
-	for d := 0; d < od; d++ {
-		var s float64
-		for j := 0; j < kn; j++ {
-			s += float64(preds[j*od+d])
-		}
-		mean := s / float64(kn)
-		var v float64
-		for j := 0; j < kn; j++ {
-			e := float64(preds[j*od+d]) - mean
-			v += e * e
-		}
-		total += v / float64(kn)
-	}
-	return math.Sqrt(total / float64(od))
-}
+// UADM is U^ADM for one row (rollout.UADM): sqrt(mean over the od state
+// dims of the population variance over k of the kn mean next-state
+// predictions in preds (kn rows of od values, one per backtracking length
+// k)); 0 when kn <= 1. The roll-out engines and the deployed policy's
+// monitor share it.
+func UADM(preds []float32, kn, od int) float64 { return rollout.UADM(preds, kn, od) }
