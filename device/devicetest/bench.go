@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/internal/rollout"
 )
 
 // BenchSteps times step on d: two untimed calls first (the kernels' JIT,
@@ -61,7 +62,7 @@ func BenchRollKernels(b *testing.B, d device.Device, rows int) {
 		planRow[q], planK[q] = int32(q), int32(1+r.IntN(5))
 	}
 	base := rollDropBases(hh, 7, 1, 0, planRow, planK)
-	thr := int32(DropThreshold(0.1))
+	thr := int32(rollout.DropThreshold(0.1))
 	// roll_finish's: every row has m plans, plan q·m+k-1 its k.
 	const od, m = 11, 5
 	const dd = od + 1

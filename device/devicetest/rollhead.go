@@ -6,17 +6,16 @@ import (
 	"math/rand/v2"
 
 	"github.com/admpo/admpo/device"
-	"github.com/admpo/admpo/internal/cpukern"
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/window"
 )
 
 // Float64 references of the roll-out's head kernels (device/kernels/roll.cu):
-// the MC-dropout key base of a plan, written from infer's dropoutBase (package
-// infer is out of the device packages' reach; device/emu's roll tests check
-// this copy against infer.DropoutKeep), the keep flags from
-// cpukern.DropoutFill, and models' ResBlock y = LayerNorm(x + keep·Swish(x·W +
-// b)/(1-p)) in float64; the tail's U^ADM as infer's UADM (population
-// variance over k in double) and its sample as infer's Rollout draws it.
+// the MC-dropout key base of a plan and its keep flags from internal/rollout
+// (DropoutBase, DropoutKeep: what infer's engines use), and models' ResBlock
+// y = LayerNorm(x + keep·Swish(x·W + b)/(1-p)) in float64; the tail's U^ADM
+// as rollout.UADM (population variance over k in double) and its sample as
+// infer's Rollout draws it.
 
 func init() {
 	kernelTests["roll_drop_base"] = testRollDropBase
@@ -24,30 +23,6 @@ func init() {
 	kernelTests["roll_finish"] = testRollFinish
 	kernelTests["roll_gather_cols"] = testRollGatherCols
 	kernelTests["roll_push"] = testRollPush
-}
-
-const rollGolden = 0x9e3779b97f4a7c15
-
-func rollSplitMix(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// DropBase is infer's dropoutBase(seed, step, row, k): the generator state
-// of the MC-dropout keep flags of row row's k-step plan at roll-out step
-// step.
-func DropBase(seed int64, step, row, k int) uint64 {
-	z := rollSplitMix(uint64(seed) + rollGolden)
-	for _, v := range []int{step, row, k} {
-		z = rollSplitMix(z ^ (uint64(v) + rollGolden))
-	}
-	return z
-}
-
-// DropThreshold is infer's dropThreshold: p as a 32-bit threshold.
-func DropThreshold(p float64) uint32 {
-	return uint32(math.Min(math.Round(p*(1<<32)), math.MaxUint32))
 }
 
 // downInt downloads an int32 buffer.
@@ -69,8 +44,9 @@ func rollDropBases(h h, seed int64, step, row0 int, row, k []int32) device.Buffe
 	return base
 }
 
-// testRollDropBase checks roll_drop_base bit for bit against DropBase over
-// n plans, for several seeds (negative, past 32 bits) and steps.
+// testRollDropBase checks roll_drop_base bit for bit against
+// rollout.DropoutBase over n plans, for several seeds (negative, past 32
+// bits) and steps.
 func testRollDropBase(h h, r *rand.Rand, n int, _ float64) {
 	for _, c := range []struct {
 		seed      int64
@@ -83,7 +59,7 @@ func testRollDropBase(h h, r *rand.Rand, n int, _ float64) {
 		got := h.downInt(rollDropBases(h, c.seed, c.step, c.row, row, k))
 		bad := 0
 		for q := range n {
-			want := DropBase(c.seed, c.step, c.row+int(row[q]), int(k[q]))
+			want := rollout.DropoutBase(c.seed, c.step, c.row+int(row[q]), int(k[q]))
 			g := uint64(uint32(got[2*q])) | uint64(uint32(got[2*q+1]))<<32
 			if g != want {
 				if bad++; bad <= 5 {
@@ -131,7 +107,7 @@ func resBlockRef(x, u, b, gamma, beta, mult []float32, rows, hd int, eps float64
 
 // testRollResBlock checks roll_resblock against resBlockRef over about n
 // elements per case: hidden 1, 7 and 200, ld = rows and > rows, p 0 (no
-// masks) and 0.1 (keep flags from cpukern.DropoutFill at the plan's base,
+// masks) and 0.1 (keep flags from rollout.DropoutKeep for the plan's key,
 // unit blk·h+c, multiplier 1/(1-p)), blocks 0 and 3. Rows past rows keep
 // their sentinel. For p 0.1 and h 200 it also reads the flags back exactly:
 // with x 0, swish ≈ 10 and γ 1, β 0, a kept unit normalises above 0 and a
@@ -161,14 +137,14 @@ func testRollResBlock(h h, r *rand.Rand, n int, tol float64) {
 				run := func(x, u, b, gamma, beta []float32) ([]float32, []float32) {
 					var mult []float32
 					base := h.alloc(device.Int32, 1)
-					drop, thr, scale := 0, DropThreshold(p), float32(1)
+					drop, thr, scale := 0, rollout.DropThreshold(p), float32(1)
 					if p > 0 {
 						drop, scale = 1, float32(1/(1-p))
 						base = rollDropBases(h, seed, step, row0, row, k)
 						mult = make([]float32, rows*hd)
 						keep := make([]float32, blocks*hd)
 						for q := range rows {
-							cpukern.DropoutFill(DropBase(seed, step, row0+int(row[q]), int(k[q])), thr, keep, len(keep), len(keep), 1)
+							rollout.DropoutKeep(seed, step, row0+int(row[q]), int(k[q]), p, keep)
 							for c := range hd {
 								mult[q*hd+c] = keep[blk*hd+c] * scale
 							}
@@ -198,7 +174,7 @@ func testRollResBlock(h h, r *rand.Rand, n int, tol float64) {
 					for c := range hd {
 						if g, w := got[c*ld+q] > 0, mult[q*hd+c] != 0; g != w {
 							if bad++; bad <= 5 {
-								h.t.Errorf("%s: row %d unit %d kept %v, cpukern.DropoutFill %v", name, q, c, g, w)
+								h.t.Errorf("%s: row %d unit %d kept %v, rollout.DropoutKeep %v", name, q, c, g, w)
 							}
 						}
 					}
@@ -208,35 +184,12 @@ func testRollResBlock(h h, r *rand.Rand, n int, tol float64) {
 	}
 }
 
-// UADM is infer's UADM: sqrt(mean over the od dims of the population
-// variance over k of the kn predictions [kn, od]); 0 when kn <= 1.
-func UADM(preds []float32, kn, od int) float64 {
-	if kn <= 1 {
-		return 0
-	}
-	var total float64
-	for d := range od {
-		var s float64
-		for j := range kn {
-			s += float64(preds[j*od+d])
-		}
-		mean := s / float64(kn)
-		var v float64
-		for j := range kn {
-			e := float64(preds[j*od+d]) - mean
-			v += e * e
-		}
-		total += v / float64(kn)
-	}
-	return math.Sqrt(total / float64(od))
-}
-
 // testRollFinish checks roll_finish over about n/od output rows against
 // the closed form: row q continues window row slot[q] (m = 5 states of od
 // = 11, lengths 1..m) with the drawn k; its plans (k' = 1..l with U^ADM,
 // else the drawn one) sit at shuffled rows of o, the other plan indices
 // -1 (never read). Plan means are the start state l-k' plus o + ob in
-// float32; U is UADM over them; the drawn plan's log-variance is
+// float32; U is rollout.UADM over them; the drawn plan's log-variance is
 // soft-clamped in double and the sample is mean + float32(exp(lv/2)·eps),
 // the reward's likewise minus beta·U. Outputs start at row 3, the rows
 // before keep their sentinel. Bad rows (slot past the window, k 0, a plan
@@ -349,7 +302,7 @@ func testRollFinish(h h, r *rand.Rand, n int, tol float64) {
 						preds[(j-1)*od+c] = plan(int(pidx[q*m+j-1]), row, l-j, c)
 					}
 				}
-				uf = float32(UADM(preds[:l*od], l, od))
+				uf = float32(rollout.UADM(preds[:l*od], l, od))
 			}
 			i := int(pidx[q*m+k-1])
 			f := int32(1)

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device"
-	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/rolldev/rolldevtest"
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/models"
 )
 
@@ -18,8 +18,8 @@ import (
 // hidden 200, p 0.1 and 0.5. The flags are read back exactly: with x 0,
 // x·W + b = 10 (swish ≈ 10), γ 1 and β 0 a kept unit normalises above 0
 // and a dropped one below. At p 0 (threshold 0) the masked launch equals
-// the unmasked one bit for bit. devicetest.DropBase, the Suite's copy of
-// infer's keying, is checked against the device's states too.
+// the unmasked one bit for bit. The device's states are checked against
+// rollout.DropoutBase, the keying infer.DropoutKeep draws from.
 func TestRollDropoutKeepMatchesInfer(t *testing.T) {
 	const hd, blocks, rows = 200, 4, 9
 	d := New()
@@ -49,11 +49,11 @@ func TestRollDropoutKeepMatchesInfer(t *testing.T) {
 		must(d.DownloadInt32(bs, base))
 		for q := range rows {
 			got := uint64(uint32(bs[2*q])) | uint64(uint32(bs[2*q+1]))<<32
-			if want := devicetest.DropBase(c.seed, c.step, c.row0+int(row[q]), int(k[q])); got != want {
-				t.Errorf("seed %d step %d row %d k %d: base %#x, devicetest.DropBase %#x", c.seed, c.step, c.row0+int(row[q]), k[q], got, want)
+			if want := rollout.DropoutBase(c.seed, c.step, c.row0+int(row[q]), int(k[q])); got != want {
+				t.Errorf("seed %d step %d row %d k %d: base %#x, rollout.DropoutBase %#x", c.seed, c.step, c.row0+int(row[q]), k[q], got, want)
 			}
 		}
-		thr := int32(devicetest.DropThreshold(c.p))
+		thr := int32(rollout.DropThreshold(c.p))
 		scale := float32(1 / (1 - c.p))
 		keep := make([]float32, blocks*hd)
 		for blk := range blocks {
@@ -85,22 +85,6 @@ func TestRollDropoutKeepMatchesInfer(t *testing.T) {
 					}
 				}
 			}
-		}
-	}
-}
-
-// TestUADMCopyMatchesInfer: devicetest.UADM, roll_finish's reference in the
-// Suite, is infer.UADM bit for bit.
-func TestUADMCopyMatchesInfer(t *testing.T) {
-	rng := rand.New(rand.NewSource(9))
-	for range 200 {
-		kn, od := 1+rng.Intn(5), 1+rng.Intn(17)
-		preds := make([]float32, kn*od)
-		for i := range preds {
-			preds[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(7)-3)))
-		}
-		if got, want := devicetest.UADM(preds, kn, od), infer.UADM(preds, kn, od); got != want {
-			t.Fatalf("kn %d od %d: devicetest.UADM %v, infer.UADM %v", kn, od, got, want)
 		}
 	}
 }
@@ -187,7 +171,7 @@ func TestRollHeadMatchesModels(t *testing.T) {
 			blk := &adm.Blocks[b]
 			must(d.Gemm(false, true, n, hd, hd, 1, x, n, up(blk.Lin.W), hd, 0, u, n))
 			must(d.Launch("roll_resblock", n, x, u, up(blk.Lin.B), up(blk.Norm.Gamma), up(blk.Norm.Beta), base, hd, n, b,
-				int32(devicetest.DropThreshold(p)), float32(1/(1-p)), blk.Norm.Eps, drop))
+				int32(rollout.DropThreshold(p)), float32(1/(1-p)), blk.Norm.Eps, drop))
 		}
 		o := alloc(device.Float32, n*2*dd)
 		must(d.Gemm(false, true, 2*dd, n, hd, 1, up(adm.Out.W), 2*dd, x, n, 0, o, 2*dd))
