@@ -9,6 +9,7 @@ import (
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/infer/iobind"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -58,19 +59,19 @@ func TestADMIncrementalBoundMatchesUnbound(t *testing.T) {
 					if off.Bound() || !on.Bound() {
 						t.Fatalf("Bound() is %v with Binding off and %v with on", off.Bound(), on.Bound())
 					}
-					start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
+					start := testfix.RandStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
 					cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
 					for round, seed := range []int64{11, 12} { // a second roll-out reuses the buffers
 						want := rollSeeded(t, off, f.pol, start, cfg, seed)
 						got := rollSeeded(t, on, f.pol, start, cfg, seed)
-						if d := diffTransitions(got, want, f.obsDim, f.actDim, 0); d != "" {
+						if d := testfix.DiffTransitions(got, want, f.obsDim, f.actDim, 0); d != "" {
 							t.Fatalf("round %d: bound vs unbound: %s", round, d)
 						}
 						if nd := countDone(want); nd == 0 || nd == n {
 							t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
 						}
 						if m == 4 && c.name == "penalty" {
-							checkRef(t, "bound vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, seed, refADMModel(f.adm))
+							checkRef(t, "bound vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, seed, testfix.RefADMModel(f.adm))
 						}
 					}
 				})

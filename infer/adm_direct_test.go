@@ -37,14 +37,14 @@ func TestADMDirectMatchesReference(t *testing.T) {
 	for _, m := range []int{3, 1} {
 		for _, form := range []onnx.ADMForm{onnx.ADMGRUOp, onnx.ADMUnrolled} {
 			f := newADMFixture(t, int64(10+m), smallADMConfig(m), form)
-			ref := refADMModel(f.adm)
+			ref := testfix.RefADMModel(f.adm)
 			for _, c := range []struct {
 				name    string
 				penalty float32
 				wantU   bool
 			}{{"plain", 0, false}, {"penalty", 0.7, false}, {"wantU", 0, true}} {
 				t.Run(fmt.Sprintf("m%d/%v/%s", m, form, c.name), func(t *testing.T) {
-					start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+					start := testfix.RandStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 					cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, WantU: c.wantU, Done: doneOutside(1.5)}
 					got := rollSeeded(t, f.direct, f.pol, start, cfg, 99)
 					want := checkRef(t, "ADMDirect vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, ref)
@@ -77,16 +77,40 @@ func TestADMDirectMatchesReference(t *testing.T) {
 // noise is drawn, so the reference (which also draws none) must still match.
 func TestADMDirectDeterministicPolicy(t *testing.T) {
 	f := newADMFixture(t, 21, smallADMConfig(3), onnx.ADMGRUOp)
-	start := randStart(rand.New(rand.NewSource(6)), 10, 3, f.obsDim, f.actDim, func(i int) int { return 1 + i%3 })
+	start := testfix.RandStart(rand.New(rand.NewSource(6)), 10, 3, f.obsDim, f.actDim, func(i int) int { return 1 + i%3 })
 	cfg := infer.RollConfig{Horizon: 4, Penalty: 0.3, DeterministicPolicy: true}
 	got := rollSeeded(t, f.direct, f.pol, start, cfg, 7)
-	checkRef(t, "deterministic policy", got, f.pol, start, f.obsDim, f.actDim, cfg, 7, refADMModel(f.adm))
+	checkRef(t, "deterministic policy", got, f.pol, start, f.obsDim, f.actDim, cfg, 7, testfix.RefADMModel(f.adm))
 	// The first step's actions are the actor's mean actions.
 	for i := 0; i < 10; i++ {
 		a := testfix.RefActor(f.actor, got.Obs[i*f.obsDim:(i+1)*f.obsDim], nil)
 		for j, v := range a {
-			if !closeTo(got.Act[i*f.actDim+j], float32(v), 1e-5) {
+			if !testfix.CloseTo(got.Act[i*f.actDim+j], float32(v), 1e-5) {
 				t.Fatalf("row %d action %d = %g, mean action %g", i, j, got.Act[i*f.actDim+j], v)
+			}
+		}
+	}
+}
+
+// TestReferenceWithGoActor: the reference roll-out with testfix's float64
+// actor in place of the ONNX policy (what a test without ONNX Runtime
+// uses) still matches ADMDirect, sampled and deterministic, with U^ADM, MC
+// dropout and a Done function.
+func TestReferenceWithGoActor(t *testing.T) {
+	const n, m = 20, 3
+	f := newADMFixture(t, 31, smallADMConfig(m), onnx.ADMUnrolled)
+	drop, _ := dropEngines(t, f, onnx.ADMUnrolled, testDropout, testOpts)
+	start := testfix.RandStart(rand.New(rand.NewSource(8)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+	for _, det := range []bool{false, true} {
+		cfg := infer.RollConfig{Horizon: 4, Penalty: 0.5, Done: doneOutside(1.5), DeterministicPolicy: det}
+		for _, c := range []struct {
+			r   infer.Roller
+			mod testfix.RefModel
+		}{{f.direct, testfix.RefADMModel(f.adm)}, {drop, testfix.RefADMDropModel(f.adm, testDropout)}} {
+			got := rollSeeded(t, c.r, f.pol, start, cfg, 3)
+			want := testfix.RefRollout(t, testfix.ActorPolicy(f.actor), start, f.obsDim, f.actDim, cfg, rand.New(rand.NewSource(3)), c.mod)
+			if d := testfix.DiffTransitions(got, want, f.obsDim, f.actDim, 1e-4); d != "" {
+				t.Fatalf("deterministic %v, dropout %v: %s", det, c.r == drop, d)
 			}
 		}
 	}
@@ -99,7 +123,7 @@ func TestADMDirectDeterministicPolicy(t *testing.T) {
 func TestADMDirectChunks(t *testing.T) {
 	const n, m, horizon = 23, 3, 4
 	f := newADMFixture(t, 31, smallADMConfig(m), onnx.ADMGRUOp)
-	start := randStart(rand.New(rand.NewSource(8)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*7)%m })
+	start := testfix.RandStart(rand.New(rand.NewSource(8)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*7)%m })
 	base := infer.RollConfig{Horizon: horizon, Penalty: 0.5}
 	whole := rollSeeded(t, f.direct, f.pol, start, base, 3)
 	if whole.N != n*horizon {
@@ -112,7 +136,7 @@ func TestADMDirectChunks(t *testing.T) {
 		if got.N != n*horizon {
 			t.Fatalf("chunk %d: %d transitions, want %d", chunk, got.N, n*horizon)
 		}
-		checkRef(t, fmt.Sprintf("chunk %d vs reference", chunk), got, f.pol, start, f.obsDim, f.actDim, cfg, 3, refADMModel(f.adm))
+		checkRef(t, fmt.Sprintf("chunk %d vs reference", chunk), got, f.pol, start, f.obsDim, f.actDim, cfg, 3, testfix.RefADMModel(f.adm))
 		// With one row per chunk, every row's H transitions come together.
 		if chunk == 1 {
 			for i := 0; i < got.N; i++ {
@@ -126,7 +150,7 @@ func TestADMDirectChunks(t *testing.T) {
 		cfg := base
 		cfg.ChunkRows = chunk
 		got := rollSeeded(t, f.direct, f.pol, start, cfg, 3)
-		if d := diffTransitions(got, whole, f.obsDim, f.actDim, 0); d != "" {
+		if d := testfix.DiffTransitions(got, whole, f.obsDim, f.actDim, 0); d != "" {
 			t.Fatalf("chunk %d differs from the unchunked roll-out: %s", chunk, d)
 		}
 	}

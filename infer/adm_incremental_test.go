@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -23,15 +24,15 @@ func TestADMIncrementalMatchesDirect(t *testing.T) {
 			chunk   int
 		}{{"plain", 0, 0}, {"penalty", 1.3, 0}, {"penalty-chunk6", 1.3, 6}} {
 			t.Run(fmt.Sprintf("m%d/%s", m, c.name), func(t *testing.T) {
-				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
+				start := testfix.RandStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
 				cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
 				dir := rollSeeded(t, f.direct, f.pol, start, cfg, 11)
 				inc := rollSeeded(t, f.inc, f.pol, start, cfg, 11)
-				if d := diffTransitions(inc, dir, f.obsDim, f.actDim, 1e-5); d != "" {
+				if d := testfix.DiffTransitions(inc, dir, f.obsDim, f.actDim, 1e-5); d != "" {
 					t.Fatalf("incremental vs direct: %s", d)
 				}
 				if m == 4 {
-					checkRef(t, "incremental vs reference", inc, f.pol, start, f.obsDim, f.actDim, cfg, 11, refADMModel(f.adm))
+					checkRef(t, "incremental vs reference", inc, f.pol, start, f.obsDim, f.actDim, cfg, 11, testfix.RefADMModel(f.adm))
 				}
 				if nd := countDone(dir); nd == 0 || nd == n {
 					t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
@@ -47,13 +48,13 @@ func TestADMIncrementalReuse(t *testing.T) {
 	const m = 3
 	f := newADMFixture(t, 51, smallADMConfig(m), onnx.ADMUnrolled)
 	cfg := infer.RollConfig{Horizon: 4, Penalty: 0.2}
-	big := randStart(rand.New(rand.NewSource(1)), 17, m, f.obsDim, f.actDim, func(i int) int { return m })
-	small := randStart(rand.New(rand.NewSource(2)), 6, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+	big := testfix.RandStart(rand.New(rand.NewSource(1)), 17, m, f.obsDim, f.actDim, func(i int) int { return m })
+	small := testfix.RandStart(rand.New(rand.NewSource(2)), 6, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 	if _, err := f.inc.Rollout(f.pol, big, cfg, rand.New(rand.NewSource(4))); err != nil {
 		t.Fatal(err)
 	}
 	inc := rollSeeded(t, f.inc, f.pol, small, cfg, 5)
-	checkRef(t, "second roll-out vs reference", inc, f.pol, small, f.obsDim, f.actDim, cfg, 5, refADMModel(f.adm))
+	checkRef(t, "second roll-out vs reference", inc, f.pol, small, f.obsDim, f.actDim, cfg, 5, testfix.RefADMModel(f.adm))
 }
 
 // TestADMIncrementalGRUOpStep: the incremental engine on the step graph in
@@ -69,9 +70,9 @@ func TestADMIncrementalGRUOpStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := refADMModel(f.adm)
+		ref := testfix.RefADMModel(f.adm)
 		if p > 0 {
-			ref = refADMDropModel(f.adm, p)
+			ref = testfix.RefADMDropModel(f.adm, p)
 		}
 		for _, sc := range boundCases {
 			for _, b := range []string{infer.BindingOff, infer.BindingOn} {
@@ -82,7 +83,7 @@ func TestADMIncrementalGRUOpStep(t *testing.T) {
 					chunk   int
 				}{{"plain", 0, 0}, {"penalty-chunk6", 1.3, 6}} {
 					t.Run(fmt.Sprintf("dropout%g/%s/binding-%s/%s", p, sc.name, b, c.name), func(t *testing.T) {
-						start := randStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
+						start := testfix.RandStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
 						cfg := infer.RollConfig{Horizon: horizon, Penalty: c.penalty, ChunkRows: c.chunk, Done: doneOutside(1.5)}
 						got := rollSeeded(t, inc, f.pol, start, cfg, 13)
 						checkRef(t, "GRU-op step vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 13, ref)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -86,7 +87,7 @@ func benchRollout(b *testing.B, open func() (infer.Roller, error), penalty float
 		b.Fatal(err)
 	}
 	defer p.Close()
-	start := randStart(rand.New(rand.NewSource(2)), rows, 5, 11, 3, func(int) int { return 5 })
+	start := testfix.RandStart(rand.New(rand.NewSource(2)), rows, 5, 11, 3, func(int) int { return 5 })
 	cfg := infer.RollConfig{Horizon: horizon, Penalty: penalty}
 	b.ResetTimer()
 	total := 0

@@ -9,7 +9,6 @@ import (
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/testfix"
-	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -32,51 +31,6 @@ func dropEngines(t testing.TB, f *admFixture, form onnx.ADMForm, p float64, opts
 		t.Fatalf("engines report dropout %v and %v, want %v", d.Dropout(), inc.Dropout(), p)
 	}
 	return d, inc
-}
-
-// dropMult is the reference's multipliers for one plan: DropoutKeep's flags
-// times 1/(1-p), per block.
-func dropMult(a *models.ADM, seed int64, step, row, k int, p float64) [][]float64 {
-	H := a.Cfg.Hidden
-	keep := make([]float32, a.Cfg.ResBlocks*H)
-	infer.DropoutKeep(seed, step, row, k, p, keep)
-	out := make([][]float64, a.Cfg.ResBlocks)
-	for b := range out {
-		out[b] = make([]float64, H)
-		for u := range out[b] {
-			out[b][u] = float64(keep[b*H+u]) / (1 - p)
-		}
-	}
-	return out
-}
-
-// refADMDropModel is refADMModel with MC dropout: the roll-out's seed is
-// its first draw, and the k-step plan of start row r at step t runs with
-// the masks of DropoutKeep(seed, t, r, k), for the chosen k and for every
-// k of U^ADM alike.
-func refADMDropModel(a *models.ADM, p float64) refModel {
-	m := a.Cfg.M
-	var seed int64
-	plan := func(h *refHist, k, step, row int) ([]float64, float64, []float64) {
-		c := len(h.states) - 1
-		return testfix.ADMPredict(a, h.states[c-k+1], h.acts[c-k+1:c+1], dropMult(a, seed, step, row, k, p))
-	}
-	mod := refADMModel(a)
-	mod.begin = func(rng *rand.Rand) { seed = rng.Int63() }
-	mod.predictAt = func(h *refHist, k int, wantU bool, step, row int) refPred {
-		next, rew, lv := plan(h, k, step, row)
-		pr := refPred{next: next, rew: rew, lv: lv}
-		if wantU {
-			var all [][]float64
-			for j := 1; j <= min(len(h.states), m); j++ {
-				nj, _, _ := plan(h, j, step, row)
-				all = append(all, nj)
-			}
-			pr.u = popStdMean(all)
-		}
-		return pr
-	}
-	return mod
 }
 
 // dropCase is one roll-out setting of the dropout tests.
@@ -111,10 +65,10 @@ func TestADMDropoutDirectMatchesReference(t *testing.T) {
 			for _, c := range dropCases(0.7, 7, 5) {
 				t.Run(fmt.Sprintf("m%d/%v/%s", m, form, c.name), func(t *testing.T) {
 					d, _ := dropEngines(t, f, form, testDropout, c.opts)
-					start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+					start := testfix.RandStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 					cfg := c.rollConfig(horizon)
 					got := rollSeeded(t, d, f.pol, start, cfg, 99)
-					want := checkRef(t, "ADMDirect with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, refADMDropModel(f.adm, testDropout))
+					want := checkRef(t, "ADMDirect with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 99, testfix.RefADMDropModel(f.adm, testDropout))
 					if want.N <= n {
 						t.Fatalf("only %d transitions for %d rows", want.N, n)
 					}
@@ -134,15 +88,15 @@ func TestADMDropoutIncrementalMatchesDirect(t *testing.T) {
 		for _, c := range dropCases(1.3, 6, 4) {
 			t.Run(fmt.Sprintf("m%d/%s", m, c.name), func(t *testing.T) {
 				d, inc := dropEngines(t, f, onnx.ADMPacked, testDropout, c.opts)
-				start := randStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
+				start := testfix.RandStart(rand.New(rand.NewSource(int64(m))), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*3)%m })
 				cfg := c.rollConfig(horizon)
 				dir := rollSeeded(t, d, f.pol, start, cfg, 11)
 				got := rollSeeded(t, inc, f.pol, start, cfg, 11)
-				if d := diffTransitions(got, dir, f.obsDim, f.actDim, 1e-5); d != "" {
+				if d := testfix.DiffTransitions(got, dir, f.obsDim, f.actDim, 1e-5); d != "" {
 					t.Fatalf("incremental vs direct with dropout: %s", d)
 				}
 				if m == 4 {
-					checkRef(t, "incremental with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 11, refADMDropModel(f.adm, testDropout))
+					checkRef(t, "incremental with dropout vs reference", got, f.pol, start, f.obsDim, f.actDim, cfg, 11, testfix.RefADMDropModel(f.adm, testDropout))
 				}
 			})
 		}
@@ -156,16 +110,16 @@ func TestADMDropoutReproducible(t *testing.T) {
 	const m, n, horizon = 3, 16, 4
 	f := newADMFixture(t, 81, smallADMConfig(m), onnx.ADMPacked)
 	d, inc := dropEngines(t, f, onnx.ADMPacked, testDropout, testOpts)
-	start := randStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+	start := testfix.RandStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 	cfg := infer.RollConfig{Horizon: horizon, Penalty: 0.5}
 	for name, r := range map[string]infer.Roller{"direct": d, "incremental": inc} {
 		a := rollSeeded(t, r, f.pol, start, cfg, 4)
 		b := rollSeeded(t, r, f.pol, start, cfg, 4)
-		if diff := diffTransitions(b, a, f.obsDim, f.actDim, 0); diff != "" {
+		if diff := testfix.DiffTransitions(b, a, f.obsDim, f.actDim, 0); diff != "" {
 			t.Fatalf("%s: same seed, different roll-outs: %s", name, diff)
 		}
 		other := rollSeeded(t, r, f.pol, start, cfg, 5)
-		if diffTransitions(other, a, f.obsDim, f.actDim, 0) == "" {
+		if testfix.DiffTransitions(other, a, f.obsDim, f.actDim, 0) == "" {
 			t.Fatalf("%s: seeds 4 and 5 gave the same roll-out", name)
 		}
 	}
@@ -180,7 +134,7 @@ func TestADMDropoutReproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diffTransitions(got, plain, f.obsDim, f.actDim, 1e-3) == "" {
+	if testfix.DiffTransitions(got, plain, f.obsDim, f.actDim, 1e-3) == "" {
 		t.Fatal("dropout did not change the roll-out")
 	}
 }
@@ -241,15 +195,15 @@ func TestADMDropoutPredictMatchesReference(t *testing.T) {
 			}
 			wn, wr, wl := testfix.ADMPredict(f.adm, obs[i*od:(i+1)*od], plan, mult)
 			for j := range wn {
-				if !closeTo(next[i*od+j], float32(wn[j]), 1e-4) {
+				if !testfix.CloseTo(next[i*od+j], float32(wn[j]), 1e-4) {
 					t.Fatalf("%v: row %d next[%d] = %g, want %g", form, i, j, next[i*od+j], wn[j])
 				}
 			}
-			if !closeTo(rew[i], float32(wr), 1e-4) {
+			if !testfix.CloseTo(rew[i], float32(wr), 1e-4) {
 				t.Fatalf("%v: row %d reward %g, want %g", form, i, rew[i], wr)
 			}
 			for j := range wl {
-				if !closeTo(lv[i*(od+1)+j], float32(wl[j]), 1e-4) {
+				if !testfix.CloseTo(lv[i*(od+1)+j], float32(wl[j]), 1e-4) {
 					t.Fatalf("%v: row %d logvar[%d] = %g, want %g", form, i, j, lv[i*(od+1)+j], wl[j])
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -48,11 +49,11 @@ func newEnsFixture(t *testing.T) *ensFixture {
 func TestEnsembleMatchesReference(t *testing.T) {
 	f := newEnsFixture(t)
 	const n, od, ad = 30, 5, 2
-	start := randStart(rand.New(rand.NewSource(9)), n, 1, od, ad, func(int) int { return 1 })
+	start := testfix.RandStart(rand.New(rand.NewSource(9)), n, 1, od, ad, func(int) int { return 1 })
 	for _, penalty := range []float32{0, 2.5} {
 		cfg := infer.RollConfig{Horizon: 5, Penalty: penalty, Done: doneOutside(1.5), ChunkRows: 13}
 		got := rollSeeded(t, f.eng, f.pol, start, cfg, 12)
-		want := checkRef(t, fmt.Sprintf("penalty %g: ensemble vs reference", penalty), got, f.pol, start, od, ad, cfg, 12, refEnsembleModel(f.ens))
+		want := checkRef(t, fmt.Sprintf("penalty %g: ensemble vs reference", penalty), got, f.pol, start, od, ad, cfg, 12, testfix.RefEnsembleModel(f.ens))
 		if nd := countDone(want); nd == 0 || nd == n {
 			t.Fatalf("the Done function ended %d of %d rows; the test wants some", nd, n)
 		}
@@ -72,7 +73,7 @@ func TestEnsembleMatchesReference(t *testing.T) {
 func TestEnsembleUsesLastState(t *testing.T) {
 	f := newEnsFixture(t)
 	const n, m, od, ad = 9, 3, 5, 2
-	long := randStart(rand.New(rand.NewSource(4)), n, m, od, ad, func(i int) int { return 1 + i%m })
+	long := testfix.RandStart(rand.New(rand.NewSource(4)), n, m, od, ad, func(i int) int { return 1 + i%m })
 	one := &infer.Start{N: n, M: 1, Len: make([]int, n), Obs: make([]float32, n*od)}
 	for i, l := range long.Len {
 		one.Len[i] = 1
@@ -80,7 +81,7 @@ func TestEnsembleUsesLastState(t *testing.T) {
 	}
 	cfg := infer.RollConfig{Horizon: 3, Penalty: 1}
 	got := rollSeeded(t, f.eng, f.pol, long, cfg, 1)
-	checkRef(t, "M=3 start vs reference from the last states", got, f.pol, one, od, ad, cfg, 1, refEnsembleModel(f.ens))
+	checkRef(t, "M=3 start vs reference from the last states", got, f.pol, one, od, ad, cfg, 1, testfix.RefEnsembleModel(f.ens))
 	// A bad window is still rejected.
 	long.Len[2] = m + 1
 	if _, err := f.eng.Rollout(f.pol, long, cfg, rand.New(rand.NewSource(1))); err == nil || !strings.Contains(err.Error(), "row 2") {

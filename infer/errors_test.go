@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/onnx/schema"
@@ -33,7 +34,7 @@ func TestRolloutRejectsBadStarts(t *testing.T) {
 	f := newADMFixture(t, 81, smallADMConfig(m), onnx.ADMGRUOp)
 	cfg := infer.RollConfig{Horizon: 2}
 	good := func() *infer.Start {
-		return randStart(rand.New(rand.NewSource(1)), 4, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+		return testfix.RandStart(rand.New(rand.NewSource(1)), 4, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
 	}
 	engines := map[string]infer.Roller{"direct": f.direct, "incremental": f.inc}
 	for name, e := range engines {

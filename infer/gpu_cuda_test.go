@@ -13,6 +13,7 @@ import (
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/infer/iobind"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -99,7 +100,7 @@ func sameFloats(got, want []float32) string {
 		return fmt.Sprintf("%d values, want %d", len(got), len(want))
 	}
 	for i := range got {
-		if !closeTo(got[i], want[i], gpuTol) {
+		if !testfix.CloseTo(got[i], want[i], gpuTol) {
 			return fmt.Sprintf("value %d = %g, want %g", i, got[i], want[i])
 		}
 	}
@@ -153,7 +154,7 @@ func TestCUDARollout(t *testing.T) {
 		m, od, ad := gm.cfg.M, gm.cfg.ObsDim, gm.cfg.ActDim
 		polCPU := openEngine(t, "actor (cpu)", actor, nil, infer.OpenPolicy, testOpts)
 		polGPU := openEngine(t, "actor (cuda)", actor, nil, infer.OpenPolicy, cudaOpts)
-		start := randStart(rand.New(rand.NewSource(5)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
+		start := testfix.RandStart(rand.New(rand.NewSource(5)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
 		for _, p := range []float64{0, 0.1} {
 			direct, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: gpuForm(), Dropout: p}, nil)
 			if err != nil {
@@ -188,7 +189,7 @@ func TestCUDARollout(t *testing.T) {
 						if err != nil {
 							t.Fatalf("cuda roll-out: %v", err)
 						}
-						if d := diffTransitions(got, want, od, ad, gpuTol); d != "" {
+						if d := testfix.DiffTransitions(got, want, od, ad, gpuTol); d != "" {
 							t.Fatalf("cuda vs cpu: %s", d)
 						}
 						if got.N != start.N*cfg.Horizon {
@@ -222,7 +223,7 @@ func TestCUDARolloutBound(t *testing.T) {
 		m, od, ad := gm.cfg.M, gm.cfg.ObsDim, gm.cfg.ActDim
 		polCPU := openEngine(t, "actor (cpu)", actor, nil, infer.OpenPolicy, testOpts)
 		polGPU := openEngine(t, "actor (cuda)", actor, nil, infer.OpenPolicy, cudaOpts)
-		start := randStart(rand.New(rand.NewSource(6)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
+		start := testfix.RandStart(rand.New(rand.NewSource(6)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
 		for _, p := range []float64{0, 0.1} {
 			step, err := onnx.ExportADMStepWith(adm, onnx.ADMStepOptions{Form: gpuStepForm(), Dropout: p}, nil)
 			if err != nil {
@@ -254,7 +255,7 @@ func TestCUDARolloutBound(t *testing.T) {
 						if err != nil {
 							t.Fatalf("cuda roll-out: %v", err)
 						}
-						if d := diffTransitions(got, want, od, ad, gpuTol); d != "" {
+						if d := testfix.DiffTransitions(got, want, od, ad, gpuTol); d != "" {
 							t.Fatalf("cuda (%s) vs cpu: %s", g.name, d)
 						}
 						if got.N != start.N*cfg.Horizon {

@@ -12,6 +12,7 @@ import (
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/npz"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/onnx/schema"
 )
@@ -49,7 +50,7 @@ func TestGPUExportGraphs(t *testing.T) {
 		adm, actor := newGPUModels(t, gm, 21)
 		m, od, ad := gm.cfg.M, gm.cfg.ObsDim, gm.cfg.ActDim
 		pol := openEngine(t, "actor", actor, nil, infer.OpenPolicy, testOpts)
-		start := randStart(rand.New(rand.NewSource(5)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
+		start := testfix.RandStart(rand.New(rand.NewSource(5)), 300, m, od, ad, func(i int) int { return 1 + (i*7)%m })
 		packed, err := onnx.ExportADM(adm, onnx.ADMOptions{Form: onnx.ADMPacked}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -26,14 +27,14 @@ func TestRolloutHostLoopsInParallel(t *testing.T) {
 	}
 	const n, m, horizon = 4700, 3, 3
 	f := newADMFixture(t, 71, smallADMConfig(m), onnx.ADMPacked)
-	ref := refADMModel(f.adm)
-	start := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*7)%m })
+	ref := testfix.RefADMModel(f.adm)
+	start := testfix.RandStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*7)%m })
 	cudaSplit := infer.Options{Threads: 1, Workers: 1, BatchRows: 1 << 30}
 	bound := cudaSplit
 	bound.Binding = infer.BindingOn
 	dDrop, incDrop := dropEngines(t, f, onnx.ADMPacked, testDropout, cudaSplit)
 	_, incDropBound := dropEngines(t, f, onnx.ADMPacked, testDropout, bound)
-	dropRef := refADMDropModel(f.adm, testDropout)
+	dropRef := testfix.RefADMDropModel(f.adm, testDropout)
 	engines := []struct {
 		name string
 		open func() (infer.Roller, error)
@@ -65,7 +66,7 @@ func TestRolloutHostLoopsInParallel(t *testing.T) {
 					runtime.GOMAXPROCS(1)
 					one := rollSeeded(t, e, f.pol, start, cfg, 21)
 					runtime.GOMAXPROCS(prev)
-					if d := diffTransitions(par, one, f.obsDim, f.actDim, 0); d != "" {
+					if d := testfix.DiffTransitions(par, one, f.obsDim, f.actDim, 0); d != "" {
 						t.Fatalf("GOMAXPROCS 4 vs 1: %s", d)
 					}
 					mod := ref

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -47,7 +48,7 @@ func sameBits(a, b *infer.Transitions) string {
 // TestRolloutWantMean: with RollConfig.WantMean every engine (ADMDirect,
 // ADMIncremental, both with MC dropout too, and the ensemble) returns the
 // model's mean next observations, matching the plain-Go reference's means
-// (refRollout records the mean it samples around), while the roll-out
+// (testfix.RefRollout records the mean it samples around), while the roll-out
 // itself is bit for bit the one without WantMean (the option draws
 // nothing); without it MeanNextObs stays nil. The means differ from the
 // sampled next states (the sample's noise is not zero).
@@ -56,21 +57,21 @@ func TestRolloutWantMean(t *testing.T) {
 	f := newADMFixture(t, 71, smallADMConfig(m), onnx.ADMPacked)
 	dropDirect, dropInc := dropEngines(t, f, onnx.ADMPacked, testDropout, testOpts)
 	ens := newEnsFixture(t)
-	admStart := randStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
-	ensStart := randStart(rand.New(rand.NewSource(4)), n, 1, 5, 2, func(int) int { return 1 })
+	admStart := testfix.RandStart(rand.New(rand.NewSource(3)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+	ensStart := testfix.RandStart(rand.New(rand.NewSource(4)), n, 1, 5, 2, func(int) int { return 1 })
 	for _, c := range []struct {
 		name   string
 		r      infer.Roller
 		p      *infer.Policy
 		start  *infer.Start
 		od, ad int
-		ref    refModel
+		ref    testfix.RefModel
 	}{
-		{"direct", f.direct, f.pol, admStart, f.obsDim, f.actDim, refADMModel(f.adm)},
-		{"incremental", f.inc, f.pol, admStart, f.obsDim, f.actDim, refADMModel(f.adm)},
-		{"direct-dropout", dropDirect, f.pol, admStart, f.obsDim, f.actDim, refADMDropModel(f.adm, testDropout)},
-		{"incremental-dropout", dropInc, f.pol, admStart, f.obsDim, f.actDim, refADMDropModel(f.adm, testDropout)},
-		{"ensemble", ens.eng, ens.pol, ensStart, 5, 2, refEnsembleModel(ens.ens)},
+		{"direct", f.direct, f.pol, admStart, f.obsDim, f.actDim, testfix.RefADMModel(f.adm)},
+		{"incremental", f.inc, f.pol, admStart, f.obsDim, f.actDim, testfix.RefADMModel(f.adm)},
+		{"direct-dropout", dropDirect, f.pol, admStart, f.obsDim, f.actDim, testfix.RefADMDropModel(f.adm, testDropout)},
+		{"incremental-dropout", dropInc, f.pol, admStart, f.obsDim, f.actDim, testfix.RefADMDropModel(f.adm, testDropout)},
+		{"ensemble", ens.eng, ens.pol, ensStart, 5, 2, testfix.RefEnsembleModel(ens.ens)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := infer.RollConfig{Horizon: horizon, Penalty: 0.5, Done: doneOutside(1.5), ChunkRows: 7}

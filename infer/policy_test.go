@@ -48,7 +48,7 @@ func TestPolicyMatchesActor(t *testing.T) {
 				}
 				want := testfix.RefActor(actor, obs[i*od:(i+1)*od], rowNoise)
 				for j, w := range want {
-					if !closeTo(out[i*3+j], float32(w), 1e-5) {
+					if !testfix.CloseTo(out[i*3+j], float32(w), 1e-5) {
 						t.Fatalf("n=%d det=%v row %d action %d = %g, want %g", n, det, i, j, out[i*3+j], w)
 					}
 				}

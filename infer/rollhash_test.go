@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -89,8 +90,8 @@ func TestRolloutHashes(t *testing.T) {
 	f := newADMFixture(t, 71, smallADMConfig(m), onnx.ADMUnrolled)
 	dd, di := dropEngines(t, f, onnx.ADMUnrolled, testDropout, testOpts)
 	ens := newEnsFixture(t)
-	admStart := randStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
-	ensStart := randStart(rand.New(rand.NewSource(6)), n, 1, 5, 2, func(int) int { return 1 })
+	admStart := testfix.RandStart(rand.New(rand.NewSource(5)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + i%m })
+	ensStart := testfix.RandStart(rand.New(rand.NewSource(6)), n, 1, 5, 2, func(int) int { return 1 })
 	engines := []struct {
 		name  string
 		r     infer.Roller

@@ -10,6 +10,7 @@ import (
 
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
 )
@@ -53,7 +54,7 @@ func BenchmarkRolloutHost(b *testing.B) {
 	const horizon = 5
 	cuda := infer.Options{Workers: 1, BatchRows: 1 << 30}
 	for _, rows := range []int{10000, 100000} {
-		start := randStart(rand.New(rand.NewSource(2)), rows, 5, 11, 3, func(int) int { return 5 })
+		start := testfix.RandStart(rand.New(rand.NewSource(2)), rows, 5, 11, 3, func(int) int { return 5 })
 		for _, eng := range []string{"direct", "incremental"} {
 			for _, style := range []string{"on", "off"} {
 				b.Run(fmt.Sprintf("%s/%s/rows=%d", eng, style, rows), func(b *testing.B) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/onnx"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestEnginesInPiecesMatchReference(t *testing.T) {
 	const n, m, horizon = 29, 4, 6
 	f := newADMFixture(t, 61, smallADMConfig(m), onnx.ADMPacked)
-	ref := refADMModel(f.adm)
+	ref := testfix.RefADMModel(f.adm)
 	opts := infer.Options{Threads: 1, Workers: 3, BatchRows: 5}
 	unrolled, err := onnx.ExportADM(f.adm, onnx.ADMOptions{Form: onnx.ADMUnrolled}, nil)
 	if err != nil {
@@ -39,7 +40,7 @@ func TestEnginesInPiecesMatchReference(t *testing.T) {
 		defer e.Close()
 		for _, penalty := range []float32{0, 0.9} {
 			t.Run(fmt.Sprintf("%s/penalty%v", name, penalty), func(t *testing.T) {
-				start := randStart(rand.New(rand.NewSource(4)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*5)%m })
+				start := testfix.RandStart(rand.New(rand.NewSource(4)), n, m, f.obsDim, f.actDim, func(i int) int { return 1 + (i*5)%m })
 				cfg := infer.RollConfig{Horizon: horizon, Penalty: penalty, Done: doneOutside(1.5)}
 				got := rollSeeded(t, e, f.pol, start, cfg, 12)
 				want := checkRef(t, fmt.Sprintf("%s in pieces vs reference", name), got, f.pol, start, f.obsDim, f.actDim, cfg, 12, ref)
