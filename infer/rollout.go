@@ -75,6 +75,11 @@ func runRollout(st stepper, p *Policy, start *Start, cfg RollConfig, rng *rand.R
 	if cfg.Horizon <= 0 {
 		return nil, fmt.Errorf("infer: roll-out horizon must be positive, got %d", cfg.Horizon)
 	}
+	done, err := cfg.DoneFunc(od) // cfg.Done itself without a DoneSpec
+	if err != nil {
+		return nil, fmt.Errorf("infer: %w", err)
+	}
+	cfg.Done = done
 	chunk := cfg.ChunkRows
 	if chunk <= 0 {
 		chunk = chunkRowsOf(st)

@@ -46,6 +46,11 @@ type RollConfig struct {
 	// Done tells whether a predicted next observation ends the episode
 	// (e.g. envs.Task.Done); nil means never.
 	Done func(obs []float32) bool
+	// DoneSpec, when set, ends a row too: the row ends when its next
+	// observation is not finite, or Done, or DoneSpec.Eval says so. A
+	// device engine evaluates it on the device; the host engines call it
+	// as a Done func (DoneFunc).
+	DoneSpec *DoneSpec
 	// ChunkRows bounds the rows rolled out together (memory); 0: the
 	// engine's default (infer's: 8192, or 32768 for the ADM-Roll engines on
 	// the CUDA provider).
@@ -59,6 +64,23 @@ type RollConfig struct {
 	// WantMean fills Transitions.MeanNextObs with the model's mean next
 	// observations; it draws nothing, so the roll-out is otherwise the same.
 	WantMean bool
+}
+
+// DoneFunc is the termination test of c for observations of od values:
+// Done, DoneSpec.Eval (once Validate passes), both (either ends a row; Done
+// is called first) or nil (never).
+func (c *RollConfig) DoneFunc(od int) (func(obs []float32) bool, error) {
+	if c.DoneSpec == nil {
+		return c.Done, nil
+	}
+	if err := c.DoneSpec.Validate(od); err != nil {
+		return nil, err
+	}
+	spec, done := c.DoneSpec, c.Done
+	if done == nil {
+		return spec.Eval, nil
+	}
+	return func(obs []float32) bool { return done(obs) || spec.Eval(obs) }, nil
 }
 
 // NewTransitions returns an empty Transitions with room for n rows of obs

@@ -33,3 +33,30 @@ func TestTransitionsGrow(t *testing.T) {
 		t.Errorf("past the room: N %d, %d obs values, %d back", tr.N, len(tr.Obs), len(tr.Back))
 	}
 }
+
+// TestDoneFunc: without a DoneSpec DoneFunc is Done itself (nil stays nil);
+// with one it is the spec's Eval, or Done's verdict or the spec's; a spec
+// that does not fit the observation size is an error.
+func TestDoneFunc(t *testing.T) {
+	if f, err := (&RollConfig{}).DoneFunc(3); f != nil || err != nil {
+		t.Fatalf("no Done, no spec: %v, %v", f != nil, err)
+	}
+	calls := 0
+	done := func(o []float32) bool { calls++; return o[0] > 1 }
+	f, err := (&RollConfig{Done: done}).DoneFunc(3)
+	if err != nil || !f([]float32{2, 0, 0}) || f([]float32{0, 0, 0}) || calls != 2 {
+		t.Fatalf("Done alone: err %v, calls %d", err, calls)
+	}
+	spec := &DoneSpec{Ranges: []Range{{Dim: 2, Hi: 5, HasHi: true}}}
+	f, err = (&RollConfig{DoneSpec: spec}).DoneFunc(3)
+	if err != nil || !f([]float32{0, 0, 5}) || f([]float32{9, 0, 4}) {
+		t.Fatalf("spec alone: %v", err)
+	}
+	f, err = (&RollConfig{Done: done, DoneSpec: spec}).DoneFunc(3)
+	if err != nil || !f([]float32{0, 0, 5}) || !f([]float32{9, 0, 4}) || f([]float32{0, 0, 4}) {
+		t.Fatalf("both: %v", err)
+	}
+	if _, err := (&RollConfig{DoneSpec: spec}).DoneFunc(2); err == nil {
+		t.Fatal("a spec on dimension 2 of 2 values: no error")
+	}
+}

@@ -75,6 +75,10 @@ func RefRollout(t testing.TB, policy RefPolicy, start *rollout.Start, od, ad int
 		chunk = 8192
 	}
 	wantU := cfg.WantU || cfg.Penalty != 0
+	doneFn, err := cfg.DoneFunc(od)
+	if err != nil {
+		t.Fatalf("reference roll-out: %v", err)
+	}
 	out := &rollout.Transitions{}
 	if mod.Begin != nil {
 		mod.Begin(rng)
@@ -147,7 +151,7 @@ func RefRollout(t testing.TB, policy RefPolicy, start *rollout.Start, od, ad int
 						done = true
 					}
 				}
-				done = done || (cfg.Done != nil && cfg.Done(next))
+				done = done || (doneFn != nil && doneFn(next))
 				out.Obs = append(out.Obs, obs[q*od:(q+1)*od]...)
 				out.Act = append(out.Act, act[q*ad:(q+1)*ad]...)
 				out.Rew = append(out.Rew, float32(rew))
