@@ -629,6 +629,53 @@ func defRoll() {
 		return need(4)((off+n)*od, a)
 	}, fb("s"), fb("a"), ib("lens"), ib("slot"), fb("next"), ib("cont"), in("od"), in("ad"), in("m"), in("rows"),
 		in("next_off"))
+	// roll_act: n rows' actions set in a window of rows rows of m states.
+	def("roll_act", func(n int, a args) error {
+		ad, m, rows := a.int(4), a.int(5), a.int(6)
+		if ad < 1 || m < 1 || rows < 0 {
+			return fmt.Errorf("ad=%d, m=%d, rows=%d: %w", ad, m, rows, ErrArgs)
+		}
+		if ad > MaxLen/m || rows > MaxLen/(m*ad) || n > MaxLen/ad {
+			return fmt.Errorf("%d rows, a window of %d rows of %d actions of %d: %w", n, rows, m, ad, ErrRange)
+		}
+		if err := need(0)(rows*m*ad, a); err != nil {
+			return err
+		}
+		if err := need(1)(rows, a); err != nil {
+			return err
+		}
+		if err := need(2)(n, a); err != nil {
+			return err
+		}
+		return need(3)(n*ad, a)
+	}, fb("a"), ib("lens"), ib("slot"), fb("act"), in("ad"), in("m"), in("rows"))
+	// roll_done: n rows' termination from next [n, od] and nr DoneSpec
+	// ranges; hdone is read only with use_host.
+	def("roll_done", func(n int, a args) error {
+		od, nr, finite, host := a.int(7), a.int(8), a.int(9), a.int(10)
+		if od < 1 || nr < 0 || finite < 0 || finite > 1 || host < 0 || host > 1 {
+			return fmt.Errorf("od=%d, nr=%d, finite=%d, use_host=%d: %w", od, nr, finite, host, ErrArgs)
+		}
+		if n > MaxLen/od || nr > MaxLen/3 {
+			return fmt.Errorf("%d rows of %d, %d ranges: %w", n, od, nr, ErrRange)
+		}
+		if err := need(0, 1, 2)(n, a); err != nil {
+			return err
+		}
+		if err := need(3)(n*od, a); err != nil {
+			return err
+		}
+		if host != 0 {
+			if err := need(4)(n, a); err != nil {
+				return err
+			}
+		}
+		if err := need(5)(3*nr, a); err != nil {
+			return err
+		}
+		return need(6)(2*nr, a)
+	}, ib("done"), ib("cont"), ib("fin"), fb("next"), ib("hdone"), ib("spec_i"), fb("spec_f"), in("od"), in("nr"),
+		in("finite"), in("use_host"))
 }
 
 // Kernels returns every kernel, sorted by name.

@@ -131,4 +131,11 @@ var table = map[string]func(n C.int, a []any){
 		C.roll_push(n, fb(a[0]), fb(a[1]), ib(a[2]), ib(a[3]), fb(a[4]), ib(a[5]), in(a[6]), in(a[7]), in(a[8]),
 			in(a[9]), in(a[10]))
 	},
+	"roll_act": func(n C.int, a []any) {
+		C.roll_act(n, fb(a[0]), ib(a[1]), ib(a[2]), fb(a[3]), in(a[4]), in(a[5]), in(a[6]))
+	},
+	"roll_done": func(n C.int, a []any) {
+		C.roll_done(n, ib(a[0]), ib(a[1]), ib(a[2]), fb(a[3]), ib(a[4]), ib(a[5]), fb(a[6]), in(a[7]), in(a[8]),
+			in(a[9]), in(a[10]))
+	},
 }

@@ -25,7 +25,7 @@ func TestPTXEntries(t *testing.T) {
 		"adm_norm", "adm_norm_terms", "adm_res_grad", "adm_head", "adm_loss", "dropout_mask", "ens_swish_grad", "ens_swish",
 		"ens_bias_add", "ens_head", "ens_loss", "roll_gru0", "roll_gru", "roll_plan_in",
 		"roll_drop_base", "roll_resblock", "roll_finish", "roll_gather_cols",
-		"roll_push"} {
+		"roll_push", "roll_act", "roll_done"} {
 		if !strings.Contains(PTX, ".entry "+name+"(") {
 			t.Errorf("kernels.ptx has no entry %s", name)
 		}

@@ -340,3 +340,71 @@ KERNEL roll_push(int n, float *s, float *a, int *lens, const int *__restrict__ s
 		lens[r] = l + 1;
 	}
 }
+
+// roll_act: sets the action of n rows (one per thread) in the window: row q
+// (window row r = slot[q], l = lens[r] states) gets act [n, ad] row q as
+// the action of its current state, a[(r·m + l-1)·ad ..] (internal/window's
+// SetAction). A slot outside [0, rows) or a length outside [1, m] leaves
+// the window as it is.
+KERNEL roll_act(int n, float *__restrict__ a, const int *__restrict__ lens, const int *__restrict__ slot,
+                const float *__restrict__ act, int ad, int m, int rows) {
+	GRID_STRIDE(q, n) {
+		int r = slot[q];
+		if (r < 0 || r >= rows) {
+			continue;
+		}
+		int l = lens[r];
+		if (l < 1 || l > m) {
+			continue;
+		}
+		for (int c = 0; c < ad; c++) {
+			a[(r * m + l - 1) * ad + c] = act[q * ad + c];
+		}
+	}
+}
+
+// roll_done_holds reports whether x meets a DoneSpec range's bounds (flags:
+// 1 abs, 2 has_lo, 4 has_hi, 8 lo inclusive, 16 hi inclusive), as
+// rollout.Range.holds: a NaN meets no bound.
+__device__ int roll_done_holds(float x, int flags, float lo, float hi) {
+	if (flags & 1) {
+		x = fabsf(x);
+	}
+	if ((flags & 2) && !(lo < x || ((flags & 8) && lo == x))) {
+		return 0;
+	}
+	if ((flags & 4) && !(x < hi || ((flags & 16) && x == hi))) {
+		return 0;
+	}
+	return 1;
+}
+
+// roll_done: the termination of n rows (one per thread) after roll_finish.
+// Row q ends (done[q] = 1, cont[q] = 0) when its sampled next state was not
+// finite (fin[q] = 0), when use_host and hdone[q] != 0 (a host Done func's
+// verdict), or when its next state next [n, od] fails the DoneSpec: with
+// finite, any NaN or ±Inf; or any of nr ranges, range i holding dimensions
+// [spec_i[3i], spec_i[3i+1]) with flags spec_i[3i+2] (roll_done_holds) and
+// bounds spec_f[2i], spec_f[2i+1] (rollout.DoneSpec.Eval). Dimensions are
+// clipped to [0, od).
+KERNEL roll_done(int n, int *__restrict__ done, int *__restrict__ cont, const int *__restrict__ fin,
+                 const float *__restrict__ next, const int *__restrict__ hdone, const int *__restrict__ spec_i,
+                 const float *__restrict__ spec_f, int od, int nr, int finite, int use_host) {
+	GRID_STRIDE(q, n) {
+		int d = !fin[q];
+		if (use_host && hdone[q]) {
+			d = 1;
+		}
+		for (int c = 0; finite && !d && c < od; c++) {
+			d = !isfinite(next[q * od + c]);
+		}
+		for (int i = 0; !d && i < nr; i++) {
+			int lo = spec_i[3 * i] < 0 ? 0 : spec_i[3 * i], hi = spec_i[3 * i + 1] > od ? od : spec_i[3 * i + 1];
+			for (int c = lo; !d && c < hi; c++) {
+				d = !roll_done_holds(next[q * od + c], spec_i[3 * i + 2], spec_f[2 * i], spec_f[2 * i + 1]);
+			}
+		}
+		done[q] = d;
+		cont[q] = !d;
+	}
+}
