@@ -23,6 +23,8 @@ func init() {
 	kernelTests["roll_finish"] = testRollFinish
 	kernelTests["roll_gather_cols"] = testRollGatherCols
 	kernelTests["roll_push"] = testRollPush
+	kernelTests["roll_act"] = testRollAct
+	kernelTests["roll_done"] = testRollDone
 }
 
 // downInt downloads an int32 buffer.
@@ -438,19 +440,114 @@ func testRollPush(h h, r *rand.Rand, n int, _ float64) {
 		}
 		w.Push(p, next[(off+q)*od:(off+q+1)*od])
 	}
-	f64 := func(x []float32) []float64 {
-		y := make([]float64, len(x))
-		for i, v := range x {
-			y[i] = float64(v)
-		}
-		return y
-	}
 	compare(h.t, "roll_push s", h.down(S), f64(w.S), 0, 0)
 	compare(h.t, "roll_push a", h.down(A), f64(w.A), 0, 0)
 	got := h.downInt(L)
 	for i := range rows {
 		if int(got[i]) != w.Len[i] {
 			h.t.Errorf("roll_push lens[%d] = %d, window %d", i, got[i], w.Len[i])
+		}
+	}
+}
+
+// testRollAct checks roll_act exactly against internal/window's SetAction:
+// a window of about n/3 rows (m 5, ad 3) with lengths 1..m, rows set in
+// shuffled order; bad slots and a row of length 0 change nothing.
+func testRollAct(h h, r *rand.Rand, n int, _ float64) {
+	const od, ad, m = 2, 3, 5
+	rows := n/3 + 2
+	w := window.New(rows, m, od, ad)
+	copy(w.A, randn(r, len(w.A), 1))
+	lens := make([]int32, rows)
+	for i := range lens {
+		w.Len[i] = 1 + r.IntN(m)
+	}
+	w.Len[rows-1] = 0
+	for i := range lens {
+		lens[i] = int32(w.Len[i])
+	}
+	A := h.up(w.A)
+	slot := make([]int32, rows)
+	for q, p := range r.Perm(rows) {
+		slot[q] = int32(p)
+	}
+	if rows >= 3 {
+		slot[0], slot[1] = -1, int32(rows+1)
+	}
+	act := randn(r, rows*ad, 1)
+	h.launch("roll_act", rows, A, h.upInt(lens), h.upInt(slot), h.up(act), ad, m, rows)
+	for q, p := range slot {
+		if p >= 0 && int(p) < rows && w.Len[p] >= 1 {
+			w.SetAction(int(p), act[q*ad:(q+1)*ad])
+		}
+	}
+	compare(h.t, "roll_act a", h.down(A), f64(w.A), 0, 0)
+}
+
+// testRollDone checks roll_done exactly against !fin || host || spec.Eval
+// over n rows of 6 values drawn about random specs' bounds: exactly at
+// them (inclusive and not), either side, NaN and ±Inf, with a spec of
+// every kind of range (abs, to the end, lo or hi or both), with and
+// without Finite and the host's verdicts.
+func testRollDone(h h, r *rand.Rand, n int, _ float64) {
+	const od = 6
+	spec := rollout.DoneSpec{Finite: r.IntN(2) == 0, Ranges: []rollout.Range{
+		{Dim: 0, Lo: -1, Hi: 1, HasLo: true, HasHi: true},
+		{Dim: 1, Lo: -0.5, HasLo: true, LoIncl: true},
+		{Dim: 2, Hi: 0.25, HasHi: true, HiIncl: true},
+		{Dim: 3, ToEnd: true, Abs: true, Hi: 2, HasHi: true},
+	}}
+	special := []float32{-1, 1, -0.5, 0.25, 2, -2, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Nextafter32(1, 2), math.Nextafter32(-0.5, -1), math.Nextafter32(2, 0)}
+	next := make([]float32, n*od)
+	for i := range next {
+		if r.IntN(20) == 0 {
+			next[i] = special[r.IntN(len(special))]
+		} else {
+			next[i] = float32(r.NormFloat64() * 0.8)
+		}
+	}
+	fin, host := make([]int32, n), make([]int32, n)
+	for q := range n {
+		if r.IntN(10) > 0 {
+			fin[q] = 1
+		}
+		if r.IntN(10) == 0 {
+			host[q] = 1
+		}
+	}
+	var ints []int32
+	var floats []float32
+	for _, rg := range spec.Ranges {
+		end, flags := rg.Dim+1, 0
+		if rg.ToEnd {
+			end = od
+		}
+		for i, f := range []bool{rg.Abs, rg.HasLo, rg.HasHi, rg.LoIncl, rg.HiIncl} {
+			if f {
+				flags |= 1 << i
+			}
+		}
+		ints, floats = append(ints, int32(rg.Dim), int32(end), int32(flags)), append(floats, rg.Lo, rg.Hi)
+	}
+	finite := 0
+	if spec.Finite {
+		finite = 1
+	}
+	for useHost := range 2 {
+		done, cont := h.alloc(device.Int32, n), h.alloc(device.Int32, n)
+		h.launch("roll_done", n, done, cont, h.upInt(fin), h.up(next), h.upInt(host), h.upInt(ints), h.up(floats), od,
+			len(spec.Ranges), finite, useHost)
+		gd, gc := h.downInt(done), h.downInt(cont)
+		bad := 0
+		for q := range n {
+			want := fin[q] == 0 || useHost == 1 && host[q] != 0 || spec.Eval(next[q*od:(q+1)*od])
+			if (gd[q] != 0) != want || (gc[q] != 0) == want {
+				if bad++; bad <= 5 {
+					h.t.Errorf("roll_done row %d (fin %d, host %d, use_host %d, %v): done %d cont %d, want done %v",
+						q, fin[q], host[q], useHost, next[q*od:(q+1)*od], gd[q], gc[q], want)
+				}
+			}
 		}
 	}
 }
