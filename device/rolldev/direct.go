@@ -46,6 +46,12 @@ type Direct struct {
 // 4·((10+L)·H + m·(od+2ad) + 12d) bytes a plan (H hidden, L layers,
 // d = od+1): about 1.5 GB for 131072 plans at hopper's size.
 func NewDirect(d device.Device, c ADMConfig, maxPlans int) (*Direct, error) {
+	return newDirect(d, c, maxPlans, true)
+}
+
+// newDirect is NewDirect; without window it allocates no window of its own
+// (sw, aw: the Engine's plans read its window), so Predict cannot run.
+func newDirect(d device.Device, c ADMConfig, maxPlans int, window bool) (*Direct, error) {
 	if err := c.check(maxPlans); err != nil {
 		return nil, err
 	}
@@ -71,12 +77,15 @@ func NewDirect(d device.Device, c ADMConfig, maxPlans int) (*Direct, error) {
 		*dst, err = alloc(t, count)
 		errs = append(errs, err)
 	}
+	if window {
+		buf(&e.sw, device.Float32, n*m*od)
+		buf(&e.aw, device.Float32, n*m*ad)
+	}
 	for _, f := range []struct {
 		dst   *device.Buffer
 		t     device.Type
 		count int
 	}{
-		{&e.sw, device.Float32, n * m * od}, {&e.aw, device.Float32, n * m * ad},
 		{&e.lens, device.Int32, n}, {&e.slot, device.Int32, n}, {&e.kk, device.Int32, n}, {&e.keys, device.Int32, n},
 		{&e.pos, device.Int32, n}, {&e.pidx, device.Int32, n * m}, {&e.ident, device.Int32, n},
 		{&e.base, device.Int32, 2 * n},
@@ -180,6 +189,8 @@ func (e *Direct) predict(obs, acts []float32, lens, rows []int32, seed int64, st
 		return fmt.Errorf("rolldev: predict: %w", device.ErrClosed)
 	case !e.set:
 		return fmt.Errorf("rolldev: predict: no weights (SetADM)")
+	case e.sw == nil:
+		return fmt.Errorf("rolldev: predict: an Engine's forward takes no plans from the host")
 	case n > e.maxPlans:
 		return fmt.Errorf("rolldev: predict: %d plans, at most %d: %w", n, e.maxPlans, device.ErrRange)
 	}
@@ -225,20 +236,10 @@ func (e *Direct) predict(obs, acts []float32, lens, rows []int32, seed int64, st
 // plans with k > j (the prefix GRU step j runs) and uploads the inputs.
 func (e *Direct) pack(obs, acts []float32, lens, rows []int32) error {
 	n, od, ad, m := len(lens), e.cfg.ObsDim, e.cfg.ActDim, e.cfg.M
-	e.count = scratch.Resize(e.count, m+1)
-	clear(e.count)
-	for _, k := range lens {
-		e.count[k]++
-	}
-	// start of k's plans in the sorted order, in e.count[k]: after every
-	// longer plan.
-	at := 0
-	for k := m; k >= 1; k-- {
-		at, e.count[k] = at+e.count[k], at
-	}
+	e.hpos = scratch.Resize(e.hpos, n)
+	e.sortByK(lens, e.hpos)
 	e.hsw = scratch.Resize(e.hsw, n*m*od)
 	e.haw = scratch.Resize(e.haw, n*m*ad)
-	e.hpos = scratch.Resize(e.hpos, n)
 	e.hslot = scratch.Resize(e.hslot, n)
 	e.hkk = scratch.Resize(e.hkk, n)
 	e.hpidx = scratch.Resize(e.hpidx, n*m)
@@ -246,9 +247,8 @@ func (e *Direct) pack(obs, acts []float32, lens, rows []int32) error {
 		e.hkeys = scratch.Resize(e.hkeys, n)
 	}
 	for q, k := range lens {
-		i := e.count[k]
-		e.count[k]++
-		e.hpos[q], e.hslot[i], e.hkk[i] = int32(i), int32(q), k
+		i := e.hpos[q]
+		e.hslot[i], e.hkk[i] = int32(q), k
 		e.hpidx[q*m+int(k)-1] = int32(i)
 		if rows != nil {
 			e.hkeys[i] = rows[q]
@@ -258,12 +258,6 @@ func (e *Direct) pack(obs, acts []float32, lens, rows []int32) error {
 			copy(e.haw[(q*m+j)*ad:(q*m+j+1)*ad], acts[(j*n+q)*ad:(j*n+q+1)*ad])
 		}
 	}
-	// e.count[k] is now the end of k's plans, so e.count[k+1] = #plans with
-	// k' > k; the prefix of step j is e.count[j+1] (0 past m).
-	for j := range m {
-		e.count[j] = e.count[j+1]
-	}
-	e.count[m] = 0
 	for _, u := range []struct {
 		dst device.Buffer
 		src []float32
@@ -286,14 +280,69 @@ func (e *Direct) pack(obs, acts []float32, lens, rows []int32) error {
 	return nil
 }
 
-// forward queues the n packed plans' forward pass: their inputs gathered
-// and z-scored, the GRU's steps over the running prefix, the head on every
-// plan's last state, and the outputs in the caller's order in e.mean
-// (next), e.rew and e.lv.
+// sortByK sorts plans of lengths lens (k in 1..M) by k, longest first (a
+// stable counting sort: plans of equal k keep their order): plan q goes to
+// position pos[q], and e.count[j] becomes the number of plans with k > j
+// (the prefix GRU step j runs; e.count[M] = 0).
+func (e *Direct) sortByK(lens, pos []int32) {
+	m := e.cfg.M
+	e.count = scratch.Resize(e.count, m+1)
+	clear(e.count)
+	for _, k := range lens {
+		e.count[k]++
+	}
+	// The start of k's plans in the sorted order, in e.count[k]: after
+	// every longer plan.
+	at := 0
+	for k := m; k >= 1; k-- {
+		at, e.count[k] = at+e.count[k], at
+	}
+	for q, k := range lens {
+		pos[q] = int32(e.count[k])
+		e.count[k]++
+	}
+	// e.count[k] is now the end of k's plans, so e.count[k+1] = #plans with
+	// k' > k; the prefix of step j is e.count[j+1] (0 past m).
+	for j := range m {
+		e.count[j] = e.count[j+1]
+	}
+	e.count[m] = 0
+}
+
+// forward queues the n packed plans' forward pass (plans) and the outputs
+// in the caller's order in e.mean (next), e.rew and e.lv.
 func (e *Direct) forward(n int, drop bool, seed int64, step int) error {
 	c, w, d := e.cfg, e.w, e.d
+	od, m, dd := c.ObsDim, c.M, c.d()
+	if err := e.plans(n, e.sw, e.aw, e.lens, n, drop, seed, step); err != nil {
+		return err
+	}
+	// next = start + mean and the reward's mean, in the caller's order:
+	// roll_finish over one plan a row (its sorted position from pidx),
+	// with zero noise and bias (o has it); its "mean" is the next state.
+	if err := d.Launch("roll_finish", n, e.o, e.zob, w.mx, w.mn, e.sw, e.lens, e.ident, e.lens, e.pidx, e.zeps, e.next,
+		e.rew, e.uq, e.mean, e.fin, od, m, n, n, 0, 0, float32(0)); err != nil {
+		return err
+	}
+	// The soft-clamped log-variance (adm_head with zero targets and
+	// weights: its loss terms are scratch), then back to the caller's order.
+	if err := d.Launch("adm_head", n, e.o, w.mx, w.mn, e.zeps, e.zw, e.wsum, e.lvs, e.dout, e.tmax, e.tmin, e.rl,
+		dd); err != nil {
+		return err
+	}
+	return d.Launch("gather_rows", n*dd, e.lv, e.lvs, e.pos, dd, n)
+}
+
+// plans queues the forward pass of n plans sorted by k (sortByK; e.slot,
+// e.kk and, with drop, e.keys hold their window rows, lengths and start
+// rows) over the window s [rows, m, od], a [rows, m, ad], lens [rows]:
+// their inputs gathered and z-scored, the GRU's steps over the running
+// prefix, the head on every plan's last state, and the output layer with
+// its bias in e.o [n, 2(od+1)] (row-major, sorted order).
+func (e *Direct) plans(n int, s, a, lens device.Buffer, rows int, drop bool, seed int64, step int) error {
+	c, w, d := e.cfg, e.w, e.d
 	od, ad, m, h, h3, dd := c.ObsDim, c.ActDim, c.M, c.Hidden, 3*c.Hidden, c.d()
-	if err := d.Launch("roll_plan_in", n, e.obsN, e.actN, e.sw, e.aw, e.lens, e.slot, e.kk, w.mean, w.std, od, ad, m, n); err != nil {
+	if err := d.Launch("roll_plan_in", n, e.obsN, e.actN, s, a, lens, e.slot, e.kk, w.mean, w.std, od, ad, m, rows); err != nil {
 		return err
 	}
 	// Layer 0's input product from the start state, once: obsN·Wi[:od].
@@ -353,23 +402,7 @@ func (e *Direct) forward(n int, drop bool, seed int64, step int) error {
 	if err := d.Gemm(false, true, 2*dd, n, h, 1, w.wout, 2*dd, x, n, 0, e.o, 2*dd); err != nil {
 		return err
 	}
-	if err := d.Launch("bias_add", n*2*dd, e.o, w.bout, 2*dd); err != nil {
-		return err
-	}
-	// next = start + mean and the reward's mean, in the caller's order:
-	// roll_finish over one plan a row (its sorted position from pidx),
-	// with zero noise and bias (o has it); its "mean" is the next state.
-	if err := d.Launch("roll_finish", n, e.o, e.zob, w.mx, w.mn, e.sw, e.lens, e.ident, e.lens, e.pidx, e.zeps, e.next,
-		e.rew, e.uq, e.mean, e.fin, od, m, n, n, 0, 0, float32(0)); err != nil {
-		return err
-	}
-	// The soft-clamped log-variance (adm_head with zero targets and
-	// weights: its loss terms are scratch), then back to the caller's order.
-	if err := d.Launch("adm_head", n, e.o, w.mx, w.mn, e.zeps, e.zw, e.wsum, e.lvs, e.dout, e.tmax, e.tmin, e.rl,
-		dd); err != nil {
-		return err
-	}
-	return d.Launch("gather_rows", n*dd, e.lv, e.lvs, e.pos, dd, n)
+	return d.Launch("bias_add", n*2*dd, e.o, w.bout, 2*dd)
 }
 
 // Close frees the device buffers (not the device); the Direct is unusable

@@ -13,6 +13,16 @@
 // generated in the ResBlock kernel from infer's keys (seed, roll-out step,
 // start row, k), as infer.DropoutKeep defines them.
 //
+// Engine is the roll-out on top of Direct (infer.ADMDirect.Rollout's
+// semantics): the window of each chunk's rows stays on the device; per
+// step the host draws the policy's noise, each row's k and the sample's
+// Gaussian draws in infer's order and uploads them, and the device runs
+// the actor (nn.Forward and sac_head), the plans' forward, roll_finish
+// (sample, U^ADM, penalty), roll_done (finiteness, a host Done's verdict,
+// a DoneSpec) and roll_push (the window's shift). Each step's transitions
+// and done flags are downloaded; ended rows leave the window by
+// compaction (gather_rows).
+//
 // Weights load from the host as plain slices in the order of models'
 // ADM training graph (models.ADM.TrainedTensors, admdev.Sizes); like the
 // other device packages this one links neither models nor infer, onnx or
