@@ -12,6 +12,7 @@ import (
 	"github.com/admpo/admpo/device/cuda/internal/cheap"
 	"github.com/admpo/admpo/device/devicetest"
 	"github.com/admpo/admpo/device/ensdev/ensdevtest"
+	"github.com/admpo/admpo/device/rolldev"
 	"github.com/admpo/admpo/device/rolldev/rolldevtest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 )
@@ -293,4 +294,44 @@ func BenchmarkRolloutPredict(b *testing.B) {
 	d := open(b)
 	defer d.Close()
 	rolldevtest.Bench(b, d, 131072)
+}
+
+// TestRollout runs rolldev's Engine on the GPU against the float64
+// reference roll-out and infer.ADMDirect on ONNX Runtime's CPU provider (a
+// subtest skips where ONNX Runtime is not installed), from the same seed
+// and ChunkRows: the small ADM, 300 start rows of lengths 1..m in chunks
+// of 128, horizon 5, penalty 0 and 1, dropout 0 and 0.1, Done on the host,
+// the device and both, the deterministic policy, compaction every step
+// and never, within 1e-4 with Done, Step and Back equal (issue 33's S5b).
+func TestRollout(t *testing.T) {
+	d := open(t)
+	defer d.Close()
+	for _, c := range []struct {
+		name string
+		o    rolldevtest.RollOptions
+	}{
+		{"plain", rolldevtest.RollOptions{Seed: 1}},
+		{"penalty_dropout", rolldevtest.RollOptions{Penalty: 1, Dropout: 0.1, Seed: 4}},
+		{"done_host_always", rolldevtest.RollOptions{Done: rolldevtest.DoneHost, Compaction: rolldev.CompactAlways, Seed: 15}},
+		{"done_device_never", rolldevtest.RollOptions{Done: rolldevtest.DoneDevice, Penalty: 1,
+			Compaction: rolldev.CompactNever, Seed: 6}},
+		{"done_both_always", rolldevtest.RollOptions{Done: rolldevtest.DoneBoth, Dropout: 0.1,
+			Compaction: rolldev.CompactAlways, Seed: 7}},
+		{"deterministic_mean", rolldevtest.RollOptions{Deterministic: true, WantMean: true,
+			Done: rolldevtest.DoneDevice, Seed: 28}},
+	} {
+		t.Run(c.name, func(t *testing.T) { rolldevtest.CompareRollout(t, d, c.o) })
+	}
+}
+
+// BenchmarkRollout times rolldev's Engine.Rollout at hopper's size as
+// benchmarks/torch_rollout.py rolls out (full windows, horizon 5, no row
+// ends), ADMPO-ON and ADMPO-OFF (U^ADM, penalty 1), at 10k and 100k start
+// rows in chunks of 32768 and 131072, and reports transitions/s (issue
+// 33's S5b). gpu_check.sh runs it in its device-rollout step beside
+// torch_rollout.py at the same rows and chunks.
+func BenchmarkRollout(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	rolldevtest.BenchRollout(b, d, []int{10000, 100000}, []int{32768, 131072})
 }

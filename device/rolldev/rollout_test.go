@@ -158,3 +158,12 @@ func TestRolloutErrors(t *testing.T) {
 	expect("closed", e.SetActor(aw), "closed")
 	expect("closed", e.SetADM(rolldevtest.Weights(rc.ADM)), "closed")
 }
+
+// BenchmarkRollout times Engine.Rollout on emu at hopper's size over 512
+// start rows in chunks of 256 (device/cuda's BenchmarkRollout times 10k
+// and 100k rows on a GPU).
+func BenchmarkRollout(b *testing.B) {
+	d := emu.New()
+	defer d.Close()
+	rolldevtest.BenchRollout(b, d, []int{512}, []int{256, 1024})
+}
