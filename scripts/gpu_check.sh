@@ -8,7 +8,8 @@
 # timeout is cut to what is left): the host, nvidia-smi, the CUDA 13
 # libraries (found with find) and LD_LIBRARY_PATH, ldd of the CUDA provider,
 # admpo doctor; the device layer's CUDA tests and timings (device.test,
-# issue 32) and PyTorch's SAC update and ADM train step on the GPU
+# issue 32), rolldev's roll-out beside PyTorch's (device-rollout, issue 33's
+# S5b) and PyTorch's SAC update and ADM train step on the GPU
 # (torch_train.py --device cuda); admpo bench train --device cuda, a
 # short hopper SAC run with --device cuda and cpu, a short ADMPO-ON run with
 # --device cuda, a short MBPO run with --device cuda (its ensemble fits on the
@@ -227,6 +228,56 @@ if [ -x "$G/device.test" ]; then
   TAIL=40 step device-test 175 "cd '$G' && set -o pipefail && { ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 140s -test.bench 'MLPStep|SAC|ADM|BCStep|Ensemble|RollKernels' -test.benchtime 2000x 2>&1; r=\$?; ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.timeout 25s -test.run '^\$' -test.bench 'RolloutPredict' -test.benchtime 10x 2>&1 || r=1; exit \$r; } | tee '$OUT/device.txt' | grep -v -e '^ *=== RUN' -e '^ *--- PASS'"
 else
   note "[skip] device-test: no device.test in the payload"
+fi
+# Issue 33's S5b, the first ADM-Roll on admpo's own device layer and its first
+# ratio: rolldev's Engine (BenchmarkRollout: hopper's size, full windows, no
+# row ends, horizon 5) ADMPO-ON and ADMPO-OFF (U^ADM) at DEVROLL_ROWS
+# (10000,100000) start rows in chunks of DEVROLL_CHUNKS (32768 and 131072;
+# 2 timed roll-outs each, after 5 untimed), then PyTorch's direct engine
+# (torch_rollout.py, eager, best of 2) at the same rows and chunks, and a
+# table of device / PyTorch transitions/s into the summary (devroll.md in
+# logs.tgz). TestRollout runs in device-test.
+DEVROLL_ROWS=${DEVROLL_ROWS:-10000,100000}
+DEVROLL_CHUNKS=${DEVROLL_CHUNKS:-32768 131072}
+cat >"$WORK/devroll.py" <<'EOF4'
+# devroll.py JSON: BenchmarkRollout's lines (devroll_bench.txt) beside
+# torch_rollout.py's direct engine (devroll_torch_CHUNK.json) as a table.
+import glob, json, os, re, sys
+d = sys.argv[1]
+dev, tor = {}, {}
+pat = re.compile(r"^BenchmarkRollout/(on|off)/rows=(\d+)/chunk=(\d+)\S*\s.*?([0-9.e+]+) transitions/s")
+f = os.path.join(d, "devroll_bench.txt")
+for line in open(f) if os.path.exists(f) else []:
+    m = pat.match(line)
+    if m:
+        dev[(m[1], int(m[2]), int(m[3]))] = float(m[4])
+for f in glob.glob(os.path.join(d, "devroll_torch_*.json")):
+    chunk = int(re.search(r"_(\d+)\.json$", f)[1])
+    try:
+        t = json.load(open(f))
+    except ValueError:
+        continue
+    c = t["columns"]
+    i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
+    for r in t["rows"]:
+        if r[i["engine"]] == "direct":
+            style = "off" if "OFF" in r[i["style"]] else "on"
+            tor[(style, r[i["rows"]], chunk)] = r[i["transitions/s"]]
+print("| rolldev Engine vs PyTorch direct (eager) | rows | chunk | device t/s | PyTorch t/s | device / PyTorch |")
+print("|---|---|---|---|---|---|")
+for k in sorted(set(dev) | set(tor)):
+    a, b = dev.get(k), tor.get(k)
+    if a is None and k[2] >= k[1]:  # one chunk of all rows: the bench ran it at its smallest such chunk
+        a = next((v for (s, n, c), v in sorted(dev.items()) if (s, n) == k[:2] and c >= n), None)
+    f = lambda x: "-" if x is None else f"{x:,.0f}"
+    print(f"| {'ADMPO-ON' if k[0] == 'on' else 'ADMPO-OFF (U^ADM)'} | {k[1]} | {k[2]} | {f(a)} | {f(b)} | "
+          f"{'-' if not (a and b) else f'{a / b:.2f}'} |")
+EOF4
+if [ -x "$G/device.test" ]; then
+  TAIL=30 step device-rollout 220 "cd '$G' && r=0; ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.run '^\$' -test.bench '^BenchmarkRollout\$' -test.benchtime 2x -test.timeout 130s >'$JSON/devroll_bench.txt' 2>&1 || r=1; grep -E '^(Benchmark|---|FAIL|panic)' '$JSON/devroll_bench.txt'; for c in $DEVROLL_CHUNKS; do timeout -k 5 35 python3 '$G/torch_rollout.py' --device cuda --engines direct --rows $DEVROLL_ROWS --repeats 2 --chunk-rows \$c --json >'$JSON/devroll_torch_'\$c.json || { echo \"torch_rollout.py, chunk \$c: failed\"; r=1; }; done; python3 '$WORK/devroll.py' '$JSON' | tee '$JSON/devroll.md'; exit \$r"
+  [ -s "$JSON/devroll.md" ] && cat "$JSON/devroll.md" >>"$SUMMARY"
+else
+  note "[skip] device-rollout: no device.test in the payload"
 fi
 # PyTorch's SAC update and ADM train step on the same GPU (issue 32's baseline).
 if grep -q -- '--device' "$G/torch_train.py" 2>/dev/null; then
