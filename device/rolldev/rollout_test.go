@@ -22,10 +22,13 @@ import (
 // rows of lengths 1..m, chunks of 128, horizon 5, over penalty 0 and 1
 // (U^ADM), dropout 0 and 0.1, Done none, host, device (DoneSpec) and
 // both, the deterministic policy, WantMean, and compaction lazy, every
-// step and never.
+// step and never; and m = 1 (no actions in the window) in chunks of 37.
 func TestRolloutMatchesReferences(t *testing.T) {
 	type c = rolldevtest.RollOptions
+	m1 := rolldevtest.Small
+	m1.M = 1
 	cases := map[string]c{
+		"m1_chunk37":         {Cfg: m1, Penalty: 1, Dropout: 0.1, Rows: 100, ChunkRows: 37, Seed: 3},
 		"plain":              {Seed: 1},
 		"penalty":            {Penalty: 1, Seed: 2},
 		"dropout":            {Dropout: 0.1, Seed: 3},
