@@ -292,7 +292,8 @@ KERNEL roll_finish(int n, const float *__restrict__ o, const float *__restrict__
 
 // roll_gather_cols: compacts feature-major rows, over n = rows·w elements:
 // dst (row r, column c) at c·ldd + r gets src's row idx[r] at c·lds +
-// idx[r] (src has rows_src rows); an index outside [0, rows_src) gives
+// idx[r] (src has rows_src rows); a negative index gives 0 (a zero GRU
+// state: the incremental roll-out's fresh plans), an index past rows_src
 // NaN. dst must not overlap src.
 KERNEL roll_gather_cols(int n, float *__restrict__ dst, const float *__restrict__ src, const int *__restrict__ idx,
                         int w, int ldd, int lds, int rows_src) {
@@ -300,7 +301,7 @@ KERNEL roll_gather_cols(int n, float *__restrict__ dst, const float *__restrict_
 	GRID_STRIDE(i, n) {
 		int c = i / rows, r = i - c * rows;
 		int j = idx[r];
-		dst[c * ldd + r] = j >= 0 && j < rows_src ? src[c * lds + j] : nanf("");
+		dst[c * ldd + r] = j < 0 ? 0.0f : j < rows_src ? src[c * lds + j] : nanf("");
 	}
 }
 
