@@ -336,12 +336,22 @@ func (e *Direct) forward(n int, drop bool, seed int64, step int) error {
 // plans queues the forward pass of n plans sorted by k (sortByK; e.slot,
 // e.kk and, with drop, e.keys hold their window rows, lengths and start
 // rows) over the window s [rows, m, od], a [rows, m, ad], lens [rows]:
-// their inputs gathered and z-scored, the GRU's steps over the running
-// prefix, the head on every plan's last state, and the output layer with
-// its bias in e.o [n, 2(od+1)] (row-major, sorted order).
+// their GRU states (gru) and the head on every plan's last state, the
+// output layer with its bias in e.o [n, 2(od+1)] (row-major, sorted order).
 func (e *Direct) plans(n int, s, a, lens device.Buffer, rows int, drop bool, seed int64, step int) error {
+	if err := e.gru(n, s, a, lens, rows); err != nil {
+		return err
+	}
+	return e.head(n, e.h[e.cfg.Layers-1], drop, seed, step)
+}
+
+// gru queues the GRU of n plans sorted by k (as plans): their inputs
+// gathered and z-scored, and the GRU's steps over the running prefix; each
+// plan's states after its k steps are left in e.h (per layer [n, H],
+// feature-major).
+func (e *Direct) gru(n int, s, a, lens device.Buffer, rows int) error {
 	c, w, d := e.cfg, e.w, e.d
-	od, ad, m, h, h3, dd := c.ObsDim, c.ActDim, c.M, c.Hidden, 3*c.Hidden, c.d()
+	od, ad, m, h3 := c.ObsDim, c.ActDim, c.M, 3*c.Hidden
 	if err := d.Launch("roll_plan_in", n, e.obsN, e.actN, s, a, lens, e.slot, e.kk, w.mean, w.std, od, ad, m, rows); err != nil {
 		return err
 	}
@@ -358,29 +368,50 @@ func (e *Direct) plans(n int, s, a, lens device.Buffer, rows int, drop bool, see
 		if j > 0 {
 			prev = 1
 		}
-		for l := range c.Layers {
-			if prev != 0 {
-				if err := d.Gemm(false, true, nj, h3, h, 1, e.h[l], n, w.wh[l], h3, 0, e.gh, n); err != nil {
-					return err
-				}
-			}
-			if l == 0 {
-				if err := d.Launch("roll_gru0", nj*h, e.p0, e.actN, w.wiAct, w.bi[0], e.gh, w.bh[0], e.h[0], e.h[0], h, n, ad,
-					j*n*ad, prev); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := d.Gemm(false, true, nj, h3, h, 1, e.h[l-1], n, w.wi[l], h3, 0, e.gi, n); err != nil {
-				return err
-			}
-			if err := d.Launch("roll_gru", nj*h, e.gi, w.bi[l], e.gh, w.bh[l], e.h[l], e.h[l], h, n, prev); err != nil {
+		if err := e.gruStep(nj, n, e.h, j*n*ad, prev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gruStep queues one GRU step of every layer for the first nj plans of the
+// states hs (per layer [.., H], feature-major, ld), in place, with layer
+// 0's input from e.p0 and e.actN from element actOff (see roll_gru0);
+// prev 0 is a first step from the zero state (hs not read).
+func (e *Direct) gruStep(nj, ld int, hs []device.Buffer, actOff, prev int) error {
+	c, w, d := e.cfg, e.w, e.d
+	ad, h, h3 := c.ActDim, c.Hidden, 3*c.Hidden
+	for l := range c.Layers {
+		if prev != 0 {
+			if err := d.Gemm(false, true, nj, h3, h, 1, hs[l], ld, w.wh[l], h3, 0, e.gh, ld); err != nil {
 				return err
 			}
 		}
+		if l == 0 {
+			if err := d.Launch("roll_gru0", nj*h, e.p0, e.actN, w.wiAct, w.bi[0], e.gh, w.bh[0], hs[0], hs[0], h, ld, ad,
+				actOff, prev); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := d.Gemm(false, true, nj, h3, h, 1, hs[l-1], ld, w.wi[l], h3, 0, e.gi, ld); err != nil {
+			return err
+		}
+		if err := d.Launch("roll_gru", nj*h, e.gi, w.bi[l], e.gh, w.bh[l], hs[l], hs[l], h, ld, prev); err != nil {
+			return err
+		}
 	}
-	// The head on the top layer's states, each after its plan's k steps.
-	x := e.h[c.Layers-1]
+	return nil
+}
+
+// head queues the head of n plans on their top GRU states x ([n, H],
+// feature-major, ld n; overwritten): with drop the keep flags of plan i
+// keyed by e.keys[i] and e.kk[i]; the ResBlocks, then the output layer
+// with its bias in e.o [n, 2(od+1)] (row-major).
+func (e *Direct) head(n int, x device.Buffer, drop bool, seed int64, step int) error {
+	c, w, d := e.cfg, e.w, e.d
+	h, dd := c.Hidden, c.d()
 	dropFlag := 0
 	if drop {
 		dropFlag = 1

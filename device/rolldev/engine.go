@@ -37,12 +37,16 @@ const (
 type Engine struct {
 	// Compaction is the window's compaction (a test knob; default lazy).
 	Compaction Compaction
+	// Mode is the plans' evaluation (default ModeAuto: direct without
+	// U^ADM, incremental with it).
+	Mode Mode
 
 	d       device.Device
 	cfg     ADMConfig
 	maxRows int
-	dir     *Direct // the plans' forward, for up to maxRows·M plans
-	act     *actor  // nil until SetActor
+	dir     *Direct      // the plans' forward, for up to maxRows·M plans
+	act     *actor       // nil until SetActor
+	inc     *incremental // ModeIncremental's cache; nil until its first roll-out
 
 	// The window, twice (compaction gathers into the other): states [rows,
 	// m, od] and actions [rows, m, ad]; lens [rows] its lengths.
@@ -185,6 +189,9 @@ func (e *Engine) Rollout(start *rollout.Start, cfg rollout.RollConfig, rng *rand
 		chunk = e.maxRows
 	}
 	r := roll{e: e, cfg: cfg, wantU: cfg.WantU || cfg.Penalty != 0, spec: spec, rng: rng}
+	if r.inc, err = r.incremental(); err != nil {
+		return nil, err
+	}
 	if c.Dropout > 0 {
 		r.seed = rng.Int63()
 	}
@@ -295,6 +302,7 @@ type roll struct {
 	e     *Engine
 	cfg   rollout.RollConfig
 	wantU bool
+	inc   bool // ModeIncremental
 	spec  *devSpec
 	rng   *rand.Rand
 	seed  int64 // MC dropout's
@@ -328,6 +336,11 @@ func (r *roll) chunk(start *rollout.Start, lo, hi int) error {
 	if err := d.UploadInt32(e.lens, e.hlen); err != nil {
 		return fmt.Errorf("rolldev: roll-out: window: %w", err)
 	}
+	if r.inc {
+		if err := r.replay(w, rows); err != nil {
+			return fmt.Errorf("rolldev: roll-out: the start windows' replay: %w", err)
+		}
+	}
 	// alive[q]: the chunk row of alive row q; slot[q]: its window row; the
 	// window has wr rows.
 	alive := make([]int, rows)
@@ -341,15 +354,21 @@ func (r *roll) chunk(start *rollout.Start, lo, hi int) error {
 		if err := r.step(step, lo, alive, w, wr); err != nil {
 			return fmt.Errorf("rolldev: roll-out step %d: %w", step, err)
 		}
-		// The rows that continue, and their lengths after the push.
-		k := 0
+		// The rows that continue, their lengths after the push and their
+		// cached states (first: row q's first plan).
+		k, first := 0, 0
 		for q := range n {
+			s := e.hslot[q]
+			l := int(e.hlen[s])
 			if e.hdone[q] == 0 {
-				s := e.hslot[q]
 				alive[k], e.hslot[k] = alive[q], s
 				e.hlen[s] = min(e.hlen[s]+1, int32(m))
+				if r.inc {
+					e.inc.shiftCache(k, first, l, m)
+				}
 				k++
 			}
+			first += l
 		}
 		alive = alive[:k]
 		if k == 0 || step+1 == cfg.Horizon {
@@ -432,54 +451,12 @@ func (r *roll) step(step, lo int, alive []int, w, wr int) error {
 	if err := d.Launch("roll_act", n, e.a[w], e.lens, e.slot, e.act.act, ad, m, wr); err != nil {
 		return err
 	}
-	// Each row's k, and the plans: the drawn k's, or every k = 1..l of a
-	// row for U^ADM, sorted by k for the forward.
+	// Each row's k, then the sample's draws: every row's od state noises,
+	// then the reward's.
 	e.hkd = scratch.Resize(e.hkd, n)
-	e.hplk, e.hplanQ = e.hplk[:0], e.hplanQ[:0]
 	for q, s := range slot {
 		e.hkd[q] = int32(1 + rng.Intn(int(e.hlen[s])))
-		if !r.wantU {
-			e.hplk, e.hplanQ = append(e.hplk, e.hkd[q]), append(e.hplanQ, int32(q))
-			continue
-		}
-		for k := int32(1); k <= e.hlen[s]; k++ {
-			e.hplk, e.hplanQ = append(e.hplk, k), append(e.hplanQ, int32(q))
-		}
 	}
-	np := len(e.hplk)
-	e.hpos = scratch.Resize(e.hpos, np)
-	dir.sortByK(e.hplk, e.hpos)
-	drop := c.Dropout > 0
-	dir.hslot = scratch.Resize(dir.hslot, np)
-	dir.hkk = scratch.Resize(dir.hkk, np)
-	dir.hpidx = scratch.Resize(dir.hpidx, n*m)
-	if drop {
-		dir.hkeys = scratch.Resize(dir.hkeys, np)
-	}
-	for p, k := range e.hplk {
-		i, q := e.hpos[p], e.hplanQ[p]
-		dir.hslot[i], dir.hkk[i] = slot[q], k
-		dir.hpidx[int(q)*m+int(k)-1] = i
-		if drop {
-			dir.hkeys[i] = int32(lo + alive[q])
-		}
-	}
-	ups := []struct {
-		dst device.Buffer
-		src []int32
-	}{{dir.slot, dir.hslot}, {dir.kk, dir.hkk}, {dir.pidx, dir.hpidx}, {e.kd, e.hkd}}
-	if drop {
-		ups = append(ups, struct {
-			dst device.Buffer
-			src []int32
-		}{dir.keys, dir.hkeys})
-	}
-	for _, u := range ups {
-		if err := d.UploadInt32(u.dst, u.src); err != nil {
-			return err
-		}
-	}
-	// The sample's draws: every row's od state noises, then the reward's.
 	e.heps = scratch.Resize(e.heps, n*(od+1))
 	for i := range e.heps {
 		e.heps[i] = float32(rng.NormFloat64())
@@ -487,8 +464,20 @@ func (r *roll) step(step, lo int, alive []int, w, wr int) error {
 	if err := d.Upload(e.eps, e.heps); err != nil {
 		return err
 	}
-	if err := dir.plans(np, e.s[w], e.a[w], e.lens, wr, drop, r.seed, step); err != nil {
+	if err := d.UploadInt32(e.kd, e.hkd); err != nil {
 		return err
+	}
+	drop := c.Dropout > 0
+	var np int
+	if r.inc {
+		var err error
+		if np, err = r.incPlans(step, lo, alive, w, wr, drop); err != nil {
+			return err
+		}
+	} else if err := r.directPlans(step, lo, alive, w, wr, drop); err != nil {
+		return err
+	} else {
+		np = len(e.hplk)
 	}
 	wantU := 0
 	if r.wantU {
@@ -577,6 +566,72 @@ func (e *Engine) Close() error {
 	if e.dir != nil {
 		errs = append(errs, e.dir.Close())
 	}
-	e.all, e.act, e.dir = nil, nil, nil
+	if e.inc != nil {
+		errs = append(errs, e.inc.free(e.d))
+	}
+	e.all, e.act, e.dir, e.inc = nil, nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// directPlans queues step's plans in ModeDirect for the n alive rows
+// (chunk rows alive, window rows e.hslot, drawn k e.hkd) over window w of
+// wr rows: the drawn k's, or every k = 1..l of a row for U^ADM, sorted by
+// k (e.hplk holds them) and run by the Direct's forward from their start
+// states.
+func (r *roll) directPlans(step, lo int, alive []int, w, wr int, drop bool) error {
+	e := r.e
+	dir, m := e.dir, e.cfg.M
+	n := len(alive)
+	slot := e.hslot[:n]
+	e.hplk, e.hplanQ = e.hplk[:0], e.hplanQ[:0]
+	for q, s := range slot {
+		if !r.wantU {
+			e.hplk, e.hplanQ = append(e.hplk, e.hkd[q]), append(e.hplanQ, int32(q))
+			continue
+		}
+		for k := int32(1); k <= e.hlen[s]; k++ {
+			e.hplk, e.hplanQ = append(e.hplk, k), append(e.hplanQ, int32(q))
+		}
+	}
+	np := len(e.hplk)
+	e.hpos = scratch.Resize(e.hpos, np)
+	dir.sortByK(e.hplk, e.hpos)
+	dir.hslot = scratch.Resize(dir.hslot, np)
+	dir.hkk = scratch.Resize(dir.hkk, np)
+	dir.hpidx = scratch.Resize(dir.hpidx, n*m)
+	if drop {
+		dir.hkeys = scratch.Resize(dir.hkeys, np)
+	}
+	for p, k := range e.hplk {
+		i, q := e.hpos[p], e.hplanQ[p]
+		dir.hslot[i], dir.hkk[i] = slot[q], k
+		dir.hpidx[int(q)*m+int(k)-1] = i
+		if drop {
+			dir.hkeys[i] = int32(lo + alive[q])
+		}
+	}
+	ups := []intUpload{{dir.slot, dir.hslot}, {dir.kk, dir.hkk}, {dir.pidx, dir.hpidx}}
+	if drop {
+		ups = append(ups, intUpload{dir.keys, dir.hkeys})
+	}
+	if err := uploadInts(e.d, ups); err != nil {
+		return err
+	}
+	return dir.plans(np, e.s[w], e.a[w], e.lens, wr, drop, r.seed, step)
+}
+
+// intUpload is one host-to-device copy of int32 values.
+type intUpload struct {
+	dst device.Buffer
+	src []int32
+}
+
+// uploadInts copies each upload's values in turn.
+func uploadInts(d device.Device, ups []intUpload) error {
+	for _, u := range ups {
+		if err := d.UploadInt32(u.dst, u.src); err != nil {
+			return err
+		}
+	}
+	return nil
 }

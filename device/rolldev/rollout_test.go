@@ -13,10 +13,12 @@ import (
 	"github.com/admpo/admpo/device/rolldev/rolldevtest"
 	"github.com/admpo/admpo/device/sacdev/sacdevtest"
 	"github.com/admpo/admpo/internal/rollout"
+	"github.com/admpo/admpo/internal/testfix"
 )
 
-// TestRolloutMatchesReferences: on emu, Engine.Rollout gives the float64
-// reference roll-out's and infer.ADMDirect's (ONNX Runtime CPU)
+// TestRolloutMatchesReferences: on emu, Engine.Rollout in ModeDirect and
+// in ModeIncremental gives the float64 reference roll-out's and
+// infer.ADMDirect's and infer.ADMIncremental's (ONNX Runtime CPU)
 // transitions from the same seed and ChunkRows within 1e-4, with Done,
 // Step and Back equal: a small ADM (hidden 24, m 4, 2 blocks), 300 start
 // rows of lengths 1..m, chunks of 128, horizon 5, over penalty 0 and 1
@@ -47,11 +49,14 @@ func TestRolloutMatchesReferences(t *testing.T) {
 				continue // no row ends: compaction never runs
 			}
 			o.Compaction = cm.c
-			t.Run(fmt.Sprintf("%s/%s", name, cm.name), func(t *testing.T) {
-				d := emu.New()
-				defer d.Close()
-				rolldevtest.CompareRollout(t, d, o)
-			})
+			for _, mode := range []rolldev.Mode{rolldev.ModeDirect, rolldev.ModeIncremental} {
+				o.Mode = mode
+				t.Run(fmt.Sprintf("%s/%s/%v", name, cm.name, mode), func(t *testing.T) {
+					d := emu.New()
+					defer d.Close()
+					rolldevtest.CompareRollout(t, d, o)
+				})
+			}
 		}
 	}
 }
@@ -64,6 +69,58 @@ func TestRolloutReordered(t *testing.T) {
 	defer d.Close()
 	rolldevtest.CompareRollout(t, sacdevtest.Reordered(d), rolldevtest.RollOptions{Penalty: 1, Dropout: 0.1,
 		Done: rolldevtest.DoneDevice, Compaction: rolldev.CompactAlways, Seed: 6})
+}
+
+// TestRolloutModesAgree: on emu, ModeDirect and ModeIncremental give the
+// same transitions from the same seed within 1e-4 (Done, Step and Back
+// equal), and ModeAuto is ModeDirect without U^ADM and ModeIncremental
+// with it, bit for bit; one Engine rolls in every mode in turn.
+func TestRolloutModesAgree(t *testing.T) {
+	m1 := rolldevtest.Small
+	m1.M = 1
+	for name, o := range map[string]rolldevtest.RollOptions{
+		"plain":           {Seed: 1},
+		"penalty_dropout": {Penalty: 1, Dropout: 0.1, Done: rolldevtest.DoneDevice, Seed: 6},
+		"done_host":       {Penalty: 1, Done: rolldevtest.DoneHost, Compaction: rolldev.CompactAlways, Seed: 15},
+		"m1":              {Cfg: m1, Penalty: 1, Rows: 100, ChunkRows: 37, Seed: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := emu.New()
+			defer d.Close()
+			rc, err := rolldevtest.NewRollCase(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunk := o.ChunkRows
+			if chunk == 0 {
+				chunk = 128
+			}
+			e, err := rolldevtest.NewEngine(d, rc.ADM, o.Dropout, rc.Actor, chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			e.Compaction = o.Compaction
+			got := map[rolldev.Mode]*rollout.Transitions{}
+			for _, mode := range []rolldev.Mode{rolldev.ModeIncremental, rolldev.ModeDirect, rolldev.ModeAuto} {
+				e.Mode = mode
+				if got[mode], err = e.Rollout(rc.Start, rc.Cfg, rand.New(rand.NewSource(rc.Seed))); err != nil {
+					t.Fatalf("%v: %v", mode, err)
+				}
+			}
+			od, ad := rc.ADM.Cfg.ObsDim, rc.ADM.Cfg.ActDim
+			if s := testfix.DiffTransitions(got[rolldev.ModeIncremental], got[rolldev.ModeDirect], od, ad, 1e-4); s != "" {
+				t.Errorf("incremental against direct: %s", s)
+			}
+			auto := rolldev.ModeDirect
+			if o.Penalty != 0 {
+				auto = rolldev.ModeIncremental
+			}
+			if s := testfix.DiffTransitions(got[rolldev.ModeAuto], got[auto], od, ad, 0); s != "" {
+				t.Errorf("auto against %v: %s", auto, s)
+			}
+		})
+	}
 }
 
 // TestRolloutErrors: missing weights, a wrong actor, start batch,

@@ -55,6 +55,7 @@ type RollOptions struct {
 	Done                     DoneMode
 	Deterministic, WantMean  bool
 	Compaction               rolldev.Compaction
+	Mode                     rolldev.Mode // the engine's style (0: ModeAuto)
 	// Tol bounds values by testfix.CloseTo (0: 1e-4); Done, Step and Back
 	// must be equal.
 	Tol  float64
@@ -177,11 +178,24 @@ func RefRollout(t testing.TB, rc RollCase, p float64) *rollout.Transitions {
 		rand.New(rand.NewSource(rc.Seed)), mod)
 }
 
-// ONNXRollout is rc's roll-out by infer.ADMDirect on ONNX Runtime's CPU
-// provider: the ADM exported packed with dropout p, the actor exported as
-// an infer.Policy.
-func ONNXRollout(rc RollCase, p float64) (*rollout.Transitions, error) {
-	g, err := OpenONNX(rc.ADM, p)
+// ONNXRollout is rc's roll-out on ONNX Runtime's CPU provider by
+// infer.ADMDirect (the ADM exported packed with dropout p) or, with
+// incremental, infer.ADMIncremental (its step graph with dropout p), the
+// actor exported as an infer.Policy.
+func ONNXRollout(rc RollCase, p float64, incremental bool) (*rollout.Transitions, error) {
+	var g interface {
+		Rollout(*infer.Policy, *rollout.Start, rollout.RollConfig, *rand.Rand) (*rollout.Transitions, error)
+		Close()
+	}
+	var err error
+	if incremental {
+		var b []byte
+		if b, err = onnx.ExportADMStepWith(rc.ADM, onnx.ADMStepOptions{Dropout: p}, nil); err == nil {
+			g, err = infer.OpenADMIncremental(b, infer.Options{Threads: 1})
+		}
+	} else {
+		g, err = OpenONNX(rc.ADM, p)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -220,12 +234,12 @@ func nearThreshold(tr *rollout.Transitions, od int, mode DoneMode, tol float64) 
 }
 
 // CompareRollout runs an Engine on d (dropout o.Dropout, compaction
-// o.Compaction) over NewRollCase(o) and holds its transitions to the
-// float64 reference roll-out (RefRollout) and, where ONNX Runtime is
-// installed (a subtest skips otherwise), to infer.ADMDirect's on the CPU
-// (ONNXRollout), both from the same seed and ChunkRows: values within
-// o.Tol, Done, Step and Back equal. With a Done mode the test data must
-// keep 2·o.Tol clear of every threshold.
+// o.Compaction, mode o.Mode) over NewRollCase(o) and holds its transitions
+// to the float64 reference roll-out (RefRollout) and, where ONNX Runtime
+// is installed (subtests skip otherwise), to infer.ADMDirect's and
+// infer.ADMIncremental's on the CPU (ONNXRollout), all from the same seed
+// and ChunkRows: values within o.Tol, Done, Step and Back equal. With a
+// Done mode the test data must keep 2·o.Tol clear of every threshold.
 func CompareRollout(t *testing.T, d device.Device, o RollOptions) {
 	t.Helper()
 	o = o.withDefaults()
@@ -242,7 +256,7 @@ func CompareRollout(t *testing.T, d device.Device, o RollOptions) {
 			t.Error(err)
 		}
 	}()
-	e.Compaction = o.Compaction
+	e.Compaction, e.Mode = o.Compaction, o.Mode
 	got, err := e.Rollout(rc.Start, rc.Cfg, rand.New(rand.NewSource(rc.Seed)))
 	if err != nil {
 		t.Fatalf("%s: %v", d.Name(), err)
@@ -265,14 +279,19 @@ func CompareRollout(t *testing.T, d device.Device, o RollOptions) {
 	if s := testfix.DiffTransitions(got, want, od, ad, o.Tol); s != "" {
 		t.Errorf("%s against the float64 reference: %s", d.Name(), s)
 	}
-	t.Run("onnx", func(t *testing.T) {
-		ortskip.IfMissing(t)
-		want, err := ONNXRollout(rc, o.Dropout)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := testfix.DiffTransitions(got, want, od, ad, o.Tol); s != "" {
-			t.Errorf("%s against infer.ADMDirect on ONNX Runtime: %s", d.Name(), s)
-		}
-	})
+	for _, g := range []struct {
+		name, engine string
+		inc          bool
+	}{{"onnx", "infer.ADMDirect", false}, {"onnx_incremental", "infer.ADMIncremental", true}} {
+		t.Run(g.name, func(t *testing.T) {
+			ortskip.IfMissing(t)
+			want, err := ONNXRollout(rc, o.Dropout, g.inc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := testfix.DiffTransitions(got, want, od, ad, o.Tol); s != "" {
+				t.Errorf("%s against %s on ONNX Runtime: %s", d.Name(), g.engine, s)
+			}
+		})
+	}
 }
