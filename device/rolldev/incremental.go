@@ -295,9 +295,6 @@ func (r *roll) incPlans(step, lo int, alive []int, w, wr int, drop bool) (int, e
 // slot to the zero state (ADMIncremental's shift and zero rules). k ≤ q.
 func (inc *incremental) shiftCache(k, first, l, m int) {
 	row := inc.col[k*m : (k+1)*m]
-	for j := range row {
-		row[j] = -1
-	}
 	for j := range l {
 		jj := j
 		if l == m {
@@ -307,5 +304,5 @@ func (inc *incremental) shiftCache(k, first, l, m int) {
 			row[jj] = int32(first + j)
 		}
 	}
-	row[min(l, m-1)] = -1
+	row[min(l, m-1)] = -1 // slots past it are not read
 }
