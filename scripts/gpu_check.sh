@@ -231,9 +231,12 @@ else
 fi
 # Issue 33's S5b, the first ADM-Roll on admpo's own device layer and its first
 # ratio: rolldev's Engine (BenchmarkRollout: hopper's size, full windows, no
-# row ends, horizon 5) ADMPO-ON and ADMPO-OFF (U^ADM) at DEVROLL_ROWS
-# (10000,100000) start rows in chunks of DEVROLL_CHUNKS (32768 and 131072;
-# 2 timed roll-outs each, after 5 untimed), then PyTorch's direct engine
+# row ends, horizon 5) ADMPO-ON and ADMPO-OFF (U^ADM) in its direct style
+# and ADMPO-OFF in its incremental one (S6: offinc) at 10000 and 100000
+# start rows in chunks of 32768 and 131072 (2 timed roll-outs each, after 2
+# untimed; at most 100 s), and offinc over 1M rows in chunks of 131072 once
+# (BenchmarkRolloutIncremental, 1 timed after 2 untimed, about 11.5 GB of
+# device memory; at most 40 s), then PyTorch's direct engine
 # (torch_rollout.py, eager, best of 2) at the same rows and chunks, and a
 # table of device / PyTorch transitions/s into the summary (devroll.md in
 # logs.tgz). TestRollout runs in device-test.
@@ -245,7 +248,7 @@ cat >"$WORK/devroll.py" <<'EOF4'
 import glob, json, os, re, sys
 d = sys.argv[1]
 dev, tor = {}, {}
-pat = re.compile(r"^BenchmarkRollout/(on|off)/rows=(\d+)/chunk=(\d+)\S*\s.*?([0-9.e+]+) transitions/s")
+pat = re.compile(r"^BenchmarkRollout(?:Incremental)?/(on|off|offinc)/rows=(\d+)/chunk=(\d+)\S*\s.*?([0-9.e+]+) transitions/s")
 f = os.path.join(d, "devroll_bench.txt")
 for line in open(f) if os.path.exists(f) else []:
     m = pat.match(line)
@@ -265,16 +268,17 @@ for f in glob.glob(os.path.join(d, "devroll_torch_*.json")):
             tor[(style, r[i["rows"]], chunk)] = r[i["transitions/s"]]
 print("| rolldev Engine vs PyTorch direct (eager) | rows | chunk | device t/s | PyTorch t/s | device / PyTorch |")
 print("|---|---|---|---|---|---|")
+label = {"on": "ADMPO-ON", "off": "ADMPO-OFF (U^ADM)", "offinc": "ADMPO-OFF (U^ADM), device incremental"}
 for k in sorted(set(dev) | set(tor)):
-    a, b = dev.get(k), tor.get(k)
+    a, b = dev.get(k), tor.get(("off",) + k[1:] if k[0] == "offinc" else k)
     if a is None and k[2] >= k[1]:  # one chunk of all rows: the bench ran it at its smallest such chunk
         a = next((v for (s, n, c), v in sorted(dev.items()) if (s, n) == k[:2] and c >= n), None)
     f = lambda x: "-" if x is None else f"{x:,.0f}"
-    print(f"| {'ADMPO-ON' if k[0] == 'on' else 'ADMPO-OFF (U^ADM)'} | {k[1]} | {k[2]} | {f(a)} | {f(b)} | "
+    print(f"| {label[k[0]]} | {k[1]} | {k[2]} | {f(a)} | {f(b)} | "
           f"{'-' if not (a and b) else f'{a / b:.2f}'} |")
 EOF4
 if [ -x "$G/device.test" ]; then
-  TAIL=30 step device-rollout 220 "cd '$G' && r=0; ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.run '^\$' -test.bench '^BenchmarkRollout\$' -test.benchtime 2x -test.timeout 130s >'$JSON/devroll_bench.txt' 2>&1 || r=1; grep -E '^(Benchmark|---|FAIL|panic)' '$JSON/devroll_bench.txt'; for c in $DEVROLL_CHUNKS; do timeout -k 5 35 python3 '$G/torch_rollout.py' --device cuda --engines direct --rows $DEVROLL_ROWS --repeats 2 --chunk-rows \$c --json >'$JSON/devroll_torch_'\$c.json || { echo \"torch_rollout.py, chunk \$c: failed\"; r=1; }; done; python3 '$WORK/devroll.py' '$JSON' | tee '$JSON/devroll.md'; exit \$r"
+  TAIL=30 step device-rollout 220 "cd '$G' && r=0; ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.run '^\$' -test.bench '^BenchmarkRollout\$' -test.benchtime 2x -test.timeout 100s >'$JSON/devroll_bench.txt' 2>&1 || r=1; ADMPO_GPU_TEST=1 $RUN ./device.test -test.v -test.run '^\$' -test.bench '^BenchmarkRolloutIncremental\$' -test.benchtime 1x -test.timeout 40s >>'$JSON/devroll_bench.txt' 2>&1 || r=1; grep -E '^(Benchmark|---|FAIL|panic)' '$JSON/devroll_bench.txt'; for c in $DEVROLL_CHUNKS; do timeout -k 5 35 python3 '$G/torch_rollout.py' --device cuda --engines direct --rows $DEVROLL_ROWS --repeats 2 --chunk-rows \$c --json >'$JSON/devroll_torch_'\$c.json || { echo \"torch_rollout.py, chunk \$c: failed\"; r=1; }; done; python3 '$WORK/devroll.py' '$JSON' | tee '$JSON/devroll.md'; exit \$r"
   [ -s "$JSON/devroll.md" ] && cat "$JSON/devroll.md" >>"$SUMMARY"
 else
   note "[skip] device-rollout: no device.test in the payload"

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -296,13 +297,15 @@ func BenchmarkRolloutPredict(b *testing.B) {
 	rolldevtest.Bench(b, d, 131072)
 }
 
-// TestRollout runs rolldev's Engine on the GPU against the float64
-// reference roll-out and infer.ADMDirect on ONNX Runtime's CPU provider (a
-// subtest skips where ONNX Runtime is not installed), from the same seed
+// TestRollout runs rolldev's Engine on the GPU, in ModeDirect and in
+// ModeIncremental, against the float64 reference roll-out and
+// infer.ADMDirect and infer.ADMIncremental on ONNX Runtime's CPU provider
+// (subtests skip where ONNX Runtime is not installed), from the same seed
 // and ChunkRows: the small ADM, 300 start rows of lengths 1..m in chunks
 // of 128, horizon 5, penalty 0 and 1, dropout 0 and 0.1, Done on the host,
 // the device and both, the deterministic policy, compaction every step
-// and never, within 1e-4 with Done, Step and Back equal (issue 33's S5b).
+// and never, within 1e-4 with Done, Step and Back equal (issue 33's S5b
+// and S6).
 func TestRollout(t *testing.T) {
 	d := open(t)
 	defer d.Close()
@@ -320,18 +323,36 @@ func TestRollout(t *testing.T) {
 		{"deterministic_mean", rolldevtest.RollOptions{Deterministic: true, WantMean: true,
 			Done: rolldevtest.DoneDevice, Seed: 28}},
 	} {
-		t.Run(c.name, func(t *testing.T) { rolldevtest.CompareRollout(t, d, c.o) })
+		for _, mode := range []rolldev.Mode{rolldev.ModeDirect, rolldev.ModeIncremental} {
+			o := c.o
+			o.Mode = mode
+			t.Run(fmt.Sprintf("%s/%v", c.name, mode), func(t *testing.T) { rolldevtest.CompareRollout(t, d, o) })
+		}
 	}
 }
 
 // BenchmarkRollout times rolldev's Engine.Rollout at hopper's size as
 // benchmarks/torch_rollout.py rolls out (full windows, horizon 5, no row
-// ends), ADMPO-ON and ADMPO-OFF (U^ADM, penalty 1), at 10k and 100k start
-// rows in chunks of 32768 and 131072, and reports transitions/s (issue
-// 33's S5b). gpu_check.sh runs it in its device-rollout step beside
+// ends), ADMPO-ON and ADMPO-OFF (U^ADM, penalty 1) in ModeDirect and
+// ADMPO-OFF in ModeIncremental ("offinc"), at 10k and 100k start rows in
+// chunks of 32768 and 131072, and reports transitions/s (issue 33's S5b
+// and S6). gpu_check.sh runs it in its device-rollout step beside
 // torch_rollout.py at the same rows and chunks.
 func BenchmarkRollout(b *testing.B) {
 	d := open(b)
 	defer d.Close()
 	rolldevtest.BenchRollout(b, d, []int{10000, 100000}, []int{32768, 131072})
+}
+
+// BenchmarkRolloutIncremental times ADMPO-OFF in ModeIncremental over 1M
+// start rows in chunks of 131072 (gpu_check runs it once: -benchtime 1x).
+// The Engine takes about 11.5 GB at hopper's size: the Direct forward for
+// 655360 plans (4·2829 B a plan, 7.4 GB) and the cache
+// (rolldev.IncrementalBytesPerRow, about 28 KB a row, 3.7 GB), beside a
+// 1M-row chunk's limit of int32 indexing (3H·plans < 2^31: at most about
+// 715k rows a chunk).
+func BenchmarkRolloutIncremental(b *testing.B) {
+	d := open(b)
+	defer d.Close()
+	rolldevtest.BenchRolloutIncremental(b, d, []int{1000000}, []int{131072})
 }

@@ -185,6 +185,9 @@ func TestRolloutErrors(t *testing.T) {
 	c = rc.Cfg
 	c.DoneSpec = &rollout.DoneSpec{Ranges: []rollout.Range{{Dim: 11, HasHi: true}}}
 	expect("spec", roll(rc.Start, c), "dimension 11")
+	e.Mode = rolldev.Mode(7)
+	expect("mode", roll(rc.Start, rc.Cfg), "unknown engine mode Mode(7)")
+	e.Mode = rolldev.ModeAuto
 	s := *rc.Start
 	s.Len = append([]int{5}, s.Len[1:]...)
 	expect("length", roll(&s, rc.Cfg), "start row 0 has 5 states")

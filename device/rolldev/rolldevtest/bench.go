@@ -7,6 +7,7 @@ import (
 
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/devicetest"
+	"github.com/admpo/admpo/device/rolldev"
 	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
@@ -44,12 +45,30 @@ func Bench(b *testing.B, d device.Device, plans int) {
 // a 256x256 actor for actions in [-1, 1], random weights with the output
 // layer scaled by 0.01 (no row ends), full start windows (N(0, 0.5²)
 // states, U[-1, 1] actions), horizon 5, no Done. Sub-benchmarks
-// "on/rows=R/chunk=C" (ADMPO-ON: no U) and "off/..." (ADMPO-OFF: U^ADM,
-// penalty 1) for each of rows and chunks report "transitions/s" (one
+// "on/rows=R/chunk=C" (ADMPO-ON: no U, ModeDirect), "off/..." (ADMPO-OFF:
+// U^ADM, penalty 1, ModeDirect) and "offinc/..." (ADMPO-OFF in
+// ModeIncremental) for each of rows and chunks report "transitions/s" (one
 // roll-out an iteration, its upload and downloads included) beside
 // devicetest's ms per call. A chunk above R rolls all R rows at once (a
 // larger one after it is skipped).
 func BenchRollout(b *testing.B, d device.Device, rows, chunks []int) {
+	benchRollout(b, d, []benchStyle{{"on", 0, rolldev.ModeDirect}, {"off", 1, rolldev.ModeDirect},
+		{"offinc", 1, rolldev.ModeIncremental}}, rows, chunks)
+}
+
+// BenchRolloutIncremental is BenchRollout's "offinc" alone.
+func BenchRolloutIncremental(b *testing.B, d device.Device, rows, chunks []int) {
+	benchRollout(b, d, []benchStyle{{"offinc", 1, rolldev.ModeIncremental}}, rows, chunks)
+}
+
+// benchStyle is one of BenchRollout's styles: its name, penalty and mode.
+type benchStyle struct {
+	name    string
+	penalty float32
+	mode    rolldev.Mode
+}
+
+func benchRollout(b *testing.B, d device.Device, styles []benchStyle, rows, chunks []int) {
 	const horizon = 5
 	rng := rand.New(rand.NewSource(1))
 	c := Hopper
@@ -65,10 +84,7 @@ func BenchRollout(b *testing.B, d device.Device, rows, chunks []int) {
 		low[j], high[j] = -1, 1
 	}
 	actor := models.NewActor(c.ObsDim, low, high, []int{256, 256}, rng)
-	for _, style := range []struct {
-		name    string
-		penalty float32
-	}{{"on", 0}, {"off", 1}} {
+	for _, style := range styles {
 		for _, n := range rows {
 			start := testfix.RandStart(rand.New(rand.NewSource(2)), n, c.M, c.ObsDim, c.ActDim, func(int) int { return c.M })
 			for i, ch := range chunks {
@@ -81,6 +97,7 @@ func BenchRollout(b *testing.B, d device.Device, rows, chunks []int) {
 						b.Fatal(err)
 					}
 					defer e.Close()
+					e.Mode = style.mode
 					cfg := rollout.RollConfig{Horizon: horizon, Penalty: style.penalty}
 					per := 0 // transitions a roll-out
 					devicetest.BenchSteps(b, d, "rollout", func() error {
