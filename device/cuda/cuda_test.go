@@ -348,9 +348,9 @@ func BenchmarkRollout(b *testing.B) {
 // start rows in chunks of 131072 (gpu_check runs it once: -benchtime 1x).
 // The Engine takes about 11.5 GB at hopper's size: the Direct forward for
 // 655360 plans (4·2829 B a plan, 7.4 GB) and the cache
-// (rolldev.IncrementalBytesPerRow, about 28 KB a row, 3.7 GB), beside a
-// 1M-row chunk's limit of int32 indexing (3H·plans < 2^31: at most about
-// 715k rows a chunk).
+// (rolldev.IncrementalBytesPerRow, about 28 KB a row, 3.7 GB). One chunk
+// of 1M rows would not fit 32-bit indexing (3H·plans within
+// device.MaxLen: at most about 710k rows a chunk).
 func BenchmarkRolloutIncremental(b *testing.B) {
 	d := open(b)
 	defer d.Close()

@@ -23,6 +23,18 @@
 // and done flags are downloaded; ended rows leave the window by
 // compaction (gather_rows).
 //
+// Engine.Mode chooses how a step evaluates the plans: ModeDirect runs each
+// plan's GRU from its start state (the drawn k's plans, or every k for
+// U^ADM); ModeIncremental (infer.ADMIncremental's semantics) keeps the GRU
+// states of every window slot on the device, packed by the step's plans
+// and ping-ponged between two buffers, and advances each plan by one GRU
+// step a roll-out step: a chunk's start windows are replayed first by
+// Direct's GRU without heads, a step gathers each plan's cached states
+// (roll_gather_cols; the current state's slot is the zero state), and a
+// full window's shift and the new state's zero slot are the host's column
+// map. ModeAuto (the default) picks direct without U^ADM and incremental
+// with it, as admpo train does.
+//
 // Weights load from the host as plain slices in the order of models'
 // ADM training graph (models.ADM.TrainedTensors, admdev.Sizes); like the
 // other device packages this one links neither models nor infer, onnx or

@@ -28,8 +28,9 @@ const (
 )
 
 // Engine rolls a policy out in an ADM on a device with ADM-Roll's direct
-// evaluation (infer.ADMDirect's roll-out): the window of states and
-// actions stays on the device, the actor, the plans' forward, the sample,
+// or incremental evaluation (Mode: infer.ADMDirect's or
+// infer.ADMIncremental's roll-out): the window of states and actions (and
+// the incremental style's GRU states) stays on the device, the actor, the plans' forward, the sample,
 // U^ADM's penalty, a DoneSpec's termination and the window's shift run
 // there, and the host draws the random numbers in infer's order and
 // uploads them, so that a seed and ChunkRows give infer's transitions
@@ -65,7 +66,10 @@ type Engine struct {
 // up to maxChunkRows start rows; SetADM and SetActor load the weights. Its
 // forward has room for maxChunkRows·M plans (U^ADM's), about M times
 // NewDirect's memory for maxChunkRows plans, besides the window and the
-// actor's activations.
+// actor's activations; ModeIncremental's first roll-out adds
+// IncrementalBytesPerRow(c) per row (an error names the size when the
+// device refuses it). Every buffer's 32-bit indexing must hold the
+// [maxChunkRows·M, 3·Hidden] gates: about 710k rows at hopper's size.
 func New(d device.Device, c ADMConfig, maxChunkRows int) (*Engine, error) {
 	if err := c.check(maxChunkRows); err != nil {
 		return nil, err
