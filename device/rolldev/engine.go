@@ -87,13 +87,7 @@ func New(d device.Device, c ADMConfig, maxChunkRows int) (*Engine, error) {
 	}
 	n, m, od, ad := maxChunkRows, c.M, c.ObsDim, c.ActDim
 	var errs []error
-	buf := func(dst *device.Buffer, t device.Type, count int) {
-		b, err := d.Alloc(t, count)
-		if err == nil {
-			e.all = append(e.all, b)
-		}
-		*dst, errs = b, append(errs, err)
-	}
+	buf := allocInto(d, &e.all, &errs)
 	for i := range e.s {
 		buf(&e.s[i], device.Float32, n*m*od)
 		buf(&e.a[i], device.Float32, n*m*ad)
@@ -293,11 +287,29 @@ func (e *Engine) uploadSpec(s *rollout.DoneSpec) (*devSpec, error) {
 
 // free releases the spec's own buffers.
 func (ds *devSpec) free(d device.Device) error {
+	err := freeAll(d, ds.own)
+	ds.own = nil
+	return err
+}
+
+// allocInto returns a func that allocates a buffer of count values of
+// type t on d into dst, appends it to all and the error to errs.
+func allocInto(d device.Device, all *[]device.Buffer, errs *[]error) func(dst *device.Buffer, t device.Type, count int) {
+	return func(dst *device.Buffer, t device.Type, count int) {
+		b, err := d.Alloc(t, count)
+		if err == nil {
+			*all = append(*all, b)
+		}
+		*dst, *errs = b, append(*errs, err)
+	}
+}
+
+// freeAll frees bufs on d, every one whatever the others give.
+func freeAll(d device.Device, bufs []device.Buffer) error {
 	var errs []error
-	for _, b := range ds.own {
+	for _, b := range bufs {
 		errs = append(errs, d.Free(b))
 	}
-	ds.own = nil
 	return errors.Join(errs...)
 }
 

@@ -79,13 +79,7 @@ func newIncremental(d device.Device, c ADMConfig, rows int) (*incremental, error
 	p := rows * c.M
 	inc := &incremental{}
 	var errs []error
-	buf := func(dst *device.Buffer, t device.Type, count int) {
-		b, err := d.Alloc(t, count)
-		if err == nil {
-			inc.all = append(inc.all, b)
-		}
-		*dst, errs = b, append(errs, err)
-	}
+	buf := allocInto(d, &inc.all, &errs)
 	for i := range inc.h {
 		inc.h[i] = make([]device.Buffer, c.Layers)
 		for l := range inc.h[i] {
@@ -114,12 +108,9 @@ func newIncremental(d device.Device, c ADMConfig, rows int) (*incremental, error
 
 // free releases the cache's buffers.
 func (inc *incremental) free(d device.Device) error {
-	var errs []error
-	for _, b := range inc.all {
-		errs = append(errs, d.Free(b))
-	}
+	err := freeAll(d, inc.all)
 	inc.all = nil
-	return errors.Join(errs...)
+	return err
 }
 
 // incremental reports whether the roll-out runs in ModeIncremental and
