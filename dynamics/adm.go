@@ -23,6 +23,9 @@ type ADM struct {
 	// RolloutDropout is the MC dropout probability of roll-outs (0: none);
 	// FitCfg.HoldoutDropout validates with it.
 	RolloutDropout float64
+	// Dev, when set (Config.RollDevice), rolls the ADM out on a device
+	// instead of ONNX Runtime; copies of the ADM share it.
+	Dev *DevRoller
 }
 
 // NewADM sizes an ADM from cfg.
@@ -46,6 +49,11 @@ func NewADM(cfg Config, obsDim, actDim int) (Model, error) {
 	d := &ADM{Model: m, FitCfg: fc, Engine: cfg.Engine, Task: cfg.Task}
 	if cfg.RolloutDropout {
 		d.RolloutDropout, d.FitCfg.HoldoutDropout = fc.Dropout, true
+	}
+	if cfg.RollDevice != "" {
+		if d.Dev, err = NewDevRoller(cfg.RollOn, cfg.RollDevice, m); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -76,8 +84,22 @@ func (d *ADM) ExportONNX() ([]byte, error) {
 	return onnx.ExportADM(d.Model, onnx.ADMOptions{Form: onnx.ADMUnrolled}, d.meta())
 }
 
-// Roller exports the ADM and opens the configured engine.
+// Roller returns the device roller (Dev) with the ADM's current weights
+// when the ADM rolls out on a device: its caller sets the actor
+// (ActorSetter) before Rollout. Otherwise it is ORTRoller.
 func (d *ADM) Roller(opts infer.Options) (infer.Roller, error) {
+	if d.Dev == nil {
+		return d.ORTRoller(opts)
+	}
+	if err := d.Dev.SetADM(d.Model, d.RolloutDropout); err != nil {
+		return nil, err
+	}
+	return d.Dev, nil
+}
+
+// ORTRoller exports the ADM and opens the configured engine on ONNX
+// Runtime, device or not (a roll-out of an actor known only as ONNX).
+func (d *ADM) ORTRoller(opts infer.Options) (infer.Roller, error) {
 	switch d.Engine {
 	case "incremental":
 		b, err := onnx.ExportADMStepWith(d.Model, onnx.ADMStepOptions{Dropout: d.RolloutDropout}, d.meta())
@@ -95,6 +117,15 @@ func (d *ADM) Roller(opts infer.Options) (infer.Roller, error) {
 		return infer.OpenADMDirect(b, opts)
 	}
 	return nil, fmt.Errorf("dynamics: unknown ADM engine %q (direct or incremental)", d.Engine)
+}
+
+// Close frees the device roller's buffers (nil error without one); the
+// device stays open for its owner to close.
+func (d *ADM) Close() error {
+	if d.Dev == nil {
+		return nil
+	}
+	return d.Dev.Free()
 }
 
 // Save puts the ADM's weights into a checkpoint.

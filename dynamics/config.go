@@ -47,4 +47,10 @@ type Config struct {
 	// EnsembleFitConfig.DeviceGraph).
 	Device      device.Device
 	DeviceGraph bool
+	// RollDevice, when set ("emu" or "cuda", RollDevices), rolls the ADM
+	// out on RollOn (device/rolldev) instead of ONNX Runtime ("": ONNX
+	// Runtime); the ensemble rolls out on ONNX Runtime only. RollOn is that
+	// device, open; its owner closes it after the model (ADM.Close).
+	RollDevice string
+	RollOn     device.Device
 }

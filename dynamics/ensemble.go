@@ -2,6 +2,7 @@ package dynamics
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 
 	"github.com/admpo/admpo/buffer"
@@ -22,6 +23,9 @@ type Ensemble struct {
 
 // NewEnsemble sizes an ensemble (4 x 200 Swish members) from cfg.
 func NewEnsemble(cfg Config, obsDim, actDim int) (Model, error) {
+	if cfg.RollDevice != "" {
+		return nil, fmt.Errorf("dynamics: the ensemble rolls out on ONNX Runtime only, not on device %s (a device roll-out is the ADM's)", cfg.RollDevice)
+	}
 	e := models.NewEnsemble(obsDim, actDim, cfg.Ensemble, []int{200, 200, 200, 200}, rand.New(rand.NewSource(cfg.Seed)))
 	fc := DefaultEnsembleFitConfig()
 	fc.Elites, fc.Patience, fc.MaxEpochs = cfg.Elites, cfg.Patience, cfg.MaxEpochs

@@ -1,0 +1,145 @@
+package dynamics
+
+import (
+	"context"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/admpo/admpo/device/emu"
+	"github.com/admpo/admpo/infer"
+	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/testfix"
+	"github.com/admpo/admpo/models"
+	"github.com/admpo/admpo/onnx"
+)
+
+// TestDevRollerMatchesORT fits a tiny ADM (a few Adam steps on a linear
+// system) and rolls the same actor out from the same starts with the same
+// seed and chunk rows by the ONNX Runtime roller (CPU) and by the emu
+// device roller (Config.RollDevice): the transitions agree within 1e-4,
+// with done flags, steps and backtracking lengths equal; with and without
+// U^ADM's penalty and MC dropout, in chunks of 48 rows and in the engines'
+// default chunks (8192 on both). The ADM is refitted between the two
+// dropout settings, so the roller's second roll-outs use the new weights.
+func TestDevRollerMatchesORT(t *testing.T) {
+	ortskip.IfMissing(t)
+	rng := rand.New(rand.NewSource(5))
+	ls := newLinearSystem(0.9, rng)
+	data := linearReplay(t, ls, 10, 20, rng)
+	d := emu.New()
+	defer d.Close()
+	cfg := Config{Task: "linear", Seed: 3, M: 3, ADMHidden: 16, ADMLayers: 2, ADMResBlocks: 2, MaxEpochs: 2,
+		Patience: 2, EpochSteps: 10, EpochPasses: 1, Improve: "scaled", Engine: "direct", RollDevice: "emu", RollOn: d}
+	dyn, err := NewADM(cfg, ls.obs, ls.act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := dyn.(*ADM)
+	defer func() {
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	low, high := make([]float64, ls.act), make([]float64, ls.act)
+	for j := range low {
+		low[j], high[j] = -1, 1.5
+	}
+	actor := models.NewActor(ls.obs, low, high, []int{16, 16}, rng)
+	ab, err := onnx.ExportActor(actor, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := infer.Options{Threads: 1}
+	pol, err := infer.OpenPolicy(ab, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pol.Close()
+	done := func(obs []float32) bool { return obs[0] > 2.5 || obs[0] < -2.5 }
+	for _, p := range []float64{0, 0.1} {
+		a.RolloutDropout = p
+		if _, err := a.Fit(context.Background(), data, 0, rng); err != nil {
+			t.Fatal(err)
+		}
+		start, err := data.SampleStarts(150, a.M(), rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, penalty := range []float32{0, 1} {
+			for _, chunk := range []int{48, 0} {
+				rc := infer.RollConfig{Horizon: 4, Penalty: penalty, WantU: true, Done: done, ChunkRows: chunk}
+				ort, err := a.ORTRoller(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := ort.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
+				ort.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := a.Roller(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.(ActorSetter).SetActor(actor); err != nil {
+					t.Fatal(err)
+				}
+				got, err := r.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
+				r.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ended := 0
+				for _, e := range want.Done {
+					if e {
+						ended++
+					}
+				}
+				if s := testfix.DiffTransitions(got, want, ls.obs, ls.act, 1e-4); s != "" {
+					t.Errorf("dropout %v, penalty %v, chunk %d: %s", p, penalty, chunk, s)
+				}
+				t.Logf("dropout %v, penalty %v, chunk %d: %d transitions, %d ended", p, penalty, chunk, want.N, ended)
+			}
+		}
+	}
+}
+
+// TestDevRollerErrors: a device roll-out names what is missing, the
+// ensemble and an unknown device are refused, and a policy of other
+// dimensions is an error.
+func TestDevRollerErrors(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	cfg := Config{Seed: 1, M: 2, ADMHidden: 8, ADMLayers: 1, ADMResBlocks: 1, Engine: "direct", RollDevice: "emu", RollOn: d}
+	dyn, err := NewADM(cfg, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := dyn.(*ADM)
+	defer a.Close()
+	r, err := a.Roller(infer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := testfix.RandStart(rand.New(rand.NewSource(1)), 4, 2, 3, 2, func(int) int { return 1 })
+	_, err = r.Rollout(nil, start, infer.RollConfig{Horizon: 1}, rand.New(rand.NewSource(1)))
+	if err == nil || !strings.Contains(err.Error(), "no actor") {
+		t.Errorf("roll-out without an actor: %v", err)
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{RollDevice: "tpu", RollOn: d, M: 2, ADMHidden: 8, ADMLayers: 1}, "unknown roll-out device"},
+		{Config{RollDevice: "emu", M: 2, ADMHidden: 8, ADMLayers: 1}, "no open device"},
+	} {
+		if _, err := NewADM(c.cfg, 3, 2); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg.RollDevice, err, c.want)
+		}
+	}
+	if _, err := NewEnsemble(Config{Ensemble: 2, Elites: 1, RollDevice: "emu", RollOn: d}, 3, 2); err == nil ||
+		!strings.Contains(err.Error(), "ONNX Runtime only") {
+		t.Errorf("ensemble on a roll-out device: %v", err)
+	}
+}
