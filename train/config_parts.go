@@ -114,6 +114,11 @@ type RuntimeSettings struct {
 	// ADM's and the ensemble's fits (packages admdev, ensdev) run on the
 	// same device.
 	Device string `json:"device,omitempty"`
+	// RolloutDevice rolls the ADM out on a device (admpo only): emu or cuda
+	// (dynamics.Config.RollDevice); "" is ONNX Runtime (Provider). A seed
+	// gives ONNX Runtime's transitions within float32 rounding at the same
+	// chunk rows.
+	RolloutDevice string `json:"rollout_device,omitempty"`
 }
 
 // validate checks the evaluation and checkpoint intervals and the
@@ -125,6 +130,17 @@ func (r RuntimeSettings) validate(p *problems) {
 	if err := CheckDevice(r.Device); err != nil {
 		p.check(false, "%s", strings.TrimPrefix(err.Error(), "train: "))
 	}
+	if err := CheckRolloutDevice(r.RolloutDevice); err != nil {
+		p.check(false, "%s", strings.TrimPrefix(err.Error(), "train: "))
+	}
+}
+
+// rolloutDevice checks that algo rolls out on the roll-out device, if one
+// is set: only the ADM (admpo) has a device roll-out.
+func (r RuntimeSettings) rolloutDevice(p *problems, algo string) {
+	p.check(r.RolloutDevice == "" || algo == "admpo",
+		"rollout device %s rolls the ADM out (admpo); %s rolls out on ONNX Runtime or not at all: leave the rollout device unset",
+		r.RolloutDevice, algo)
 }
 
 // inferOptions are the ONNX Runtime options of the run's roll-outs.

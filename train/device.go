@@ -9,6 +9,7 @@ import (
 	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/device/emu"
 	"github.com/admpo/admpo/device/sacdev"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/sac"
 )
@@ -31,6 +32,44 @@ func CheckDevice(name string) error {
 		return nil
 	}
 	return fmt.Errorf("train: unknown device %q (cpu, emu or cuda)", name)
+}
+
+// CheckRolloutDevice returns an error unless name is a roll-out device
+// setting this binary can run: "" (ONNX Runtime), emu or cuda (the
+// admpo_cuda tag).
+func CheckRolloutDevice(name string) error {
+	switch strings.ToLower(name) {
+	case "", "emu":
+		return nil
+	case "cuda":
+		if !CUDABuilt {
+			return fmt.Errorf("train: rollout device cuda needs a binary built with the admpo_cuda tag (go build -tags admpo_cuda)")
+		}
+		return nil
+	}
+	return fmt.Errorf("train: unknown rollout device %q (emu or cuda; unset: ONNX Runtime)", name)
+}
+
+// openRollDevice sets dc to roll the ADM out on the named device ("":
+// ONNX Runtime): the learner's device dl (named learner) when the names
+// match, else one it opens and returns for its caller to close.
+func openRollDevice(name, learner string, dl *devLearner, dc *dynamics.Config) (own device.Device, err error) {
+	if name == "" {
+		return nil, nil
+	}
+	if err := CheckRolloutDevice(name); err != nil {
+		return nil, err
+	}
+	dc.RollDevice = strings.ToLower(name)
+	if d, _ := dl.device(); d != nil && strings.EqualFold(name, learner) {
+		dc.RollOn = d
+		return nil, nil
+	}
+	if own, err = openDevice(name); err != nil {
+		return nil, fmt.Errorf("train: rollout device: %w", err)
+	}
+	dc.RollOn = own
+	return own, nil
 }
 
 // openDevice opens the named device, nil for cpu.

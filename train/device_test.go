@@ -519,3 +519,62 @@ func TestDeviceBCResumeOnAnotherDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestRolloutDeviceEmuMatchesORT: a short online ADMPO run whose ADM rolls
+// out on the emulated device (rollout_device emu; SAC's updates and the
+// fits on emu too, sharing that device) ends within rounding of the run
+// that rolls out on ONNX Runtime's CPU provider: the same counters, and
+// the weights and the real and model buffers within 1e-4 of the largest
+// value (the device roll-out equals ONNX Runtime's within float32
+// rounding for the same seed and chunk rows).
+func TestRolloutDeviceEmuMatchesORT(t *testing.T) {
+	ortskip.IfMissing(t)
+	cfg := tinyConfig("admpo")
+	cfg.Device = "emu"
+	want := straightSynced(t, cfg)
+	cfg.RolloutDevice = "emu"
+	o, err := NewOnline(cfg, t.TempDir()+"/probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := o.dyn.(*dynamics.ADM); !ok || a.Dev == nil || o.rollDev != nil {
+		t.Errorf("model %T: no device roller on the learner's device", o.dyn)
+	}
+	o.Close()
+	got := straightSynced(t, cfg)
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+		t.Fatalf("counters: device roll-outs %+v, ONNX Runtime's %+v", pick(got), pick(want))
+	}
+	const tol = 1e-4
+	for _, x := range []struct {
+		what      string
+		got, want []float32
+	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+		{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
+		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+			t.Errorf("%s: device and ONNX Runtime roll-outs differ by %.3g of the largest value (%d and %d values)", x.what, d,
+				len(x.got), len(x.want))
+		}
+	}
+	t.Logf("model buffer %.3g, actor %.3g", maxRelDiff(got.model, want.model), maxRelDiff(got.actor, want.actor))
+}
+
+// TestRolloutDeviceConfig: a rollout device is admpo's only, an unknown
+// one is refused, and cuda needs the admpo_cuda tag.
+func TestRolloutDeviceConfig(t *testing.T) {
+	for _, c := range []struct {
+		algo, dev, want string
+	}{{"mbpo", "emu", "rolls the ADM out (admpo)"}, {"sac", "emu", "rolls the ADM out (admpo)"},
+		{"admpo", "tpu", "unknown rollout device"}} {
+		cfg := tinyConfig(c.algo)
+		cfg.RolloutDevice = c.dev
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s on %s: %v, want %q", c.algo, c.dev, err, c.want)
+		}
+	}
+	cfg := tinyConfig("admpo")
+	cfg.RolloutDevice = "cuda"
+	if err := cfg.Validate(); (err == nil) != CUDABuilt || !CUDABuilt && !strings.Contains(err.Error(), "admpo_cuda") {
+		t.Errorf("rollout device cuda (built with it: %v): %v", CUDABuilt, err)
+	}
+}

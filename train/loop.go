@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/admpo/admpo/buffer"
+	"github.com/admpo/admpo/device"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/envs"
 	"github.com/admpo/admpo/infer"
@@ -25,15 +26,18 @@ import (
 // data set) and model buffers, the dynamics model, the random sources, the
 // counters and the progress log. Both embed it.
 type loop struct {
-	task  *envs.Task
-	eval  *envs.Env // deterministic evaluation episodes
-	sac   *sac.Agent
-	dev   *devLearner // runs sac's updates on a device; nil on the CPU
-	real  *buffer.Replay
-	model *buffer.Replay // nil before the first roll-out and without a model
-	dyn   dynamics.Model
-	rng   *rand.Rand
-	srcs  rngSources
+	task *envs.Task
+	eval *envs.Env // deterministic evaluation episodes
+	sac  *sac.Agent
+	dev  *devLearner // runs sac's updates on a device; nil on the CPU
+	// rollDev is the roll-out device the loop opened (RolloutDevice other
+	// than the learner's); nil when none or shared with dev.
+	rollDev device.Device
+	real    *buffer.Replay
+	model   *buffer.Replay // nil before the first roll-out and without a model
+	dyn     dynamics.Model
+	rng     *rand.Rand
+	srcs    rngSources
 
 	step       int
 	lastFit    dynamics.FitReport
@@ -334,8 +338,11 @@ func realRows(ratio float64, n int, floor bool) int {
 // starts (the run's real buffer, or another run's: a diagnosis); where
 // ("step 5000", "update 1000") places a roll-out error. With full, starts
 // are drawn by the authors' rule (SampleFullStarts), else from any stored
-// state (SampleStarts).
-func (l *loop) rollPolicy(actor []byte, opts infer.Options, starts *buffer.Replay, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
+// state (SampleStarts). An ADM on a roll-out device rolls out there when
+// the actor is the run's SAC actor (own: its host weights are set before
+// the roll-out); another actor, known only as ONNX, rolls out on ONNX
+// Runtime.
+func (l *loop) rollPolicy(actor []byte, own bool, opts infer.Options, starts *buffer.Replay, n int, rc infer.RollConfig, where string, full bool) (*infer.Transitions, error) {
 	dyn := l.dyn
 	if a, ok := dyn.(*dynamics.ADM); ok && l.diag.NoDropout && a.RolloutDropout > 0 {
 		c := *a // the same weights, exported without dropout
@@ -343,7 +350,7 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, starts *buffer.Repla
 		dyn = &c
 	}
 	rc.WantMean = rc.WantMean || l.diag.Mean
-	roller, err := dyn.Roller(opts)
+	roller, err := l.roller(dyn, opts, own)
 	if err != nil {
 		return nil, err
 	}
@@ -370,6 +377,36 @@ func (l *loop) rollPolicy(actor []byte, opts infer.Options, starts *buffer.Repla
 		return nil, fmt.Errorf("train: roll-out at %s: %w", where, err)
 	}
 	return tr, nil
+}
+
+// roller opens dyn's roll-out engine: a device roller with the run's SAC
+// actor set when own, ONNX Runtime's otherwise.
+func (l *loop) roller(dyn dynamics.Model, opts infer.Options, own bool) (infer.Roller, error) {
+	a, ok := dyn.(*dynamics.ADM)
+	if !ok || a.Dev == nil {
+		return dyn.Roller(opts)
+	}
+	if !own {
+		return a.ORTRoller(opts)
+	}
+	host, err := l.sac.HostActor()
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.Roller(opts)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := r.(dynamics.ActorSetter)
+	if !ok {
+		r.Close()
+		return nil, fmt.Errorf("train: the ADM's device roller %T takes no actor", r)
+	}
+	if err := s.SetActor(host); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // rolloutNote returns the remark for a roll-out's log line, once.
@@ -487,8 +524,15 @@ func (l *loop) close() {
 	if l.sac != nil {
 		l.sac.Close()
 	}
+	if a, ok := l.dyn.(*dynamics.ADM); ok { // its device roller before the device
+		_ = a.Close()
+	}
 	_ = l.dev.Close()
 	l.dev = nil
+	if l.rollDev != nil {
+		_ = l.rollDev.Close()
+		l.rollDev = nil
+	}
 	if l.eval != nil {
 		l.eval.Close()
 	}

@@ -232,6 +232,10 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	dc := cfg.dynamicsConfig()
 	dc.OnEpoch = o.fitEpoch
 	dc.Device, dc.DeviceGraph = o.dev.device() // the ADM's fits run on the SAC learner's device
+	if o.rollDev, err = openRollDevice(cfg.RolloutDevice, cfg.Device, o.dev, &dc); err != nil {
+		o.Close()
+		return nil, err
+	}
 	if err := o.initParts(cfg.Seed*11, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mopo", dc); err != nil {
 		o.Close()
 		return nil, err
@@ -454,7 +458,7 @@ func (o *Offline) rollout(ctx context.Context) (*infer.Transitions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.rolloutActor(ctx, b, o.Cfg.RolloutBatch, fmt.Sprintf("update %d", o.step))
+	return o.rolloutActor(ctx, b, true, o.Cfg.RolloutBatch, fmt.Sprintf("update %d", o.step))
 }
 
 // RolloutActor runs one penalised roll-out of an ONNX actor in the run's
@@ -470,14 +474,15 @@ func (o *Offline) RolloutActor(ctx context.Context, actor []byte, n int, seed in
 // means, no MC dropout); the run's own roll-outs are left as they were.
 func (o *Offline) RolloutActorWith(ctx context.Context, actor []byte, n int, seed int64, opt RolloutOptions) (*infer.Transitions, error) {
 	return o.diagnosing(seed, opt, func() (*infer.Transitions, error) {
-		return o.rolloutActor(ctx, actor, n, "diagnosis")
+		return o.rolloutActor(ctx, actor, false, n, "diagnosis")
 	})
 }
 
-// rolloutActor runs one penalised roll-out of an ONNX actor in the model
-// from n data set starts; where names it in errors.
-func (o *Offline) rolloutActor(ctx context.Context, actor []byte, n int, where string) (*infer.Transitions, error) {
-	return o.rollPolicy(actor, o.Cfg.inferOptions(), o.real, n,
+// rolloutActor runs one penalised roll-out of an ONNX actor (own: the
+// run's SAC actor) in the model from n data set starts; where names it in
+// errors.
+func (o *Offline) rolloutActor(ctx context.Context, actor []byte, own bool, n int, where string) (*infer.Transitions, error) {
+	return o.rollPolicy(actor, own, o.Cfg.inferOptions(), o.real, n,
 		infer.RollConfig{Horizon: o.Cfg.Horizon, Penalty: float32(o.Cfg.Penalty), WantU: true, Done: o.task.Done, Context: ctx}, where,
 		o.Cfg.FullHistoryStarts())
 }

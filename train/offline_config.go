@@ -334,6 +334,7 @@ func (c OfflineConfig) Validate() error {
 	p.check(c.Gamma > 0 && c.Gamma <= 1, "gamma %v must be in (0, 1]", c.Gamma)
 	p.check(c.ActorLR > 0, "actor learning rate %v must be positive", c.ActorLR)
 	c.RuntimeSettings.validate(&p)
+	c.RuntimeSettings.rolloutDevice(&p, c.Algo)
 	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile) && c.Env != "", "env file %q must be an absolute path of the task %q", c.EnvFile, c.Env)
 	p.check(c.Remote == nil || remote.IsAddress(c.Env) && c.EnvFile == "",
 		"env %q: remote settings go with a remote environment's address (and no env file)", c.Env)

@@ -141,7 +141,12 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 	}
 	dc := cfg.dynamicsConfig()
 	dc.Device, dc.DeviceGraph = o.dev.device() // the ADM's fits run on the SAC learner's device
+	if o.rollDev, err = openRollDevice(cfg.RolloutDevice, cfg.Device, o.dev, &dc); err != nil {
+		o.Close()
+		return nil, err
+	}
 	if err := o.initParts(cfg.Seed*7, cfg.Version, cfg.Batch, od, ad, cfg.Algo, "mbpo", dc); err != nil {
+		o.Close()
 		return nil, err
 	}
 	return o, nil
@@ -326,7 +331,7 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		}
 	}
 	h := o.Cfg.Rollout.At(o.Cfg.ScheduleStep(o.step))
-	tr, err := o.rolloutActor(ctx, actor, o.real, o.Cfg.RolloutBatch, h, false, fmt.Sprintf("step %d", o.step))
+	tr, err := o.rolloutActor(ctx, actor, true, o.real, o.Cfg.RolloutBatch, h, false, fmt.Sprintf("step %d", o.step))
 	if err != nil {
 		return "", err
 	}
@@ -338,11 +343,11 @@ func (o *Online) modelRound(ctx context.Context) (string, error) {
 		o.step, rep.Epochs, rep.HoldoutLoss, fitS, o.Cfg.RolloutBatch, o.rolloutLen, tr.N, time.Since(t1).Seconds(), termMsg, o.rolloutNote()), nil
 }
 
-// rolloutActor rolls an ONNX actor out in the model for h steps from n
-// start sequences drawn from starts, with U when wantU; where names it in
-// errors.
-func (o *Online) rolloutActor(ctx context.Context, actor []byte, starts *buffer.Replay, n, h int, wantU bool, where string) (*infer.Transitions, error) {
-	return o.rollPolicy(actor, o.Cfg.inferOptions(), starts, n,
+// rolloutActor rolls an ONNX actor (own: the run's SAC actor) out in the
+// model for h steps from n start sequences drawn from starts, with U when
+// wantU; where names it in errors.
+func (o *Online) rolloutActor(ctx context.Context, actor []byte, own bool, starts *buffer.Replay, n, h int, wantU bool, where string) (*infer.Transitions, error) {
+	return o.rollPolicy(actor, own, o.Cfg.inferOptions(), starts, n,
 		infer.RollConfig{Horizon: h, WantU: wantU, Done: o.task.Done, Context: ctx}, where, o.Cfg.FullHistoryStarts())
 }
 
@@ -382,7 +387,7 @@ func (o *Online) RolloutActorWith(ctx context.Context, actor []byte, n int, seed
 		starts = o.starts
 	}
 	return o.diagnosing(seed, opt, func() (*infer.Transitions, error) {
-		return o.rolloutActor(ctx, actor, starts, n, h, true, "diagnosis")
+		return o.rolloutActor(ctx, actor, false, starts, n, h, true, "diagnosis")
 	})
 }
 

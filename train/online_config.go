@@ -395,6 +395,7 @@ func (c OnlineConfig) Validate() error {
 		c.Termination, strings.Join(Terminations, ", "))
 	p.check(c.EnvFile == "" || filepath.IsAbs(c.EnvFile), "env file %q must be an absolute path", c.EnvFile)
 	c.RuntimeSettings.validate(&p)
+	c.RuntimeSettings.rolloutDevice(&p, c.Algo)
 	if c.Algo != "sac" {
 		need, why := c.MinWarmUp(), "one to train on and one to hold out"
 		if c.Algo == "admpo" && c.M-1 > 2 {
