@@ -139,7 +139,7 @@ func (r RuntimeSettings) validate(p *problems) {
 // is set: only the ADM (admpo) has a device roll-out.
 func (r RuntimeSettings) rolloutDevice(p *problems, algo string) {
 	p.check(r.RolloutDevice == "" || algo == "admpo",
-		"rollout device %s rolls the ADM out (admpo); %s rolls out on ONNX Runtime or not at all: leave the rollout device unset",
+		"rollout device %s rolls the ADM out (admpo only): %s's roll-outs stay on ONNX Runtime (sac and bc have none); leave it unset",
 		r.RolloutDevice, algo)
 }
 

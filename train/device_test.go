@@ -564,7 +564,7 @@ func TestRolloutDeviceEmuMatchesORT(t *testing.T) {
 func TestRolloutDeviceConfig(t *testing.T) {
 	for _, c := range []struct {
 		algo, dev, want string
-	}{{"mbpo", "emu", "rolls the ADM out (admpo)"}, {"sac", "emu", "rolls the ADM out (admpo)"},
+	}{{"mbpo", "emu", "rolls the ADM out (admpo only)"}, {"sac", "emu", "rolls the ADM out (admpo only)"},
 		{"admpo", "tpu", "unknown rollout device"}} {
 		cfg := tinyConfig(c.algo)
 		cfg.RolloutDevice = c.dev

@@ -165,3 +165,71 @@ func TestBenchTrainFrom(t *testing.T) {
 		t.Errorf("bench train --from a checkpoint without a SAC agent: %v, want an error naming it", err)
 	}
 }
+
+// TestRolloutDeviceFlag: --rollout-device (or a --config's rollout_device
+// key) is a usage error before any run directory exists when unknown,
+// beside an algorithm without the ADM (mbpo online, mopo offline) and, in
+// a binary without the admpo_cuda tag, for cuda (naming the tag). A short
+// online admpo run with --device emu --rollout-device emu trains end to
+// end (model fits, device roll-outs, checkpoints, export) and records the
+// setting in config.json.
+func TestRolloutDeviceFlag(t *testing.T) {
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "hopper-random.hdf5")
+	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
+	conf := filepath.Join(tmp, "rolldev.yaml")
+	if err := os.WriteFile(conf, []byte("rollout_device: bogus\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	online := []string{"--steps", "1", "--warmup", "1"}
+	offline := []string{"--dataset", data, "--epochs", "1", "--steps-per-epoch", "1"}
+	cases := []struct {
+		name  string
+		run   func([]string) error
+		args  []string
+		parts []string
+	}{
+		{"online bogus", trainOnline, append([]string{"--rollout-device", "bogus"}, online...), []string{"unknown rollout device", "emu or cuda"}},
+		{"online config", trainOnline, append([]string{"--config", conf}, online...), []string{"unknown rollout device"}},
+		{"online mbpo", trainOnline, append([]string{"--algo", "mbpo", "--rollout-device", "emu"}, online...), []string{"admpo only", "mbpo"}},
+		{"offline mopo", trainOffline, append([]string{"--algo", "mopo", "--rollout-device", "emu"}, offline...), []string{"admpo only", "mopo"}},
+		{"offline bogus", trainOffline, append([]string{"--rollout-device", "tpu"}, offline...), []string{"unknown rollout device"}},
+	}
+	if !train.CUDABuilt {
+		cases = append(cases, struct {
+			name  string
+			run   func([]string) error
+			args  []string
+			parts []string
+		}{"online cuda", trainOnline, append([]string{"--rollout-device", "cuda"}, online...), []string{"rollout device cuda", "admpo_cuda"}})
+	}
+	for _, c := range cases {
+		out := filepath.Join(tmp, "run-"+strings.ReplaceAll(c.name, " ", "-"))
+		_, err := captureStdout(t, func() error { return c.run(append(c.args, "--out", out)) })
+		wantUsage(t, c.name, err, out, c.parts...)
+	}
+	dir := filepath.Join(tmp, "run")
+	run := []string{"--algo", "admpo", "--preset", "quick", "--steps", "200", "--warmup", "200", "--hidden", "8,8",
+		"--batch", "8", "--updates-per-step", "1", "--model-every", "100", "--rollout-batch", "32", "--m", "3",
+		"--adm-hidden", "8", "--adm-layers", "1", "--adm-res-blocks", "1", "--model-max-epochs", "2",
+		"--eval-every", "200", "--eval-episodes", "1", "--checkpoint-every", "200", "--tensorboard=false",
+		"--device", "emu", "--rollout-device", "emu", "--out", dir}
+	out, err := captureStdout(t, func() error { return trainOnline(run) })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "roll-out 32 x H=") {
+		t.Errorf("no roll-out in the log:\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c train.OnlineConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.RolloutDevice != "emu" {
+		t.Errorf("config.json: rollout device %q, want emu", c.RolloutDevice)
+	}
+}

@@ -125,6 +125,13 @@ var overrideTable = []overrideFlag{
 		"ADM's and the ensemble's fits train there too; on cuda each SAC update, BC step, ADM and ensemble\n" +
 		"step is recorded once as a CUDA graph and replayed (2-2.7x faster on an H100; the environment\n" +
 		"variable ADMPO_DEVICE_GRAPH=0 turns graphs off, =1 forces them, also on emu)"},
+	{name: "rollout-device", kind: stringFlag, help: "admpo: roll the ADM out on a device instead of ONNX Runtime (the default, unset: ONNX Runtime\n" +
+		"on --provider): emu (the device kernels emulated on the host, for checks) or cuda (the GPU; a binary\n" +
+		"built with the admpo_cuda tag); the actor, the ADM's plans, the sample and U^ADM run there, the\n" +
+		"random numbers and the termination rule on the host in ONNX Runtime's order, so a seed gives ONNX Runtime's\n" +
+		"transitions within float32 rounding for the same chunk rows (8192 start rows a step on emu, as\n" +
+		"ONNX Runtime's cpu; 131072 on cuda, where ONNX Runtime's cuda takes 32768); shares --device's device\n" +
+		"when they name the same; mbpo's and mopo's ensemble rolls out on ONNX Runtime only"},
 }
 
 // fieldTypeOk tells whether p is a pointer to the config field type that
@@ -194,6 +201,7 @@ func runtimeFields(r *train.RuntimeSettings) map[string]any {
 	return map[string]any{
 		"eval-episodes": &r.EvalEpisodes, "checkpoint-every": &r.CheckpointEvery, "threads": &r.Threads,
 		"blas-threads": &r.BLASThreads, "provider": &r.Provider, "device": &r.Device,
+		"rollout-device": &r.RolloutDevice,
 	}
 }
 
