@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
 	"github.com/admpo/admpo/models"
@@ -45,7 +47,20 @@ type RolloutConfig struct {
 	// ONNX Runtime's JSON traces, one per session, named from this prefix
 	// (empty: off).
 	ORTProfile string
+	// Device, when set, runs the device engines Engines names
+	// (DeviceEngines) on it; DeviceName is its setting, emu or cuda (the
+	// device roller's default chunk rows, dynamics.DevChunkRows). Its
+	// caller opens and closes it.
+	Device     device.Device
+	DeviceName string
 }
+
+// DeviceEngines are the device engines Rollout can time beside ONNX
+// Runtime's (RolloutConfig.Device): device-direct is dynamics.DevRoller
+// (rolldev.Engine, ADM-Roll's direct evaluation). An incremental style
+// (S6 of docs/device-rollout-plan.md) adds "device-incremental" here and
+// its roller in deviceRoller.
+var DeviceEngines = []string{"device-direct"}
 
 // admForm maps RolloutConfig.Form to the exporter's form.
 func admForm(name string) (onnx.ADMForm, error) {
@@ -60,15 +75,41 @@ func admForm(name string) (onnx.ADMForm, error) {
 	return 0, fmt.Errorf("unknown ADM form %q (packed, unrolled or gru)", name)
 }
 
-// Check reports an unknown engine in c.Engines or an unknown c.Form.
+// Check reports an unknown engine in c.Engines, a device engine without
+// c.Device, or an unknown c.Form.
 func (c RolloutConfig) Check() error {
 	for _, e := range c.Engines {
-		if e != "direct" && e != "incremental" {
-			return fmt.Errorf("unknown engine %q (direct, incremental)", e)
+		switch {
+		case e == "direct" || e == "incremental":
+		case slices.Contains(DeviceEngines, e):
+			if c.Device == nil {
+				return fmt.Errorf("engine %s needs a device (--device emu or cuda)", e)
+			}
+		default:
+			return fmt.Errorf("unknown engine %q (direct, incremental, %s)", e, strings.Join(DeviceEngines, ", "))
 		}
 	}
 	_, err := admForm(c.Form)
 	return err
+}
+
+// deviceRoller returns the device engine named engine on c.Device for adm
+// (MC dropout c.Dropout) and actor.
+func (c RolloutConfig) deviceRoller(engine string, adm *models.ADM, actor *models.Actor) (*dynamics.DevRoller, error) {
+	if engine != "device-direct" {
+		return nil, fmt.Errorf("benchmarks: no device engine %q", engine)
+	}
+	r, err := dynamics.NewDevRoller(c.Device, c.DeviceName, adm)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetADM(adm, c.Dropout); err != nil {
+		return nil, err
+	}
+	if err := r.SetActor(actor); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // wants reports whether engine is among c.Engines (all when empty).
@@ -106,6 +147,7 @@ func countFlops(c RolloutConfig) flops {
 // perTransition is the executed work of one transition for an engine, with
 // full start windows (so k is uniform in 1..m) and horizon H.
 func (f flops) perTransition(engine string, penalty bool, m, horizon int) float64 {
+	engine = strings.TrimPrefix(engine, "device-") // a device engine does its style's work
 	mf, hf := float64(m), float64(horizon)
 	switch {
 	case engine == "direct" && !penalty: // packed graph: the drawn k's steps only
@@ -143,6 +185,18 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	}
 	if err := c.Check(); err != nil {
 		return nil, fmt.Errorf("benchmarks: %w", err)
+	}
+	var extra []infer.BenchEngine
+	for _, name := range DeviceEngines {
+		if c.Device == nil || !slices.Contains(c.Engines, name) {
+			continue
+		}
+		r, err := c.deviceRoller(name, adm, actor)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Free()
+		extra = append(extra, infer.BenchEngine{Name: name, Roller: r, M: c.M})
 	}
 	var direct, step []byte
 	if c.wants("direct") {
@@ -196,6 +250,12 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	if c.ChunkRows > 0 {
 		chunk = strconv.Itoa(c.ChunkRows)
 	}
+	if c.Device != nil {
+		t.Header["device"] = c.Device.Name()
+		if c.ChunkRows <= 0 {
+			chunk += fmt.Sprintf("; device engines: %d (their default on %s)", dynamics.DevChunkRows[strings.ToLower(c.DeviceName)], c.DeviceName)
+		}
+	}
 	t.Header["chunk rows"] = chunk
 	form := c.Form
 	if form == "" {
@@ -221,7 +281,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 			res, err := infer.BenchRollout(infer.BenchConfig{Actor: ab, ADM: direct, ADMStep: step, Rows: rows,
 				Horizon: c.Horizon, Penalty: penalty, Threads: c.Threads, Workers: c.Workers, BatchRows: c.BatchRows,
 				Provider: c.Provider, Binding: c.Binding, Repeats: c.Repeats, ChunkRows: c.ChunkRows, Seed: 3,
-				Profile: c.ORTProfile})
+				Profile: c.ORTProfile, Extra: extra})
 			if err != nil {
 				return nil, err
 			}
@@ -237,5 +297,8 @@ func Rollout(c RolloutConfig) (*Table, error) {
 	t.Notes = append(t.Notes, "GFLOP/s counts the matrix products each engine executes: direct runs each plan's own k GRU steps (the packed graph; every k = 1..m with U^ADM); incremental advances m cached plans by one step, runs m heads and replays the start windows once; first steps skip the recurrent products",
 		"per CPU-second: transitions per second of the process's CPU time (all threads), the rate independent of the machine's other load",
 		"direct uses the "+form+" ADM graph, incremental the "+stepForm.String()+" step graph (--form); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
+	if c.Device != nil {
+		t.Notes = append(t.Notes, "device-direct: the ADM rolled out on the device "+c.DeviceName+" (dynamics.DevRoller, rolldev.Engine: the actor, the plans, the sample and U^ADM there, the random numbers drawn on the host in infer's order, so its transitions equal direct's within float32 rounding at the same chunk rows); GFLOP/s counts direct's work, and the % column is of ONNX Runtime's MatMul peak")
+	}
 	return t, nil
 }

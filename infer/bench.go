@@ -41,6 +41,18 @@ type BenchConfig struct {
 	// session (the policy's and the engines'), for where a roll-out's time
 	// goes inside ONNX Runtime; empty: off.
 	Profile string
+	// Extra are further engines timed after ONNX Runtime's, the same way
+	// and from the same starts.
+	Extra []BenchEngine
+}
+
+// BenchEngine is a roll-out engine that BenchRollout times beside its own
+// (e.g. a device roller, which package infer never builds); its caller
+// closes it.
+type BenchEngine struct {
+	Name   string
+	Roller Roller
+	M      int // the ADM's maximum backtracking length (the start windows')
 }
 
 // BenchResult is one engine's measured throughput.
@@ -71,7 +83,7 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 	if cfg.Rows <= 0 || cfg.Horizon <= 0 {
 		return nil, fmt.Errorf("infer: bench: rows (%d) and horizon (%d) must be positive", cfg.Rows, cfg.Horizon)
 	}
-	if cfg.ADM == nil && cfg.ADMStep == nil {
+	if cfg.ADM == nil && cfg.ADMStep == nil && len(cfg.Extra) == 0 {
 		return nil, errors.New("infer: bench: no ADM model given")
 	}
 	opts := Options{Provider: cfg.Provider, Threads: cfg.Threads, Workers: cfg.Workers, BatchRows: cfg.BatchRows, Binding: cfg.Binding, Profile: cfg.Profile}
@@ -82,14 +94,16 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 	defer p.Close()
 	type engine struct {
 		name  string
-		r     stepper
+		r     stepper // nil for an Extra engine
 		roll  Roller
 		state string
 	}
 	var engines []engine
 	defer func() {
 		for _, e := range engines {
-			e.roll.Close()
+			if e.r != nil {
+				e.roll.Close()
+			}
 		}
 	}()
 	if cfg.ADM != nil {
@@ -113,11 +127,23 @@ func BenchRollout(cfg BenchConfig) ([]BenchResult, error) {
 		}
 		engines = append(engines, engine{"incremental", s, s, state})
 	}
-	m, od, ad := engines[0].r.dims()
-	for _, e := range engines[1:] {
-		if m2, od2, ad2 := e.r.dims(); m2 != m || od2 != od || ad2 != ad {
+	m, od, ad := 0, p.ObsDim, p.ActDim
+	for i, e := range engines {
+		m2, od2, ad2 := e.r.dims()
+		if i == 0 {
+			m, od, ad = m2, od2, ad2
+		} else if m2 != m || od2 != od || ad2 != ad {
 			return nil, fmt.Errorf("infer: bench: the ADM (m %d, %dx%d) and ADM step (m %d, %dx%d) models differ", m, od, ad, m2, od2, ad2)
 		}
+	}
+	for _, x := range cfg.Extra {
+		if m == 0 {
+			m = x.M
+		}
+		if x.M != m || x.M < 1 || x.Roller == nil {
+			return nil, fmt.Errorf("infer: bench: engine %s: m %d (want %d) or no roller", x.Name, x.M, m)
+		}
+		engines = append(engines, engine{name: x.Name, roll: x.Roller})
 	}
 	start := benchStart(cfg.Rows, m, od, ad, rand.New(rand.NewSource(cfg.Seed)))
 	rc := RollConfig{Horizon: cfg.Horizon, ChunkRows: cfg.ChunkRows}

@@ -72,6 +72,11 @@ func openRollDevice(name, learner string, dl *devLearner, dc *dynamics.Config) (
 	return own, nil
 }
 
+// OpenDevice opens the named device (emu or cuda; nil for cpu) for work
+// outside a run, e.g. admpo bench rollout's device engines; its caller
+// closes it.
+func OpenDevice(name string) (device.Device, error) { return openDevice(name) }
+
 // openDevice opens the named device, nil for cpu.
 func openDevice(name string) (device.Device, error) {
 	if err := CheckDevice(name); err != nil {

@@ -130,7 +130,12 @@ func benchRollout(args []string) error {
 	fs.IntVar(&c.ChunkRows, "chunk-rows", 0, "start rows rolled out together in one step (0: infer's default, 8192 on the cpu, 32768 with cuda)")
 	fs.IntVar(&c.Workers, "workers", 0, "concurrent ONNX Runtime calls per engine, each on a piece of a step's rows (0: infer's default, one per CPU on the cpu, 4 with cuda)")
 	fs.IntVar(&c.BatchRows, "batch-rows", 0, "rows per ONNX Runtime call at most (0: infer's default, 1024 on the cpu, no cap with cuda)")
-	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (comma-separated)")
+	fs.StringSliceVar(&c.Engines, "engines", []string{"direct", "incremental"}, "engines to measure: direct, incremental (ONNX Runtime's) and, with --device,\n"+
+		strings.Join(benchmarks.DeviceEngines, ", ")+" (comma-separated; default: direct, incremental, and the device engines with --device)")
+	dev := fs.String("device", "cpu", "also time the device engines ("+strings.Join(benchmarks.DeviceEngines, ", ")+": the ADM rolled out on a device, as train's\n"+
+		"--rollout-device does) beside ONNX Runtime's, from the same starts: emu (the kernels emulated on the host) or cuda\n"+
+		"(the GPU; a binary built with the admpo_cuda tag); cpu: ONNX Runtime's engines only. Their chunk rows: --chunk-rows,\n"+
+		"else 8192 on emu and 131072 on cuda")
 	fs.StringVar(&c.Binding, "binding", infer.BindingAuto, "the incremental engine's GRU states: auto (in ONNX Runtime's buffers with cuda, I/O binding; copied through Go memory on the cpu), on or off")
 	fs.StringVar(&c.Form, "form", "packed", "the ADM graphs' form: packed (the direct engine's rows each run their own k steps), unrolled (all m steps for every row) or gru (one ONNX GRU op per layer in both engines' graphs, each direct row's k as its sequence_lens; cuDNN's RNN with cuda); the incremental engine's step graph is unrolled unless gru")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (the timed roll-outs carry the pprof labels engine, penalty and rows; ONNX Runtime's time shows under runtime.cgocall)")
@@ -142,11 +147,30 @@ func benchRollout(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := c.Check(); err != nil {
-		return usageErr(fmt.Errorf("--engines/--form: %w", err))
+	d := strings.ToLower(*dev)
+	if d != "" && d != "cpu" {
+		if err := train.CheckRolloutDevice(d); err != nil {
+			return usageErr(fmt.Errorf("--device: %w", err))
+		}
+		if !fs.Changed("engines") {
+			c.Engines = append(c.Engines, benchmarks.DeviceEngines...)
+		}
+	} else if err := train.CheckDevice(d); err != nil {
+		return usageErr(fmt.Errorf("--device: %w", err))
 	}
 	if len(c.Engines) == 0 {
 		return usageErr(fmt.Errorf("--engines: name at least one engine (direct, incremental)"))
+	}
+	if d != "" && d != "cpu" {
+		dv, err := train.OpenDevice(d)
+		if err != nil {
+			return fmt.Errorf("bench rollout: %w", err)
+		}
+		defer dv.Close()
+		c.Device, c.DeviceName = dv, d
+	}
+	if err := c.Check(); err != nil {
+		return usageErr(fmt.Errorf("--engines/--form: %w", err))
 	}
 	if err := infer.CheckBinding(c.Binding); err != nil {
 		return usageErr(fmt.Errorf("--binding: %w", err))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/train"
 )
 
 // TestBenchRolloutCPUProfile: bench rollout --cpuprofile writes a profile
@@ -128,5 +129,62 @@ func TestORTProfileSummary(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "bad.json") {
 		t.Errorf("not a trace: %v, exit %v, %s; want exit 2 naming the file", err, cmd.ProcessState, out)
+	}
+}
+
+// TestBenchRolloutDevice: bench rollout --device emu times device-direct
+// beside ONNX Runtime's engines in both styles, reported in the same
+// columns; a device engine without --device, an unknown device and, in a
+// binary without the admpo_cuda tag, cuda are usage errors.
+func TestBenchRolloutDevice(t *testing.T) {
+	ortskip.IfMissing(t)
+	args := []string{"rollout", "--rows", "40", "--horizon", "2", "--m", "3", "--repeats", "1", "--json", "--device", "emu"}
+	out, err := captureStdout(t, func() error { return runBench(args) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab struct {
+		Header  map[string]string `json:"environment"`
+		Columns []string          `json:"columns"`
+		Rows    [][]any           `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	seen := map[string]int{}
+	for _, r := range tab.Rows {
+		if len(r) != len(tab.Columns) {
+			t.Fatalf("row %v for columns %v", r, tab.Columns)
+		}
+		seen[r[1].(string)]++
+		if v, ok := r[4].(float64); !ok || !(v > 0) {
+			t.Errorf("row %v: transitions/s %v", r, r[4])
+		}
+	}
+	if seen["device-direct"] != 2 || seen["direct"] != 2 || seen["incremental"] != 2 {
+		t.Errorf("engines %v, want direct, incremental and device-direct in both styles", seen)
+	}
+	if tab.Header["device"] != "emu" {
+		t.Errorf("header device %q", tab.Header["device"])
+	}
+	only := []string{"rollout", "--rows", "8", "--horizon", "1", "--m", "2", "--repeats", "1", "--json", "--device", "emu",
+		"--engines", "device-direct"}
+	if out, err := captureStdout(t, func() error { return runBench(only) }); err != nil || !strings.Contains(out, "device-direct") ||
+		strings.Contains(out, "\"incremental\"") {
+		t.Errorf("--engines device-direct: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args  []string
+		parts []string
+	}{
+		{[]string{"--engines", "device-direct"}, []string{"device-direct needs a device"}},
+		{[]string{"--device", "tpu"}, []string{"--device", "unknown"}},
+	} {
+		_, err := captureStdout(t, func() error { return runBench(append([]string{"rollout", "--rows", "4"}, c.args...)) })
+		wantUsage(t, strings.Join(c.args, " "), err, "", c.parts...)
+	}
+	if !train.CUDABuilt {
+		_, err := captureStdout(t, func() error { return runBench([]string{"rollout", "--rows", "4", "--device", "cuda"}) })
+		wantUsage(t, "--device cuda", err, "", "admpo_cuda")
 	}
 }
