@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -108,6 +109,15 @@ func (c RolloutConfig) deviceRoller(engine string, adm *models.ADM, actor *model
 	}
 	if err := r.SetActor(actor); err != nil {
 		return nil, err
+	}
+	chunk := c.ChunkRows // the engine for the largest chunk, allocated before the timed roll-outs
+	if chunk <= 0 {
+		chunk = dynamics.DevChunkRows[strings.ToLower(c.DeviceName)]
+	}
+	if len(c.Rows) > 0 {
+		if err := r.Reserve(min(chunk, slices.Max(c.Rows))); err != nil {
+			return nil, errors.Join(err, r.Free())
+		}
 	}
 	return r, nil
 }

@@ -165,6 +165,19 @@ func (r *DevRoller) ready(rows int) error {
 	return nil
 }
 
+// Reserve allocates the engine for chunks of up to rows start rows now
+// (with the weights set so far), so that a later roll-out of as many rows
+// allocates nothing (a benchmark's timed roll-outs).
+func (r *DevRoller) Reserve(rows int) error {
+	if r.adm == nil || r.actor == nil {
+		return fmt.Errorf("dynamics: roll-out device %s: reserve before SetADM and SetActor", r.name)
+	}
+	if err := r.ready(max(1, rows)); err != nil {
+		return fmt.Errorf("dynamics: roll-out device %s: %w", r.name, err)
+	}
+	return nil
+}
+
 // Close ends one roll-out's use (infer.Roller); the engine stays for the
 // next (Free releases it).
 func (r *DevRoller) Close() {}

@@ -22,7 +22,8 @@
 # RNN: gru_form, with ONNX Runtime's profile), the
 # incremental engine on CUDA with its states bound to device memory
 # (admpo_cuda_incremental; issue 33), and at 1M
-# rows, admpo bench rollout on the CPU at 10k/100k rows, and a table of
+# rows (both with admpo's device roll-out, --device cuda's device-direct,
+# beside ONNX Runtime's engines), admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
 # (1000000) change the row counts, BENCH_FORM (packed, admpo's default) and BENCH_ENGINES
@@ -347,7 +348,15 @@ ENGINES=${BENCH_ENGINES:-direct}
 # default (infer's cudaChunkRows since 2026-11-28; 8192 before), so that the
 # ratio table compares equal chunks.
 TORCH_CHUNK=${TORCH_CHUNK_ROWS:-32768}
-bench admpo_cuda_small 75 "--provider cuda --engines $ENGINES --form $FORM --rows $SMALL"
+# With them, admpo's device roll-out (issue 33's S7: bench rollout --device
+# cuda, rolldev on the GPU at its default 131072-row chunks; DEVICE_ENGINES,
+# default device-direct, empty: none) from the same starts: ratios.md gives
+# it its own columns and ratios.json counts it among admpo's engines. The
+# two steps' timeouts grew by 15 and 20 s for it (75 -> 90, 130 -> 150).
+DEVICE_ENGINES=${DEVICE_ENGINES-device-direct}
+DEV_ARGS=""
+[ -n "$DEVICE_ENGINES" ] && DEV_ARGS="--device cuda"
+bench admpo_cuda_small 90 "--provider cuda --engines $ENGINES${DEVICE_ENGINES:+,$DEVICE_ENGINES} $DEV_ARGS --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --chunk-rows $TORCH_CHUNK --check"
 # Issue 33: the incremental engine on CUDA with its GRU states in device
 # memory (--binding on: I/O binding; it fails rather than fall back) and,
@@ -487,7 +496,7 @@ PYEOF
 
 # 1M rows at the default chunk (measured on 2026-11-26/27; after the chunk sweep,
 # so a tight budget cuts these first), and the CPU bench when named.
-bench admpo_cuda_1m 130 "--provider cuda --engines $ENGINES --form $FORM --rows $LARGE --repeats 1"
+bench admpo_cuda_1m 150 "--provider cuda --engines $ENGINES${DEVICE_ENGINES:+,$DEVICE_ENGINES} $DEV_ARGS --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1 --chunk-rows $TORCH_CHUNK"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
 # Compiled PyTorch beside eager (issue 33: "record also a CUDA-graph or
@@ -649,15 +658,20 @@ for f in sorted(glob.glob(os.path.join(out, "*.json"))):
     c = t["columns"]
     i = {k: c.index(k) for k in ("style", "engine", "rows", "transitions/s")}
     for r in t["rows"]:
-        res.setdefault((r[i["style"]], r[i["engine"]], r[i["rows"]]), {})[side] = r[i["transitions/s"]]
+        engine, s = r[i["engine"]], side
+        if engine.startswith("device-"):  # admpo's device roll-out (--device cuda): its own column
+            engine, s = engine[len("device-"):], "admpo_device"
+        res.setdefault((r[i["style"]], engine, r[i["rows"]]), {})[s] = r[i["transitions/s"]]
 def f(x):
     return "-" if x is None else f"{x:,.0f}"
-lines = ["| style | engine | rows | admpo CUDA t/s | PyTorch CUDA t/s | admpo / PyTorch | admpo CPU (all cores) t/s | admpo CUDA / CPU |",
-         "|---|---|---|---|---|---|---|---|"]
+def q(a, b):
+    return "-" if not (a and b) else f"{a / b:.2f}"
+lines = ["| style | engine | rows | admpo CUDA t/s | PyTorch CUDA t/s | admpo / PyTorch | admpo device t/s | device / PyTorch | admpo CPU (all cores) t/s | admpo CUDA / CPU |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
 for (style, engine, rows) in sorted(res, key=lambda k: (k[0], k[1], k[2])):
     v = res[(style, engine, rows)]
-    a, p, c = v.get("admpo_cuda"), v.get("torch"), v.get("admpo_cpu")
-    lines.append(f"| {style} | {engine} | {rows} | {f(a)} | {f(p)} | {'-' if not (a and p) else f'{a / p:.2f}'} | {f(c)} | {'-' if not (a and c) else f'{a / c:.2f}'} |")
+    a, p, c, d = v.get("admpo_cuda"), v.get("torch"), v.get("admpo_cpu"), v.get("admpo_device")
+    lines.append(f"| {style} | {engine} | {rows} | {f(a)} | {f(p)} | {q(a, p)} | {f(d)} | {q(d, p)} | {f(c)} | {q(a, c)} |")
 print("\n".join(lines))
 # ratios.json (issue 33): for 100k and 1M rows, with and without U^ADM, each
 # side's faster engine and admpo / PyTorch.
@@ -669,16 +683,17 @@ if len(sys.argv) > 2:
             for (s2, engine, r2), v in res.items():
                 if s2 != style or r2 != rows:
                     continue
-                for side in ("admpo_cuda", "torch"):
-                    if v.get(side) and v[side] > best.get(side, (0, ""))[0]:
-                        best[side] = (v[side], engine)
+                for side, label in (("admpo_cuda", engine), ("admpo_device", "device-" + engine), ("torch", engine)):
+                    key = "torch" if side == "torch" else "admpo_cuda"  # the device roll-out is admpo's too
+                    if v.get(side) and v[side] > best.get(key, (0, ""))[0]:
+                        best[key] = (v[side], label)
             a, p = best.get("admpo_cuda"), best.get("torch")
             summary.append({"style": style, "rows": rows,
                             "admpo_tps": a and a[0], "admpo_engine": a and a[1],
                             "torch_tps": p and p[0], "torch_engine": p and p[1],
                             "ratio": (a[0] / p[0]) if a and p else None})
     with open(sys.argv[2], "w") as fh:
-        json.dump({"what": "admpo CUDA / PyTorch CUDA ADM-Roll transitions/s, each side's faster engine (default chunks)",
+        json.dump({"what": "admpo CUDA / PyTorch CUDA ADM-Roll transitions/s, each side's faster engine (default chunks; admpo's engines include its device roll-out, device-*)",
                    "rows": summary}, fh, indent=1)
 EOF
 python3 "$WORK/ratios.py" "$JSON" "$OUT/ratios.json" >"$OUT/ratios.md" 2>&1
