@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/admpo/admpo/buffer"
@@ -22,32 +23,28 @@ var Devices = []string{"cpu", "emu", "cuda"}
 // CheckDevice returns an error unless name is a device setting this binary
 // can run ("" is cpu); cuda needs a binary built with the admpo_cuda tag.
 func CheckDevice(name string) error {
-	switch strings.ToLower(name) {
-	case "", "cpu", "emu":
-		return nil
-	case "cuda":
-		if !CUDABuilt {
-			return fmt.Errorf("train: device cuda needs a binary built with the admpo_cuda tag (go build -tags admpo_cuda)")
-		}
+	return checkDevice("device", name, "cpu, emu or cuda", "", "cpu", "emu")
+}
+
+// checkDevice returns an error unless name is cuda (in an admpo_cuda
+// build) or one of hosts (any case); setting names it, valid lists the
+// values in the error.
+func checkDevice(setting, name, valid string, hosts ...string) error {
+	n := strings.ToLower(name)
+	switch {
+	case n == "cuda" && !CUDABuilt:
+		return fmt.Errorf("train: %s cuda needs a binary built with the admpo_cuda tag (go build -tags admpo_cuda)", setting)
+	case n == "cuda" || slices.Contains(hosts, n):
 		return nil
 	}
-	return fmt.Errorf("train: unknown device %q (cpu, emu or cuda)", name)
+	return fmt.Errorf("train: unknown %s %q (%s)", setting, name, valid)
 }
 
 // CheckRolloutDevice returns an error unless name is a roll-out device
 // setting this binary can run: "" (ONNX Runtime), emu or cuda (the
 // admpo_cuda tag).
 func CheckRolloutDevice(name string) error {
-	switch strings.ToLower(name) {
-	case "", "emu":
-		return nil
-	case "cuda":
-		if !CUDABuilt {
-			return fmt.Errorf("train: rollout device cuda needs a binary built with the admpo_cuda tag (go build -tags admpo_cuda)")
-		}
-		return nil
-	}
-	return fmt.Errorf("train: unknown rollout device %q (emu or cuda; unset: ONNX Runtime)", name)
+	return checkDevice("rollout device", name, "emu or cuda; unset: ONNX Runtime", "", "emu")
 }
 
 // openRollDevice sets dc to roll the ADM out on the named device ("":

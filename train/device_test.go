@@ -399,19 +399,7 @@ func TestDeviceEmuModelRunMatchesCPU(t *testing.T) {
 			}
 			o.Close()
 			got := straightSynced(t, cfg)
-			if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
-				t.Fatalf("counters: emu %+v, cpu %+v", pick(got), pick(want))
-			}
-			const tol = 1e-4
-			for _, x := range []struct {
-				what      string
-				got, want []float32
-			}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
-				{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
-				if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
-					t.Errorf("%s: emu and cpu differ by %.3g of the largest value (%d and %d values)", x.what, d, len(x.got), len(x.want))
-				}
-			}
+			compareModelRuns(t, got, want, "emu", "cpu")
 			t.Logf("actor %.3g, target critic %.3g, model buffer %.3g", maxRelDiff(got.actor, want.actor),
 				maxRelDiff(got.critic, want.critic), maxRelDiff(got.model, want.model))
 		})
@@ -542,20 +530,7 @@ func TestRolloutDeviceEmuMatchesORT(t *testing.T) {
 	}
 	o.Close()
 	got := straightSynced(t, cfg)
-	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
-		t.Fatalf("counters: device roll-outs %+v, ONNX Runtime's %+v", pick(got), pick(want))
-	}
-	const tol = 1e-4
-	for _, x := range []struct {
-		what      string
-		got, want []float32
-	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
-		{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
-		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
-			t.Errorf("%s: device and ONNX Runtime roll-outs differ by %.3g of the largest value (%d and %d values)", x.what, d,
-				len(x.got), len(x.want))
-		}
-	}
+	compareModelRuns(t, got, want, "device roll-outs", "ONNX Runtime's")
 	t.Logf("model buffer %.3g, actor %.3g", maxRelDiff(got.model, want.model), maxRelDiff(got.actor, want.actor))
 }
 
@@ -576,5 +551,26 @@ func TestRolloutDeviceConfig(t *testing.T) {
 	cfg.RolloutDevice = "cuda"
 	if err := cfg.Validate(); (err == nil) != CUDABuilt || !CUDABuilt && !strings.Contains(err.Error(), "admpo_cuda") {
 		t.Errorf("rollout device cuda (built with it: %v): %v", CUDABuilt, err)
+	}
+}
+
+// compareModelRuns fails unless the model-based runs got and want (named
+// so in messages) have the same counters and their weights and real and
+// model buffers agree within 1e-4 of the largest value.
+func compareModelRuns(t *testing.T, got, want runState, gotName, wantName string) {
+	t.Helper()
+	if got.step != want.step || got.updates != want.updates || got.adamT != want.adamT || got.modelN != want.modelN {
+		t.Fatalf("counters: %s %+v, %s %+v", gotName, pick(got), wantName, pick(want))
+	}
+	const tol = 1e-4
+	for _, x := range []struct {
+		what      string
+		got, want []float32
+	}{{"actor weights", got.actor, want.actor}, {"target critic weights", got.critic, want.critic},
+		{"real buffer", got.real, want.real}, {"model buffer", got.model, want.model}} {
+		if d := maxRelDiff(x.got, x.want); len(x.got) != len(x.want) || !(d <= tol) {
+			t.Errorf("%s: %s and %s differ by %.3g of the largest value (%d and %d values)", x.what, gotName, wantName, d,
+				len(x.got), len(x.want))
+		}
 	}
 }

@@ -18,13 +18,7 @@ import (
 // directory exists, as is cuda in a binary without the admpo_cuda tag
 // (naming the tag); cpu and emu pass.
 func TestDeviceValidatedUpFront(t *testing.T) {
-	tmp := t.TempDir()
-	data := filepath.Join(tmp, "hopper-random.hdf5")
-	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
-	conf := filepath.Join(tmp, "device.yaml")
-	if err := os.WriteFile(conf, []byte("device: bogus\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tmp, data, conf := deviceFixture(t, "device: bogus\n")
 	for _, c := range []struct {
 		name string
 		run  func([]string) error
@@ -70,15 +64,7 @@ func TestResumeOnAnotherDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	device := func() string {
-		b, err := os.ReadFile(filepath.Join(dir, "config.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c train.OnlineConfig
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatal(err)
-		}
-		return c.Device
+		return runConfig(t, dir).Device
 	}
 	if d := device(); d != "emu" {
 		t.Fatalf("config.json names device %q, want emu", d)
@@ -174,13 +160,7 @@ func TestBenchTrainFrom(t *testing.T) {
 // end (model fits, device roll-outs, checkpoints, export) and records the
 // setting in config.json.
 func TestRolloutDeviceFlag(t *testing.T) {
-	tmp := t.TempDir()
-	data := filepath.Join(tmp, "hopper-random.hdf5")
-	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
-	conf := filepath.Join(tmp, "rolldev.yaml")
-	if err := os.WriteFile(conf, []byte("rollout_device: bogus\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tmp, data, conf := deviceFixture(t, "rollout_device: bogus\n")
 	online := []string{"--steps", "1", "--warmup", "1"}
 	offline := []string{"--dataset", data, "--epochs", "1", "--steps-per-epoch", "1"}
 	cases := []struct {
@@ -221,6 +201,28 @@ func TestRolloutDeviceFlag(t *testing.T) {
 	if !strings.Contains(out, "roll-out 32 x H=") {
 		t.Errorf("no roll-out in the log:\n%s", out)
 	}
+	if c := runConfig(t, dir); c.RolloutDevice != "emu" {
+		t.Errorf("config.json: rollout device %q, want emu", c.RolloutDevice)
+	}
+}
+
+// deviceFixture returns a temporary directory holding a small random
+// hopper data set (data) and a --config file of yaml (conf).
+func deviceFixture(t *testing.T, yaml string) (tmp, data, conf string) {
+	t.Helper()
+	tmp = t.TempDir()
+	data = filepath.Join(tmp, "hopper-random.hdf5")
+	trainfix.WriteD4RL(t, data, trainfix.RandomHopper(t, 200, 1))
+	conf = filepath.Join(tmp, "config.yaml")
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tmp, data, conf
+}
+
+// runConfig reads the online run's config.json in dir.
+func runConfig(t *testing.T, dir string) train.OnlineConfig {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +231,5 @@ func TestRolloutDeviceFlag(t *testing.T) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.RolloutDevice != "emu" {
-		t.Errorf("config.json: rollout device %q, want emu", c.RolloutDevice)
-	}
+	return c
 }
