@@ -79,7 +79,7 @@ var onlineWant = map[string]string{
 	"blas-threads": "blas_threads", "provider": "provider", "device": "device", "actor-every": "actor_every", "alpha": "alpha",
 	"auto-alpha": "auto_alpha", "model-epoch-passes": "model_epoch_passes", "model-improve": "model_improve",
 	"model-epoch-steps": "model_epoch_steps", "model-steps-per-row": "model_steps_per_row",
-	"rollout-dropout": "rollout_dropout", "model-fit-k": "model_fit_k",
+	"rollout-dropout": "rollout_dropout", "model-fit-k": "model_fit_k", "rollout-device": "rollout_device",
 }
 
 // TestOnlineOverridesReachTheConfig: every train online override flag sets
@@ -88,7 +88,7 @@ func TestOnlineOverridesReachTheConfig(t *testing.T) {
 	values := map[string]string{"real-ratio": "0.123", "target-entropy": "-7.5", "lr": "0.00077", "tau": "0.0123",
 		"model-lr": "0.00055", "ensemble-lr": "0.00033", "hidden": "17,19", "rollout-schedule": "11->22:3->4", "engine": "incremental",
 		"provider": "cuda", "device": "emu", "model-warm-start": "false", "auto-alpha": "false", "model-improve": "authors", "alpha": "0.37",
-		"model-steps-per-row": "0.37", "rollout-dropout": "true", "model-fit-k": "one"}
+		"model-steps-per-row": "0.37", "rollout-dropout": "true", "model-fit-k": "one", "rollout-device": "emu"}
 	base, err := train.Preset("quick", "hopper", "admpo", 3)
 	if err != nil {
 		t.Fatal(err)
@@ -109,14 +109,15 @@ var offlineWant = map[string]string{
 	"alpha": "alpha", "target-entropy": "target_entropy", "penalty": "penalty", "model-lr": "model_lr", "ensemble-lr": "ensemble_lr",
 	"gamma": "gamma", "hidden": "hidden", "engine": "engine", "actor-lr-schedule": "actor_lr_schedule",
 	"model-improve": "model_improve", "provider": "provider", "device": "device", "auto-alpha": "auto_alpha",
-	"rollout-dropout": "rollout_dropout", "model-fit-k": "model_fit_k",
+	"rollout-dropout": "rollout_dropout", "model-fit-k": "model_fit_k", "rollout-device": "rollout_device",
 }
 
 // offlineValues are test values of offline flags that no quick preset uses.
 var offlineValues = map[string]string{"real-ratio": "0.123", "actor-lr": "0.00077", "critic-lr": "0.00066",
 	"alpha-lr": "0.00044", "alpha": "0.37", "target-entropy": "-7.5", "penalty": "0.77", "model-lr": "0.00055", "ensemble-lr": "0.00033",
 	"gamma": "0.77", "hidden": "17,19", "engine": "direct", "actor-lr-schedule": "constant", "model-improve": "authors",
-	"provider": "cuda", "device": "emu", "auto-alpha": "false", "rollout-dropout": "true", "model-fit-k": "one"}
+	"provider": "cuda", "device": "emu", "auto-alpha": "false", "rollout-dropout": "true", "model-fit-k": "one",
+	"rollout-device": "emu"}
 
 // TestOfflineOverridesReachTheConfig: every train offline override flag
 // sets exactly its own config key.
