@@ -54,6 +54,9 @@ func NewADM(cfg Config, obsDim, actDim int) (Model, error) {
 		if d.Dev, err = NewDevRoller(cfg.RollOn, cfg.RollDevice, m); err != nil {
 			return nil, err
 		}
+		if d.Dev.Mode, err = DevMode(cfg.Engine); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

@@ -22,6 +22,20 @@ var RollDevices = []string{"emu", "cuda"}
 // larger chunks (fewer, larger launches).
 var DevChunkRows = map[string]int{"emu": 8192, "cuda": 131072}
 
+// DevMode is the device engine's style for the ADM roll-out engine
+// setting (Config.Engine): "incremental" is rolldev.ModeIncremental,
+// "direct" and "" (ORTRoller's default) rolldev.ModeDirect, so a device
+// roll-out evaluates the plans as the ONNX Runtime roll-out would.
+func DevMode(engine string) (rolldev.Mode, error) {
+	switch engine {
+	case "direct", "":
+		return rolldev.ModeDirect, nil
+	case "incremental":
+		return rolldev.ModeIncremental, nil
+	}
+	return rolldev.ModeAuto, fmt.Errorf("dynamics: unknown ADM engine %q (direct or incremental)", engine)
+}
+
 // ActorSetter is a Roller that rolls out a host actor (a device roller):
 // the loops set the actor before each roll-out, and Rollout's
 // *infer.Policy only checks the dimensions.
@@ -29,15 +43,19 @@ type ActorSetter interface {
 	SetActor(a *models.Actor) error
 }
 
-// DevRoller rolls an ADM out on a device (rolldev.Engine, ADM-Roll's
-// direct evaluation) as an infer.Roller: a seed and ChunkRows give
-// infer.ADMDirect's transitions within float32 rounding. Its engine is
+// DevRoller rolls an ADM out on a device (rolldev.Engine) as an
+// infer.Roller: a seed and ChunkRows give infer.ADMDirect's (or
+// ADMIncremental's) transitions within float32 rounding. Mode is the
+// engine's style (NewADM sets Config.Engine's, DevMode). Its engine is
 // allocated at the first roll-out for min(chunk rows, start rows) rows and
 // again when a roll-out needs more; SetADM and SetActor keep the host
 // weights and upload them before the next roll-out. Close frees nothing:
 // Free does (the loops keep one roller across roll-outs). It is not safe
 // for concurrent use.
 type DevRoller struct {
+	// Mode is the engine's evaluation, set before a roll-out (default
+	// rolldev.ModeAuto).
+	Mode  rolldev.Mode
 	d     device.Device
 	name  string // the device's setting, for errors and the default chunk
 	chunk int    // the default ChunkRows
@@ -128,6 +146,7 @@ func (r *DevRoller) Rollout(p *infer.Policy, start *infer.Start, cfg infer.RollC
 	if cfg.ChunkRows > r.eng.MaxChunkRows() { // fewer start rows than a chunk: one chunk
 		cfg.ChunkRows = r.eng.MaxChunkRows()
 	}
+	r.eng.Mode = r.Mode
 	tr, err := r.eng.Rollout(start, cfg, rng)
 	if err != nil {
 		return fail(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/admpo/admpo/device/emu"
+	"github.com/admpo/admpo/device/rolldev"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/internal/testfix"
@@ -17,7 +18,9 @@ import (
 // TestDevRollerMatchesORT fits a tiny ADM (a few Adam steps on a linear
 // system) and rolls the same actor out from the same starts with the same
 // seed and chunk rows by the ONNX Runtime roller (CPU) and by the emu
-// device roller (Config.RollDevice): the transitions agree within 1e-4,
+// device roller (Config.RollDevice), in both engine styles (direct and
+// incremental, the roller's Mode following the ADM's Engine as NewADM sets
+// it): the transitions agree within 1e-4,
 // with done flags, steps and backtracking lengths equal; with and without
 // U^ADM's penalty and MC dropout, in chunks of 48 rows and in the engines'
 // default chunks (8192 on both). The ADM is refitted between the two
@@ -66,41 +69,48 @@ func TestDevRollerMatchesORT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, penalty := range []float32{0, 1} {
-			for _, chunk := range []int{48, 0} {
-				rc := infer.RollConfig{Horizon: 4, Penalty: penalty, WantU: true, Done: done, ChunkRows: chunk}
-				ort, err := a.ORTRoller(opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := ort.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
-				ort.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := a.Roller(opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := r.(ActorSetter).SetActor(actor); err != nil {
-					t.Fatal(err)
-				}
-				got, err := r.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
-				r.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				ended := 0
-				for _, e := range want.Done {
-					if e {
-						ended++
-					}
-				}
-				if s := testfix.DiffTransitions(got, want, ls.obs, ls.act, 1e-4); s != "" {
-					t.Errorf("dropout %v, penalty %v, chunk %d: %s", p, penalty, chunk, s)
-				}
-				t.Logf("dropout %v, penalty %v, chunk %d: %d transitions, %d ended", p, penalty, chunk, want.N, ended)
+		for _, c := range []struct {
+			engine  string
+			penalty float32
+			chunk   int
+		}{{"direct", 0, 48}, {"direct", 1, 0}, {"incremental", 0, 0}, {"incremental", 1, 48}} {
+			engine, penalty, chunk := c.engine, c.penalty, c.chunk
+			a.Engine = engine
+			if a.Dev.Mode, err = DevMode(engine); err != nil {
+				t.Fatal(err)
 			}
+			rc := infer.RollConfig{Horizon: 4, Penalty: penalty, WantU: true, Done: done, ChunkRows: chunk}
+			ort, err := a.ORTRoller(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ort.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
+			ort.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := a.Roller(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.(ActorSetter).SetActor(actor); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended := 0
+			for _, e := range want.Done {
+				if e {
+					ended++
+				}
+			}
+			if s := testfix.DiffTransitions(got, want, ls.obs, ls.act, 1e-4); s != "" {
+				t.Errorf("%s, dropout %v, penalty %v, chunk %d: %s", engine, p, penalty, chunk, s)
+			}
+			t.Logf("%s, dropout %v, penalty %v, chunk %d: %d transitions, %d ended", engine, p, penalty, chunk, want.N, ended)
 		}
 	}
 }
@@ -133,6 +143,7 @@ func TestDevRollerErrors(t *testing.T) {
 	}{
 		{Config{RollDevice: "tpu", RollOn: d, M: 2, ADMHidden: 8, ADMLayers: 1}, "unknown roll-out device"},
 		{Config{RollDevice: "emu", M: 2, ADMHidden: 8, ADMLayers: 1}, "no open device"},
+		{Config{RollDevice: "emu", RollOn: d, M: 2, ADMHidden: 8, ADMLayers: 1, Engine: "auto"}, "unknown ADM engine"},
 	} {
 		if _, err := NewADM(c.cfg, 3, 2); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg.RollDevice, err, c.want)
@@ -141,5 +152,24 @@ func TestDevRollerErrors(t *testing.T) {
 	if _, err := NewEnsemble(Config{Ensemble: 2, Elites: 1, RollDevice: "emu", RollOn: d}, 3, 2); err == nil ||
 		!strings.Contains(err.Error(), "ONNX Runtime only") {
 		t.Errorf("ensemble on a roll-out device: %v", err)
+	}
+}
+
+// TestDevRollerModeFollowsEngine: NewADM gives the device roller the
+// style of the ADM's ONNX Runtime engine (Config.Engine; "" is direct, as
+// ORTRoller's default).
+func TestDevRollerModeFollowsEngine(t *testing.T) {
+	d := emu.New()
+	defer d.Close()
+	for engine, want := range map[string]rolldev.Mode{"direct": rolldev.ModeDirect, "": rolldev.ModeDirect,
+		"incremental": rolldev.ModeIncremental} {
+		cfg := Config{Seed: 1, M: 2, ADMHidden: 8, ADMLayers: 1, Engine: engine, RollDevice: "emu", RollOn: d}
+		dyn, err := NewADM(cfg, 3, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dyn.(*ADM).Dev.Mode; got != want {
+			t.Errorf("engine %q: device mode %v, want %v", engine, got, want)
+		}
 	}
 }
