@@ -10,6 +10,7 @@ import (
 	"github.com/admpo/admpo/device/rolldev"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/ortskip"
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/testfix"
 	"github.com/admpo/admpo/models"
 	"github.com/admpo/admpo/onnx"
@@ -18,11 +19,12 @@ import (
 // TestDevRollerMatchesORT fits a tiny ADM (a few Adam steps on a linear
 // system) and rolls the same actor out from the same starts with the same
 // seed and chunk rows by the ONNX Runtime roller (CPU) and by the emu
-// device roller (Config.RollDevice), in both engine styles (direct and
-// incremental, the roller's Mode following the ADM's Engine as NewADM sets
-// it): the transitions agree within 1e-4,
-// with done flags, steps and backtracking lengths equal; with and without
-// U^ADM's penalty and MC dropout, in chunks of 48 rows and in the engines'
+// device roller (Config.RollDevice) in the same style (direct or
+// incremental: Engine and DevMode's Mode): the transitions agree within
+// 1e-4, with done flags, steps and backtracking lengths equal; with and
+// without U^ADM's penalty and MC dropout, with the termination rule as the
+// host Done func on both or as a DoneSpec on the device (Done nil, as
+// train passes a task's spec), in chunks of 48 rows and in the engines'
 // default chunks (8192 on both). The ADM is refitted between the two
 // dropout settings, so the roller's second roll-outs use the new weights.
 func TestDevRollerMatchesORT(t *testing.T) {
@@ -59,7 +61,10 @@ func TestDevRollerMatchesORT(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pol.Close()
-	done := func(obs []float32) bool { return obs[0] > 2.5 || obs[0] < -2.5 }
+	// The termination rule as data (rollout.DoneSpec: |obs[0]| >= 2.5 ends
+	// a row) and as the host func ONNX Runtime's roll-out calls.
+	spec := &rollout.DoneSpec{Ranges: []rollout.Range{{Dim: 0, Abs: true, Hi: 2.5, HasHi: true}}}
+	done := spec.Eval
 	for _, p := range []float64{0, 0.1} {
 		a.RolloutDropout = p
 		if _, err := a.Fit(context.Background(), data, 0, rng); err != nil {
@@ -73,7 +78,8 @@ func TestDevRollerMatchesORT(t *testing.T) {
 			engine  string
 			penalty float32
 			chunk   int
-		}{{"direct", 0, 48}, {"direct", 1, 0}, {"incremental", 0, 0}, {"incremental", 1, 48}} {
+			spec    bool // the device gets the rule as a DoneSpec, not Done
+		}{{"direct", 0, 48, false}, {"direct", 1, 0, true}, {"incremental", 0, 0, false}, {"incremental", 1, 48, true}} {
 			engine, penalty, chunk := c.engine, c.penalty, c.chunk
 			a.Engine = engine
 			if a.Dev.Mode, err = DevMode(engine); err != nil {
@@ -96,6 +102,9 @@ func TestDevRollerMatchesORT(t *testing.T) {
 			if err := r.(ActorSetter).SetActor(actor); err != nil {
 				t.Fatal(err)
 			}
+			if c.spec {
+				rc.Done, rc.DoneSpec = nil, spec
+			}
 			got, err := r.Rollout(pol, start, rc, rand.New(rand.NewSource(9)))
 			r.Close()
 			if err != nil {
@@ -108,9 +117,12 @@ func TestDevRollerMatchesORT(t *testing.T) {
 				}
 			}
 			if s := testfix.DiffTransitions(got, want, ls.obs, ls.act, 1e-4); s != "" {
-				t.Errorf("%s, dropout %v, penalty %v, chunk %d: %s", engine, p, penalty, chunk, s)
+				t.Errorf("%s, dropout %v, penalty %v, chunk %d, spec %v: %s", engine, p, penalty, chunk, c.spec, s)
 			}
-			t.Logf("%s, dropout %v, penalty %v, chunk %d: %d transitions, %d ended", engine, p, penalty, chunk, want.N, ended)
+			if ended == 0 {
+				t.Errorf("%s, dropout %v: no row ended (the termination is not tested)", engine, p)
+			}
+			t.Logf("%s, dropout %v, penalty %v, chunk %d, spec %v: %d transitions, %d ended", engine, p, penalty, chunk, c.spec, want.N, ended)
 		}
 	}
 }

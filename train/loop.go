@@ -355,6 +355,7 @@ func (l *loop) rollPolicy(actor []byte, own bool, opts infer.Options, starts *bu
 		return nil, err
 	}
 	defer roller.Close()
+	rc = l.deviceDone(roller, rc)
 	if b, ok := roller.(interface{ BindingError() error }); ok && b.BindingError() != nil && !l.bindingNoted {
 		l.bindingNoted = true
 		l.rollNote = fmt.Sprintf("; roll-out state copied through host memory each step, not bound to the provider's memory: %v", b.BindingError())
@@ -377,6 +378,18 @@ func (l *loop) rollPolicy(actor []byte, own bool, opts infer.Options, starts *bu
 		return nil, fmt.Errorf("train: roll-out at %s: %w", where, err)
 	}
 	return tr, nil
+}
+
+// deviceDone moves a device roll-out's termination onto the device: for
+// a device roller (dynamics.DevRoller) and a task whose rule is data
+// (l.task.DoneSpec, which envs holds equal to its Done; nil for a learned
+// rule or none), rc takes the spec in place of the host Done func. Other
+// rollers get rc unchanged.
+func (l *loop) deviceDone(r infer.Roller, rc infer.RollConfig) infer.RollConfig {
+	if _, dev := r.(*dynamics.DevRoller); dev && l.task != nil && l.task.DoneSpec != nil && rc.DoneSpec == nil {
+		rc.Done, rc.DoneSpec = nil, l.task.DoneSpec
+	}
+	return rc
 }
 
 // roller opens dyn's roll-out engine: a device roller with the run's SAC

@@ -16,6 +16,7 @@ import (
 	"github.com/admpo/admpo/envs/remote"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/stats"
 	"github.com/admpo/admpo/onnx"
 	"github.com/admpo/admpo/rundir"
@@ -149,6 +150,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	}
 	var low, high []float64
 	done := func([]float32) bool { return false }
+	var spec *rollout.DoneSpec // done as data (termination task), for a device roll-out
 	if c.Env != "" {
 		if remote.IsAddress(c.Env) {
 			o.eval, err = dialRemote(c.Env, &c.Remote)
@@ -167,7 +169,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 			return fail(fmt.Errorf("the data have %d observation and %d action values, the task %s %d and %d",
 				c.ObsDim, c.ActDim, t.Name, t.ObsDim, t.ActDim))
 		}
-		low, high, done = o.eval.ActionLow(), o.eval.ActionHigh(), t.Done
+		low, high, done, spec = o.eval.ActionLow(), o.eval.ActionHigh(), t.Done, t.DoneSpec
 	} else {
 		if c.Termination == "task" {
 			return fail(fmt.Errorf("no task: the termination rule must be none or learned"))
@@ -187,8 +189,9 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 				"reads values the observation leaves out): use termination learned or none", c.Env))
 		}
 	case "none":
-		done = func([]float32) bool { return false }
+		done, spec = func([]float32) bool { return false }, nil
 	case "learned":
+		spec = nil
 		if c.TermModel == nil {
 			if c.TermModel, err = FitTermination(data); err != nil {
 				return fail(err)
@@ -204,7 +207,7 @@ func newOffline(cfg OfflineConfig, dir string) (*Offline, error) {
 	if name == "" {
 		name = c.Name
 	}
-	o.task = &envs.Task{Name: name, ObsDim: c.ObsDim, ActDim: c.ActDim, Done: done}
+	o.task = &envs.Task{Name: name, ObsDim: c.ObsDim, ActDim: c.ActDim, Done: done, DoneSpec: spec}
 	od, ad := c.ObsDim, c.ActDim
 	o.dataSum = datasetSum(data)
 	if o.real, err = buffer.FromDataset(data, cfg.Seed+1); err != nil {

@@ -112,7 +112,9 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 		return nil, err
 	}
 	cfg = o.Cfg
-	// Roll-outs' termination rule (learned: set before every roll-out).
+	// Roll-outs' termination rule (learned: set before every roll-out);
+	// DoneSpec is the task's rule as data (a device roll-out's), nil
+	// unless the rule is the task's.
 	rt := *o.env.Task
 	switch cfg.RolloutTermination() {
 	case "task":
@@ -124,7 +126,7 @@ func newOnline(cfg OnlineConfig, dir string) (*Online, error) {
 			return nil, fmt.Errorf("train: task %s has no termination rule on observations (its rule reads values the observation leaves out): use termination learned or none", rt.Name)
 		}
 	case "none", "learned":
-		rt.Done = func([]float32) bool { return false }
+		rt.Done, rt.DoneSpec = func([]float32) bool { return false }, nil
 	}
 	o.task = &rt
 	od, ad := o.task.ObsDim, o.task.ActDim
