@@ -10,6 +10,7 @@ import (
 
 	"github.com/admpo/admpo/buffer"
 	"github.com/admpo/admpo/dynamics"
+	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/bitexact"
 	"github.com/admpo/admpo/internal/ckpt"
 	"github.com/admpo/admpo/internal/ortskip"
@@ -532,6 +533,52 @@ func TestRolloutDeviceEmuMatchesORT(t *testing.T) {
 	got := straightSynced(t, cfg)
 	compareModelRuns(t, got, want, "device roll-outs", "ONNX Runtime's")
 	t.Logf("model buffer %.3g, actor %.3g", maxRelDiff(got.model, want.model), maxRelDiff(got.actor, want.actor))
+}
+
+// TestRolloutDeviceDoneSpec: with a device roller the run's roll-outs
+// take the task's termination as a DoneSpec on the device (Done nil), the
+// ONNX Runtime roller keeps the host Done func (and no spec), and a
+// learned or no termination leaves the run no spec (the host Done stays).
+// TestRolloutDeviceEmuMatchesORT runs the spec path (hopper's rule) and
+// dynamics' TestDevRollerMatchesORT compares its transitions, done flags
+// included, with ONNX Runtime's.
+func TestRolloutDeviceDoneSpec(t *testing.T) {
+	ortskip.IfMissing(t)
+	cfg := tinyConfig("admpo")
+	cfg.Device, cfg.RolloutDevice = "emu", "emu"
+	o, err := NewOnline(cfg, t.TempDir()+"/spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if o.task.DoneSpec == nil {
+		t.Fatalf("task %s: no DoneSpec", o.task.Name)
+	}
+	a := o.dyn.(*dynamics.ADM)
+	rc := infer.RollConfig{Horizon: 1, Done: o.task.Done}
+	for _, own := range []bool{true, false} {
+		r, err := o.roller(a, o.Cfg.inferOptions(), own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := o.deviceDone(r, rc)
+		r.Close()
+		if (got.Done == nil) != own || (got.DoneSpec != nil) != own || own && got.DoneSpec != o.task.DoneSpec {
+			t.Errorf("device roller %v: Done set %v, DoneSpec %v", own, got.Done != nil, got.DoneSpec)
+		}
+	}
+	for _, term := range []string{"learned", "none"} {
+		c := cfg
+		c.Termination = term
+		o, err := NewOnline(c, t.TempDir()+"/"+term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.task.DoneSpec != nil {
+			t.Errorf("termination %s: DoneSpec %v", term, o.task.DoneSpec)
+		}
+		o.Close()
+	}
 }
 
 // TestRolloutDeviceConfig: a rollout device is admpo's only, an unknown
