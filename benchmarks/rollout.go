@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/device/rolldev"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -57,11 +58,13 @@ type RolloutConfig struct {
 }
 
 // DeviceEngines are the device engines Rollout can time beside ONNX
-// Runtime's (RolloutConfig.Device): device-direct is dynamics.DevRoller
-// (rolldev.Engine, ADM-Roll's direct evaluation). An incremental style
-// (S6 of docs/device-rollout-plan.md) adds "device-incremental" here and
-// its roller in deviceRoller.
-var DeviceEngines = []string{"device-direct"}
+// Runtime's (RolloutConfig.Device): dynamics.DevRoller (rolldev.Engine) in
+// its two styles, device-direct (rolldev.ModeDirect, direct's evaluation)
+// and device-incremental (rolldev.ModeIncremental, incremental's).
+var DeviceEngines = []string{"device-direct", "device-incremental"}
+
+// deviceModes maps DeviceEngines to the engine's style.
+var deviceModes = map[string]rolldev.Mode{"device-direct": rolldev.ModeDirect, "device-incremental": rolldev.ModeIncremental}
 
 // admForm maps RolloutConfig.Form to the exporter's form.
 func admForm(name string) (onnx.ADMForm, error) {
@@ -97,13 +100,15 @@ func (c RolloutConfig) Check() error {
 // deviceRoller returns the device engine named engine on c.Device for adm
 // (MC dropout c.Dropout) and actor.
 func (c RolloutConfig) deviceRoller(engine string, adm *models.ADM, actor *models.Actor) (*dynamics.DevRoller, error) {
-	if engine != "device-direct" {
+	mode, ok := deviceModes[engine]
+	if !ok {
 		return nil, fmt.Errorf("benchmarks: no device engine %q", engine)
 	}
 	r, err := dynamics.NewDevRoller(c.Device, c.DeviceName, adm)
 	if err != nil {
 		return nil, err
 	}
+	r.Mode = mode
 	if err := r.SetADM(adm, c.Dropout); err != nil {
 		return nil, err
 	}
@@ -308,7 +313,7 @@ func Rollout(c RolloutConfig) (*Table, error) {
 		"per CPU-second: transitions per second of the process's CPU time (all threads), the rate independent of the machine's other load",
 		"direct uses the "+form+" ADM graph, incremental the "+stepForm.String()+" step graph (--form); each engine cuts a step into ONNX Runtime calls run by concurrent workers (infer.Options Workers, BatchRows)")
 	if c.Device != nil {
-		t.Notes = append(t.Notes, "device-direct: the ADM rolled out on the device "+c.DeviceName+" (dynamics.DevRoller, rolldev.Engine: the actor, the plans, the sample and U^ADM there, the random numbers drawn on the host in infer's order, so its transitions equal direct's within float32 rounding at the same chunk rows); GFLOP/s counts direct's work, and the % column is of ONNX Runtime's MatMul peak")
+		t.Notes = append(t.Notes, "device-direct, device-incremental: the ADM rolled out on the device "+c.DeviceName+" (dynamics.DevRoller, rolldev.Engine in direct's or incremental's style: the actor, the plans, the sample and U^ADM there, the random numbers drawn on the host in infer's order, so their transitions equal direct's and incremental's within float32 rounding at the same chunk rows); GFLOP/s counts the ONNX Runtime style's work, and the % column is of ONNX Runtime's MatMul peak")
 	}
 	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/admpo/admpo/benchmarks"
 	"github.com/admpo/admpo/internal/ortskip"
 	"github.com/admpo/admpo/train"
 )
@@ -133,9 +134,11 @@ func TestORTProfileSummary(t *testing.T) {
 }
 
 // TestBenchRolloutDevice: bench rollout --device emu times device-direct
-// beside ONNX Runtime's engines in both styles, reported in the same
-// columns; a device engine without --device, an unknown device and, in a
-// binary without the admpo_cuda tag, cuda are usage errors.
+// and device-incremental beside ONNX Runtime's engines, with and without
+// the penalty, reported in the same columns; --engines picks one device
+// engine; a device engine without --device, an unknown engine, an unknown
+// device and, in a binary without the admpo_cuda tag, cuda are usage
+// errors.
 func TestBenchRolloutDevice(t *testing.T) {
 	ortskip.IfMissing(t)
 	args := []string{"rollout", "--rows", "40", "--horizon", "2", "--m", "3", "--repeats", "1", "--json", "--device", "emu"}
@@ -161,23 +164,32 @@ func TestBenchRolloutDevice(t *testing.T) {
 			t.Errorf("row %v: transitions/s %v", r, r[4])
 		}
 	}
-	if seen["device-direct"] != 2 || seen["direct"] != 2 || seen["incremental"] != 2 {
-		t.Errorf("engines %v, want direct, incremental and device-direct in both styles", seen)
+	if seen["device-direct"] != 2 || seen["device-incremental"] != 2 || seen["direct"] != 2 || seen["incremental"] != 2 || len(seen) != 4 {
+		t.Errorf("engines %v, want direct, incremental, device-direct and device-incremental with and without the penalty", seen)
 	}
 	if tab.Header["device"] != "emu" {
 		t.Errorf("header device %q", tab.Header["device"])
 	}
-	only := []string{"rollout", "--rows", "8", "--horizon", "1", "--m", "2", "--repeats", "1", "--json", "--device", "emu",
-		"--engines", "device-direct"}
-	if out, err := captureStdout(t, func() error { return runBench(only) }); err != nil || !strings.Contains(out, "device-direct") ||
-		strings.Contains(out, "\"incremental\"") {
-		t.Errorf("--engines device-direct: %v\n%s", err, out)
+	for _, e := range benchmarks.DeviceEngines {
+		only := []string{"rollout", "--rows", "8", "--horizon", "1", "--m", "2", "--repeats", "1", "--json", "--device", "emu",
+			"--engines", e}
+		out, err := captureStdout(t, func() error { return runBench(only) })
+		if err != nil || !strings.Contains(out, "\""+e+"\"") {
+			t.Errorf("--engines %s: %v\n%s", e, err, out)
+		}
+		for _, other := range append([]string{"direct", "incremental"}, benchmarks.DeviceEngines...) {
+			if other != e && strings.Contains(out, "\""+other+"\"") {
+				t.Errorf("--engines %s times %s too:\n%s", e, other, out)
+			}
+		}
 	}
 	for _, c := range []struct {
 		args  []string
 		parts []string
 	}{
 		{[]string{"--engines", "device-direct"}, []string{"device-direct needs a device"}},
+		{[]string{"--engines", "device-incremental"}, []string{"device-incremental needs a device"}},
+		{[]string{"--engines", "device-graph", "--device", "emu"}, []string{"unknown engine \"device-graph\"", "device-direct, device-incremental"}},
 		{[]string{"--device", "tpu"}, []string{"--device", "unknown"}},
 	} {
 		_, err := captureStdout(t, func() error { return runBench(append([]string{"rollout", "--rows", "4"}, c.args...)) })

@@ -127,8 +127,9 @@ var overrideTable = []overrideFlag{
 		"variable ADMPO_DEVICE_GRAPH=0 turns graphs off, =1 forces them, also on emu)"},
 	{name: "rollout-device", kind: stringFlag, help: "admpo: roll the ADM out on a device instead of ONNX Runtime (the default, unset: ONNX Runtime\n" +
 		"on --provider): emu (the device kernels emulated on the host, for checks) or cuda (the GPU; a binary\n" +
-		"built with the admpo_cuda tag); the actor, the ADM's plans, the sample and U^ADM run there, the\n" +
-		"random numbers and the termination rule on the host in ONNX Runtime's order, so a seed gives ONNX Runtime's\n" +
+		"built with the admpo_cuda tag), in the style of the run's engine (direct or incremental); the actor, the\n" +
+		"ADM's plans, the sample, U^ADM and the task's termination rule (a learned one: on the host) run there,\n" +
+		"the random numbers are drawn on the host in ONNX Runtime's order, so a seed gives ONNX Runtime's\n" +
 		"transitions within float32 rounding for the same chunk rows (8192 start rows a step on emu, as\n" +
 		"ONNX Runtime's cpu; 131072 on cuda, where ONNX Runtime's cuda takes 32768); shares --device's device\n" +
 		"when they name the same; mbpo's and mopo's ensemble rolls out on ONNX Runtime only"},
