@@ -13,7 +13,9 @@
 # (torch_train.py --device cuda); admpo bench train --device cuda, a
 # short hopper SAC run with --device cuda and cpu, a short ADMPO-ON run with
 # --device cuda, a short MBPO run with --device cuda (its ensemble fits on the
-# device) and a PAPER_S-second sample of the cpu preset (train-admpo-cuda,
+# device), the ADMPO-ON run again with --rollout-device cuda (issue 33; its
+# and the first run's roll-out seconds: train-admpo-rolldev) and a
+# PAPER_S-second sample of the cpu preset (train-admpo-cuda, train-admpo-rolldev,
 # train-mbpo-cuda, paper-cuda); the bisection of the graphs that crash
 # ONNX Runtime's CUDA provider (gpu_bisect.sh, issue 33); the CPU-vs-CUDA
 # roll-out tests (ADMPO_GPU_TEST=1, incl. TestCUDARolloutBound); admpo bench rollout with CUDA beside
@@ -22,8 +24,8 @@
 # RNN: gru_form, with ONNX Runtime's profile), the
 # incremental engine on CUDA with its states bound to device memory
 # (admpo_cuda_incremental; issue 33), and at 1M
-# rows (both with admpo's device roll-out, --device cuda's device-direct,
-# beside ONNX Runtime's engines), admpo bench rollout on the CPU at 10k/100k rows, and a table of
+# rows (both with admpo's device roll-out, --device cuda's device-direct and
+# device-incremental, beside ONNX Runtime's engines), admpo bench rollout on the CPU at 10k/100k rows, and a table of
 # ratios (admpo transitions/s / PyTorch transitions/s). Steps whose files
 # the payload lacks are skipped. ROWS_SMALL (10000,100000) and ROWS_LARGE
 # (1000000) change the row counts, BENCH_FORM (packed, admpo's default) and BENCH_ENGINES
@@ -301,6 +303,27 @@ TAIL=8 step resume-cross 60 "for p in cuda:cpu cpu:cuda; do from=\${p%%:*}; to=\
 # 0-5 on the CPU and emu): whether cuda's SAC learns like the CPU's.
 TAIL=14 step train-cuda-seeds 100 "for s in 1 2 3; do $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 1000 --seed \$s --device cpu --tensorboard=false --out '$WORK/run-seed-cpu-'\$s >'$WORK/run-seed-cpu-'\$s.log 2>&1 & done; for s in 1 2 3; do $RUN '$G/admpo' train online --env hopper --algo sac --preset quick --steps 1000 --seed \$s --device cuda --tensorboard=false --out '$WORK/run-seed-cuda-'\$s >'$WORK/run-seed-cuda-'\$s.log 2>&1 || tail -n 5 '$WORK/run-seed-cuda-'\$s.log; done; wait; for d in cuda cpu; do for s in 1 2 3; do echo \"\$d seed \$s: \$(grep 'eval return' '$WORK/run-seed-'\$d-\$s.log | sed 's/ ± [0-9.]*//' | awk '{printf \"%s %s  \", \$2, \$5}')\"; done; done"
 
+# rollout_s.py ORT_PROGRESS DEVICE_PROGRESS OUT_JSON: the roll-out seconds
+# (the last record's time.rollout_s) of the ONNX Runtime and device runs.
+cat >"$WORK/rollout_s.py" <<'PYEOF'
+import json, sys
+def last(path):
+    try:
+        recs = [json.loads(l) for l in open(path) if l.strip()]
+        r = recs[-1]
+        return r["time"]["rollout_s"], r.get("env_step")
+    except Exception:
+        return None, None
+res = {}
+for name, path in (("ort", sys.argv[1]), ("device", sys.argv[2])):
+    s, step = last(path)
+    res[name] = {"rollout_s": s, "env_step": step}
+json.dump(res, open(sys.argv[3], "w"), indent=1)
+f = lambda v: "-" if v is None else f"{v:.1f}"
+print(f"roll-out seconds, hopper ADMPO-ON quick 2000 steps: ONNX Runtime {f(res['ort']['rollout_s'])} (env step {res['ort']['env_step']}), "
+      f"device {f(res['device']['rollout_s'])} (env step {res['device']['env_step']})")
+PYEOF
+
 # An ADMPO-ON run on the device (the ADM fits and roll-outs beside the device
 # SAC updates: a run allocates more than SAC alone, which once exposed a crash
 # in cu's kernel launch under the garbage collector), and a time sample of
@@ -308,6 +331,12 @@ TAIL=14 step train-cuda-seeds 100 "for s in 1 2 3; do $RUN '$G/admpo' train onli
 # with SIGINT after PAPER_S seconds (default 45; 90 until 2026-11-29): its log's fit and roll-out
 # times and progress.jsonl's phase times extrapolate the whole run.
 TAIL=20 step train-admpo-cuda 120 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo admpo --preset quick --steps 2000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-admpo-cuda' >'$WORK/run-admpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-admpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-admpo-cuda.log' | tail -n 5; cp '$WORK/run-admpo-cuda/progress.jsonl' '$JSON/admpo_cuda_quick_progress.jsonl'"
+# Issue 33's S7: the same run with its ADM rolled out on the GPU (--rollout-device
+# cuda: rolldev in the run's engine style, the task's termination on the
+# device) right after, and the roll-out seconds of both runs
+# (progress.jsonl's last time.rollout_s; "-" for a run that left none) into
+# the summary and rolldev_train.json.
+TAIL=12 step train-admpo-rolldev 120 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo admpo --preset quick --steps 2000 --seed 0 --device cuda --rollout-device cuda --tensorboard=false --out '$WORK/run-admpo-rolldev' >'$WORK/run-admpo-rolldev.log' 2>&1 || { head -n 70 '$WORK/run-admpo-rolldev.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-admpo-rolldev.log' | tail -n 3; cp '$WORK/run-admpo-rolldev/progress.jsonl' '$JSON/admpo_rolldev_quick_progress.jsonl'; python3 '$WORK/rollout_s.py' '$WORK/run-admpo-cuda/progress.jsonl' '$WORK/run-admpo-rolldev/progress.jsonl' '$JSON/rolldev_train.json' | tee -a '$SUMMARY'"
 # MBPO's ensemble fits on the device (issue 32, ensdev) in a short quick-preset run.
 TAIL=12 step train-mbpo-cuda 90 "t=\$SECONDS; $RUN '$G/admpo' train online --env hopper --algo mbpo --preset quick --steps 1000 --seed 0 --device cuda --tensorboard=false --out '$WORK/run-mbpo-cuda' >'$WORK/run-mbpo-cuda.log' 2>&1 || { head -n 70 '$WORK/run-mbpo-cuda.log' | tail -n 30; exit 1; }; echo \"\$((SECONDS - t)) s\"; grep -E 'model fit|done' '$WORK/run-mbpo-cuda.log' | tail -n 5; cp '$WORK/run-mbpo-cuda/progress.jsonl' '$JSON/mbpo_cuda_quick_progress.jsonl'"
 PAPER_S=${PAPER_S:-45}
@@ -350,13 +379,15 @@ ENGINES=${BENCH_ENGINES:-direct}
 TORCH_CHUNK=${TORCH_CHUNK_ROWS:-32768}
 # With them, admpo's device roll-out (issue 33's S7: bench rollout --device
 # cuda, rolldev on the GPU at its default 131072-row chunks; DEVICE_ENGINES,
-# default device-direct, empty: none) from the same starts: ratios.md gives
-# it its own columns and ratios.json counts it among admpo's engines. The
-# two steps' timeouts grew by 15 and 20 s for it (75 -> 90, 130 -> 150).
-DEVICE_ENGINES=${DEVICE_ENGINES-device-direct}
+# default device-direct,device-incremental, empty: none) from the same
+# starts: ratios.md gives it its own columns (device-direct in direct's row,
+# device-incremental in incremental's) and ratios.json counts it among
+# admpo's engines. The two steps' timeouts grew for it (75 -> 90 -> 110,
+# 130 -> 150 -> 190: 20 and 40 s for device-incremental).
+DEVICE_ENGINES=${DEVICE_ENGINES-device-direct,device-incremental}
 DEV_ARGS=""
 [ -n "$DEVICE_ENGINES" ] && DEV_ARGS="--device cuda"
-bench admpo_cuda_small 90 "--provider cuda --engines $ENGINES${DEVICE_ENGINES:+,$DEVICE_ENGINES} $DEV_ARGS --form $FORM --rows $SMALL"
+bench admpo_cuda_small 110 "--provider cuda --engines $ENGINES${DEVICE_ENGINES:+,$DEVICE_ENGINES} $DEV_ARGS --form $FORM --rows $SMALL"
 torchb torch_cuda_small 60 "--device cuda --rows $SMALL --chunk-rows $TORCH_CHUNK --check"
 # Issue 33: the incremental engine on CUDA with its GRU states in device
 # memory (--binding on: I/O binding; it fails rather than fall back) and,
@@ -496,7 +527,7 @@ PYEOF
 
 # 1M rows at the default chunk (measured on 2026-11-26/27; after the chunk sweep,
 # so a tight budget cuts these first), and the CPU bench when named.
-bench admpo_cuda_1m 150 "--provider cuda --engines $ENGINES${DEVICE_ENGINES:+,$DEVICE_ENGINES} $DEV_ARGS --form $FORM --rows $LARGE --repeats 1"
+bench admpo_cuda_1m 190 "--provider cuda --engines $ENGINES${DEVICE_ENGINES:+,$DEVICE_ENGINES} $DEV_ARGS --form $FORM --rows $LARGE --repeats 1"
 torchb torch_cuda_1m 60 "--device cuda --rows $LARGE --repeats 1 --chunk-rows $TORCH_CHUNK"
 bench admpo_cpu 75 "--provider cpu --rows 10000"
 # Compiled PyTorch beside eager (issue 33: "record also a CUDA-graph or
