@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/admpo/admpo/device"
-	"github.com/admpo/admpo/device/rolldev"
 	"github.com/admpo/admpo/dynamics"
 	"github.com/admpo/admpo/infer"
 	"github.com/admpo/admpo/internal/blas"
@@ -63,9 +62,6 @@ type RolloutConfig struct {
 // and device-incremental (rolldev.ModeIncremental, incremental's).
 var DeviceEngines = []string{"device-direct", "device-incremental"}
 
-// deviceModes maps DeviceEngines to the engine's style.
-var deviceModes = map[string]rolldev.Mode{"device-direct": rolldev.ModeDirect, "device-incremental": rolldev.ModeIncremental}
-
 // admForm maps RolloutConfig.Form to the exporter's form.
 func admForm(name string) (onnx.ADMForm, error) {
 	switch name {
@@ -100,9 +96,12 @@ func (c RolloutConfig) Check() error {
 // deviceRoller returns the device engine named engine on c.Device for adm
 // (MC dropout c.Dropout) and actor.
 func (c RolloutConfig) deviceRoller(engine string, adm *models.ADM, actor *models.Actor) (*dynamics.DevRoller, error) {
-	mode, ok := deviceModes[engine]
-	if !ok {
+	if !slices.Contains(DeviceEngines, engine) {
 		return nil, fmt.Errorf("benchmarks: no device engine %q", engine)
+	}
+	mode, err := dynamics.DevMode(strings.TrimPrefix(engine, "device-")) // the style of the engine's ONNX Runtime twin
+	if err != nil {
+		return nil, err
 	}
 	r, err := dynamics.NewDevRoller(c.Device, c.DeviceName, adm)
 	if err != nil {
