@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/admpo/admpo/device"
+	"github.com/admpo/admpo/internal/rollout"
 	"github.com/admpo/admpo/internal/scratch"
 )
 
@@ -17,7 +18,7 @@ type Direct struct {
 	maxPlans int
 	w        *weights
 	set      bool
-	thr      int32   // the dropout threshold's uint32 bits (infer's dropThreshold)
+	thr      int32   // rollout.DropThreshold's bits
 	scale    float32 // 1/(1-p)
 
 	// Inputs: a window of one row per plan (its start state at state 0 of
@@ -72,11 +73,7 @@ func newDirect(d device.Device, c ADMConfig, maxPlans int, window bool) (*Direct
 	}
 	n, m, od, ad, h, dd := maxPlans, c.M, c.ObsDim, c.ActDim, c.Hidden, c.d()
 	var errs []error
-	buf := func(dst *device.Buffer, t device.Type, count int) {
-		var err error
-		*dst, err = alloc(t, count)
-		errs = append(errs, err)
-	}
+	buf := allocInto(d, &e.all, &errs)
 	if window {
 		buf(&e.sw, device.Float32, n*m*od)
 		buf(&e.aw, device.Float32, n*m*ad)
@@ -116,7 +113,7 @@ func newDirect(d device.Device, c ADMConfig, maxPlans int, window bool) (*Direct
 		return fail(err)
 	}
 	if c.Dropout > 0 {
-		e.thr = int32(uint32(math.Min(math.Round(c.Dropout*(1<<32)), math.MaxUint32)))
+		e.thr = int32(rollout.DropThreshold(c.Dropout))
 		e.scale = float32(1 / (1 - c.Dropout))
 	}
 	return e, nil
@@ -439,10 +436,7 @@ func (e *Direct) head(n int, x device.Buffer, drop bool, seed int64, step int) e
 // Close frees the device buffers (not the device); the Direct is unusable
 // afterwards.
 func (e *Direct) Close() error {
-	var errs []error
-	for _, b := range e.all {
-		errs = append(errs, e.d.Free(b))
-	}
+	err := freeAll(e.d, e.all)
 	e.all, e.w, e.set = nil, nil, false
-	return errors.Join(errs...)
+	return err
 }
